@@ -1,0 +1,1 @@
+"""loggp analysis part."""

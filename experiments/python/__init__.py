@@ -1,0 +1,1 @@
+"""loggp experiments part."""

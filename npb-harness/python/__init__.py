@@ -1,0 +1,1 @@
+"""loggp npb-harness part."""
