@@ -1,0 +1,118 @@
+/* NPB's random number generator, command line and report (see npb.h). */
+#include "npb.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+/* The generator works on integers below 2^46. The specification computes
+ * a*x mod 2^46 in doubles by splitting each factor into 23-bit halves; the
+ * same split in 64-bit integers is exact too and gives identical numbers. */
+#define NPB_MASK23 ((UINT64_C(1) << 23) - 1)
+#define NPB_MASK46 ((UINT64_C(1) << 46) - 1)
+static const double npb_r46 = 1.0 / 70368744177664.0; /* 2^-46 */
+
+static inline uint64_t npb_mulmod46(uint64_t a, uint64_t x)
+{
+    uint64_t a_hi = a >> 23, a_lo = a & NPB_MASK23;
+    uint64_t x_hi = x >> 23, x_lo = x & NPB_MASK23;
+    uint64_t cross = (a_hi * x_lo + a_lo * x_hi) & NPB_MASK23;
+    return ((cross << 23) + a_lo * x_lo) & NPB_MASK46;
+}
+
+double npb_randlc(double *x, double a)
+{
+    uint64_t next = npb_mulmod46((uint64_t)a, (uint64_t)*x);
+    *x = (double)next;
+    return (double)next * npb_r46;
+}
+
+void npb_vranlc(int n, double *x, double a, double *y)
+{
+    uint64_t mult = (uint64_t)a, state = (uint64_t)*x;
+    for (int i = 0; i < n; i++) {
+        state = npb_mulmod46(mult, state);
+        y[i] = (double)state * npb_r46;
+    }
+    *x = (double)state;
+}
+
+static int npb_rank_or_zero(void)
+{
+    int initialized = 0, finalized = 0, rank = 0;
+    MPI_Initialized(&initialized);
+    MPI_Finalized(&finalized);
+    if (initialized && !finalized)
+        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    return rank;
+}
+
+static void npb_usage(const char *kernel, const char *classes)
+{
+    fprintf(stderr, "usage: mpiexec -n NP loggp-npb-");
+    for (const char *k = kernel; *k; k++)
+        fputc(tolower((unsigned char)*k), stderr);
+    fprintf(stderr, " CLASS [--perturb]\n  CLASS: one of");
+    for (const char *c = classes; *c; c++)
+        fprintf(stderr, " %c", *c);
+    fprintf(stderr, "\n  --perturb: test only, corrupt one value so verification must fail\n");
+}
+
+int npb_parse_args(int argc, char **argv, const char *kernel, const char *classes, npb_args *out)
+{
+    int rank = npb_rank_or_zero();
+    out->cls = 0;
+    out->perturb = 0;
+    const char *bad = NULL, *why = NULL;
+
+    for (int i = 1; i < argc && !bad; i++) {
+        const char *arg = argv[i];
+        if (strcmp(arg, "--perturb") == 0) {
+            if (out->perturb) { bad = arg; why = "given twice"; }
+            out->perturb = 1;
+        } else if (arg[0] == '-') {
+            bad = arg; why = "unknown option";
+        } else if (out->cls) {
+            bad = arg; why = "extra argument (the class is already given)";
+        } else if (strlen(arg) == 1 && strchr(classes, toupper((unsigned char)arg[0]))) {
+            out->cls = (char)toupper((unsigned char)arg[0]);
+        } else {
+            bad = arg; why = "unknown or unsupported class";
+        }
+    }
+    if (!bad && !out->cls)
+        why = "missing CLASS";
+    if (why) {
+        if (rank == 0) {
+            if (bad)
+                fprintf(stderr, "loggp-npb-%s: '%s': %s\n", kernel, bad, why);
+            else
+                fprintf(stderr, "loggp-npb-%s: %s\n", kernel, why);
+            npb_usage(kernel, classes);
+        }
+        return 2;
+    }
+    return 0;
+}
+
+void npb_print_report(const npb_report *r)
+{
+    printf("\n\n %s Benchmark Completed.\n", r->name);
+    printf(" Class           =                        %c\n", r->cls);
+    if (r->size[1] == 0 && r->size[2] == 0)
+        printf(" Size            =          %15ld\n", r->size[0]);
+    else
+        printf(" Size            =           %4ldx%4ldx%4ld\n", r->size[0], r->size[1], r->size[2]);
+    printf(" Iterations      =                   %6d\n", r->niter);
+    printf(" Time in seconds =             %12.2f\n", r->time_s);
+    printf(" Total processes =                   %6d\n", r->nprocs);
+    printf(" Mop/s total     =             %12.2f\n", r->mops);
+    printf(" Mop/s/process   =             %12.2f\n", r->nprocs > 0 ? r->mops / r->nprocs : 0.0);
+    printf(" Operation type  = %24s\n", r->optype);
+    printf(" Verification    =             %12s\n", r->verified ? "SUCCESSFUL" : "UNSUCCESSFUL");
+    printf(" Version         =                      3.4 (loggp)\n");
+    fflush(stdout);
+}
