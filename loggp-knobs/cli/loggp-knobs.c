@@ -1,0 +1,384 @@
+/* loggp-knobs: set, show and reset the LogGP knobs that libloggp.so applies,
+ * and print the environment that carries them to ranks on other nodes. */
+#include "knobs.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define EXIT_USAGE 2
+
+static const char *prog = "loggp-knobs";
+
+static void usage_main(FILE *out)
+{
+    fprintf(out,
+            "usage: %s <command> [options]\n"
+            "\n"
+            "commands:\n"
+            "  set [--o T] [--os T] [--or T] [--g T] [--G T/B] [--L T]   change the knobs given\n"
+            "  show [--json]                                            print the knobs\n"
+            "  reset                                                    set every knob to 0\n"
+            "  env [--format sh|mpiexec|srun] [knob options]            environment for remote ranks\n"
+            "  path                                                     print the knob file's path\n"
+            "\n"
+            "Knobs are increments over the machine's own LogGP parameters, with units:\n"
+            "  times: ps, ns, us, ms, s (e.g. 10us, 1.5us);  G: time per byte (0.5ns/B, 2us/KiB)\n"
+            "  --o sets both o_s and o_r. Running applications pick changes up within ~10 ms.\n"
+            "The knob file is $LOGGP_KNOB_FILE, else $XDG_CONFIG_HOME/loggp/knobs, else ~/.config/loggp/knobs.\n"
+            "`%s <command> --help` for a command's options.\n",
+            prog, prog);
+}
+
+static int usage_error(const char *fmt, const char *arg)
+{
+    fprintf(stderr, "%s: ", prog);
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\n(see `%s --help`)\n", prog);
+    return EXIT_USAGE;
+}
+
+static int is_help(const char *arg)
+{
+    return strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0;
+}
+
+/* Knob options given on a command line: values and which were set. */
+typedef struct {
+    loggp_knobs values;
+    unsigned given;
+} knob_options;
+
+/* Parses one knob option at argv[*i] ("--os 5us" or "--os=5us"). Returns 1 if
+ * consumed, 0 if argv[*i] is not a knob option, -1 after printing an error. */
+static int parse_knob_option(int argc, char **argv, int *i, knob_options *opts)
+{
+    const char *arg = argv[*i];
+    if (strncmp(arg, "--", 2) != 0)
+        return 0;
+    char flag[16];
+    const char *eq = strchr(arg + 2, '=');
+    size_t n = eq ? (size_t)(eq - arg - 2) : strlen(arg + 2);
+    if (n == 0 || n >= sizeof flag)
+        return 0;
+    memcpy(flag, arg + 2, n);
+    flag[n] = '\0';
+    int both = strcmp(flag, "o") == 0;
+    int id = both ? LOGGP_KNOB_O_S : loggp_knob_by_flag(flag);
+    if (id < 0)
+        return 0;
+    const char *value = eq ? eq + 1 : NULL;
+    if (!value) {
+        if (*i + 1 >= argc) {
+            fprintf(stderr, "%s: --%s needs a value (e.g. --%s %s)\n", prog, flag, flag,
+                    loggp_knob_table[id].per_byte ? "0.5ns/B" : "10us");
+            return -1;
+        }
+        value = argv[++*i];
+    }
+    int64_t ps;
+    char why[256];
+    if (loggp_parse_knob((loggp_knob_id)id, value, &ps, why, sizeof why) != 0) {
+        fprintf(stderr, "%s: --%s: %s\n", prog, flag, why);
+        return -1;
+    }
+    int ids[2] = {id, both ? LOGGP_KNOB_O_R : -1};
+    for (int k = 0; k < 2 && ids[k] >= 0; k++) {
+        if (opts->given & (1u << ids[k])) {
+            fprintf(stderr, "%s: knob %s is given twice (--o sets both o_s and o_r)\n", prog,
+                    loggp_knob_table[ids[k]].name);
+            return -1;
+        }
+        opts->values.ps[ids[k]] = ps;
+        opts->given |= 1u << ids[k];
+    }
+    return 1;
+}
+
+static void apply_options(loggp_knobs *knobs, const knob_options *opts)
+{
+    for (int i = 0; i < LOGGP_KNOB_COUNT; i++)
+        if (opts->given & (1u << i))
+            knobs->ps[i] = opts->values.ps[i];
+}
+
+static int knob_path(char *path, size_t len)
+{
+    char err[512];
+    if (loggp_knob_file_path(path, len, err, sizeof err) != 0) {
+        fprintf(stderr, "%s: %s\n", prog, err);
+        return -1;
+    }
+    return 0;
+}
+
+static int load_or_report(const char *path, loggp_knobs *knobs, int *exists)
+{
+    char err[768];
+    if (loggp_knobs_load(path, knobs, exists, err, sizeof err) != 0) {
+        fprintf(stderr, "%s: %s\n(`%s reset` writes a fresh file with every knob at 0)\n", prog, err, prog);
+        return -1;
+    }
+    return 0;
+}
+
+static void print_table(const loggp_knobs *knobs, const char *path, int exists)
+{
+    printf("%-4s %-12s %s\n", "knob", "value", "meaning");
+    for (int i = 0; i < LOGGP_KNOB_COUNT; i++) {
+        char value[64];
+        loggp_format_knob((loggp_knob_id)i, knobs->ps[i], value, sizeof value);
+        printf("%-4s %-12s %s\n", loggp_knob_table[i].name, value, loggp_knob_table[i].meaning);
+    }
+    printf("file: %s%s\n", path, exists ? "" : " (not written yet: every knob is 0)");
+    int any = 0;
+    for (int i = 0; i < LOGGP_KNOB_COUNT; i++) {
+        const char *v = getenv(loggp_knob_table[i].env);
+        if (v) {
+            printf("%s%s=%s", any ? " " : "environment overrides the file for programs started from this shell: ",
+                   loggp_knob_table[i].env, v);
+            any = 1;
+        }
+    }
+    if (any)
+        printf("\n");
+}
+
+static void json_string(const char *s)
+{
+    putchar('"');
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            printf("\\%c", c);
+        else if (c < 0x20)
+            printf("\\u%04x", c);
+        else
+            putchar(c);
+    }
+    putchar('"');
+}
+
+static void print_json(const loggp_knobs *knobs, const char *path, int exists)
+{
+    printf("{\"file\": ");
+    json_string(path);
+    printf(", \"exists\": %s, \"knobs\": {", exists ? "true" : "false");
+    for (int i = 0; i < LOGGP_KNOB_COUNT; i++) {
+        char value[64];
+        loggp_format_knob((loggp_knob_id)i, knobs->ps[i], value, sizeof value);
+        printf("%s\"%s\": \"%s\"", i ? ", " : "", loggp_knob_table[i].name, value);
+    }
+    printf("}, \"knobs_ns\": {");
+    for (int i = 0; i < LOGGP_KNOB_COUNT; i++) {
+        char ns[48];
+        loggp_format_ns(knobs->ps[i], ns, sizeof ns);
+        printf("%s\"%s\": %s", i ? ", " : "",
+               i == LOGGP_KNOB_GAP_PER_BYTE ? "G_per_byte" : loggp_knob_table[i].name, ns);
+    }
+    printf("}, \"environment\": {");
+    int any = 0;
+    for (int i = 0; i < LOGGP_KNOB_COUNT; i++) {
+        const char *v = getenv(loggp_knob_table[i].env);
+        if (v) {
+            printf("%s\"%s\": ", any ? ", " : "", loggp_knob_table[i].env);
+            json_string(v);
+            any = 1;
+        }
+    }
+    printf("}}\n");
+}
+
+static int cmd_set(int argc, char **argv)
+{
+    knob_options opts = {{{0}}, 0};
+    for (int i = 0; i < argc; i++) {
+        if (is_help(argv[i])) {
+            printf("usage: %s set [--o T] [--os T] [--or T] [--g T] [--G T/B] [--L T]\n"
+                   "Changes only the knobs given; the others keep their values.\n"
+                   "--o sets both o_s and o_r. Times: 250ns, 1.5us, 2ms; G: 0.5ns/B, 2us/KiB.\n", prog);
+            return 0;
+        }
+        int r = parse_knob_option(argc, argv, &i, &opts);
+        if (r < 0)
+            return EXIT_USAGE;
+        if (r == 0)
+            return usage_error("set: unknown option '%s'", argv[i]);
+    }
+    if (!opts.given)
+        return usage_error("set: give at least one knob, e.g. `set --o 10us`%s", "");
+    char path[4096], err[768];
+    if (knob_path(path, sizeof path) != 0)
+        return 1;
+    int lock = loggp_knobs_lock(path, err, sizeof err);
+    if (lock < 0) {
+        fprintf(stderr, "%s: %s\n", prog, err);
+        return 1;
+    }
+    loggp_knobs knobs;
+    int exists;
+    if (load_or_report(path, &knobs, &exists) != 0) {
+        loggp_knobs_unlock(lock);
+        return 1;
+    }
+    apply_options(&knobs, &opts);
+    int rc = loggp_knobs_save(path, &knobs, err, sizeof err);
+    loggp_knobs_unlock(lock);
+    if (rc != 0) {
+        fprintf(stderr, "%s: %s\n", prog, err);
+        return 1;
+    }
+    print_table(&knobs, path, 1);
+    return 0;
+}
+
+static int cmd_show(int argc, char **argv)
+{
+    int json = 0;
+    for (int i = 0; i < argc; i++) {
+        if (is_help(argv[i])) {
+            printf("usage: %s show [--json]\nPrints the knob file's values (a table, or JSON).\n", prog);
+            return 0;
+        }
+        if (strcmp(argv[i], "--json") == 0)
+            json = 1;
+        else
+            return usage_error("show: unknown option '%s'", argv[i]);
+    }
+    char path[4096];
+    if (knob_path(path, sizeof path) != 0)
+        return 1;
+    loggp_knobs knobs;
+    int exists;
+    if (load_or_report(path, &knobs, &exists) != 0)
+        return 1;
+    if (json)
+        print_json(&knobs, path, exists);
+    else
+        print_table(&knobs, path, exists);
+    return 0;
+}
+
+static int cmd_reset(int argc, char **argv)
+{
+    for (int i = 0; i < argc; i++) {
+        if (is_help(argv[i])) {
+            printf("usage: %s reset\nSets every knob to 0 (also replaces a corrupt knob file).\n", prog);
+            return 0;
+        }
+        return usage_error("reset: unexpected argument '%s'", argv[i]);
+    }
+    char path[4096], err[768];
+    if (knob_path(path, sizeof path) != 0)
+        return 1;
+    loggp_knobs zero = {{0}};
+    int lock = loggp_knobs_lock(path, err, sizeof err);
+    if (lock < 0) {
+        fprintf(stderr, "%s: %s\n", prog, err);
+        return 1;
+    }
+    int rc = loggp_knobs_save(path, &zero, err, sizeof err);
+    loggp_knobs_unlock(lock);
+    if (rc != 0) {
+        fprintf(stderr, "%s: %s\n", prog, err);
+        return 1;
+    }
+    print_table(&zero, path, 1);
+    return 0;
+}
+
+static int cmd_env(int argc, char **argv)
+{
+    const char *format = "sh";
+    knob_options opts = {{{0}}, 0};
+    for (int i = 0; i < argc; i++) {
+        if (is_help(argv[i])) {
+            printf("usage: %s env [--format sh|mpiexec|srun] [--o T] [--os T] [--or T] [--g T] [--G T/B] [--L T]\n"
+                   "Prints the environment that gives ranks started elsewhere the current knobs\n"
+                   "(the knob file's values, with any knob options given here applied on top):\n"
+                   "  sh:      export lines, for eval or a job script\n"
+                   "  mpiexec: -genv pairs:  mpiexec $(%s env --format mpiexec) -n 4 ./app\n"
+                   "  srun:    --export list: srun $(%s env --format srun) -n 4 ./app\n"
+                   "Ranks given knobs this way keep them fixed: the environment overrides the file.\n",
+                   prog, prog, prog);
+            return 0;
+        }
+        if (strcmp(argv[i], "--format") == 0 || strncmp(argv[i], "--format=", 9) == 0) {
+            if (argv[i][8] == '=')
+                format = argv[i] + 9;
+            else if (i + 1 < argc)
+                format = argv[++i];
+            else
+                return usage_error("env: --format needs a value (sh, mpiexec or srun)%s", "");
+            if (strcmp(format, "sh") && strcmp(format, "mpiexec") && strcmp(format, "srun"))
+                return usage_error("env: unknown format '%s' (expected sh, mpiexec or srun)", format);
+            continue;
+        }
+        int r = parse_knob_option(argc, argv, &i, &opts);
+        if (r < 0)
+            return EXIT_USAGE;
+        if (r == 0)
+            return usage_error("env: unknown option '%s'", argv[i]);
+    }
+    char path[4096];
+    if (knob_path(path, sizeof path) != 0)
+        return 1;
+    loggp_knobs knobs;
+    int exists;
+    if (load_or_report(path, &knobs, &exists) != 0)
+        return 1;
+    apply_options(&knobs, &opts);
+    for (int i = 0; i < LOGGP_KNOB_COUNT; i++) {
+        char value[64];
+        loggp_format_knob((loggp_knob_id)i, knobs.ps[i], value, sizeof value);
+        const char *name = loggp_knob_table[i].env;
+        if (strcmp(format, "sh") == 0)
+            printf("export %s=%s\n", name, value);
+        else if (strcmp(format, "mpiexec") == 0)
+            printf("%s-genv %s %s", i ? " " : "", name, value);
+        else
+            printf("%s%s=%s", i ? "," : "--export=ALL,", name, value);
+    }
+    if (strcmp(format, "sh") != 0)
+        printf("\n");
+    return 0;
+}
+
+static int cmd_path(int argc, char **argv)
+{
+    if (argc > 0) {
+        if (is_help(argv[0])) {
+            printf("usage: %s path\nPrints the knob file's path.\n", prog);
+            return 0;
+        }
+        return usage_error("path: unexpected argument '%s'", argv[0]);
+    }
+    char path[4096];
+    if (knob_path(path, sizeof path) != 0)
+        return 1;
+    printf("%s\n", path);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage_main(stderr);
+        return EXIT_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (is_help(cmd) || strcmp(cmd, "help") == 0) {
+        usage_main(stdout);
+        return 0;
+    }
+    static const struct {
+        const char *name;
+        int (*run)(int, char **);
+    } commands[] = {
+        {"set", cmd_set}, {"show", cmd_show}, {"reset", cmd_reset}, {"env", cmd_env}, {"path", cmd_path},
+    };
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (strcmp(cmd, commands[i].name) == 0)
+            return commands[i].run(argc - 2, argv + 2);
+    return usage_error("unknown command '%s' (expected set, show, reset, env or path)", cmd);
+}

@@ -1,0 +1,268 @@
+/* Knob values: parsing and formatting with units, the knob table, the
+ * environment. Exact decimal arithmetic (no strtod) so that "0.1us" is
+ * exactly 100000 ps and formatting round-trips. */
+#include "knobs.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const loggp_knob_info loggp_knob_table[LOGGP_KNOB_COUNT] = {
+    [LOGGP_KNOB_O_S] = {"o_s", "os", "LOGGP_OS", 0,
+                        "send overhead: busy-wait on the sender's CPU in every send"},
+    [LOGGP_KNOB_O_R] = {"o_r", "or", "LOGGP_OR", 0,
+                        "receive overhead: busy-wait on the receiver's CPU per message received"},
+    [LOGGP_KNOB_GAP] = {"g", "g", "LOGGP_GAP", 0,
+                        "gap: minimum spacing between successive injections of one process"},
+    [LOGGP_KNOB_GAP_PER_BYTE] = {"G", "G", "LOGGP_GAP_PER_BYTE", 1,
+                                 "Gap per byte: (k-1)*G more spacing and flight time for k bytes"},
+    [LOGGP_KNOB_LATENCY] = {"L", "L", "LOGGP_LATENCY", 0,
+                            "latency: delay before a message becomes visible to the receiver"},
+};
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+    if (!err || !errlen)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+typedef struct {
+    const char *name;
+    int pow10; /* unit = 10^pow10 ps */
+} time_unit;
+
+static const time_unit time_units[] = {
+    {"ps", 0}, {"ns", 3}, {"us", 6}, {"\xc2\xb5s", 6}, {"ms", 9}, {"s", 12},
+};
+
+typedef struct {
+    const char *name;
+    uint64_t bytes;
+} size_unit;
+
+static const size_unit size_units[] = {
+    {"B", 1},
+    {"KiB", 1024},
+    {"MiB", 1024 * 1024},
+    {"GiB", UINT64_C(1024) * 1024 * 1024},
+    {"kB", 1000},
+    {"KB", 1000},
+    {"MB", 1000000},
+    {"GB", 1000000000},
+};
+
+static const time_unit *find_time_unit(const char *s, size_t n)
+{
+    for (size_t i = 0; i < sizeof time_units / sizeof time_units[0]; i++)
+        if (strlen(time_units[i].name) == n && memcmp(s, time_units[i].name, n) == 0)
+            return &time_units[i];
+    return NULL;
+}
+
+static const size_unit *find_size_unit(const char *s)
+{
+    for (size_t i = 0; i < sizeof size_units / sizeof size_units[0]; i++)
+        if (strcmp(s, size_units[i].name) == 0)
+            return &size_units[i];
+    return NULL;
+}
+
+typedef unsigned __int128 u128;
+
+int loggp_parse_knob(loggp_knob_id id, const char *text, int64_t *out, char *err, size_t errlen)
+{
+    if ((unsigned)id >= LOGGP_KNOB_COUNT) {
+        set_err(err, errlen, "unknown knob");
+        return -1;
+    }
+    const int per_byte = loggp_knob_table[id].per_byte;
+    const char *example = per_byte ? "0.5ns/B" : "10us";
+    if (!text || !*text) {
+        set_err(err, errlen, "empty value (expected e.g. %s)", example);
+        return -1;
+    }
+    const char *p = text;
+    if (*p == '-') {
+        set_err(err, errlen, "'%s': negative values are not allowed (knobs are increments >= 0)", text);
+        return -1;
+    }
+    if (*p == '+')
+        p++;
+
+    /* mantissa: digits [. digits] */
+    u128 mantissa = 0;
+    int int_digits = 0, frac_digits = 0, any_digit = 0;
+    const u128 mantissa_cap = (u128)1 << 100;
+    while (*p >= '0' && *p <= '9') {
+        if (mantissa < mantissa_cap)
+            mantissa = mantissa * 10 + (u128)(*p - '0');
+        else
+            goto too_large;
+        int_digits++;
+        any_digit = 1;
+        p++;
+    }
+    if (*p == '.') {
+        p++;
+        while (*p >= '0' && *p <= '9') {
+            if (frac_digits >= 18) {
+                set_err(err, errlen, "'%s': too many decimal places", text);
+                return -1;
+            }
+            mantissa = mantissa * 10 + (u128)(*p - '0');
+            frac_digits++;
+            any_digit = 1;
+            p++;
+        }
+    }
+    (void)int_digits;
+    if (!any_digit) {
+        set_err(err, errlen, "'%s': not a number with a unit (expected e.g. %s)", text, example);
+        return -1;
+    }
+    if (*p == 'e' || *p == 'E') {
+        /* "1e3us" would read as unit "e3us"; say what is wrong instead. */
+        set_err(err, errlen, "'%s': exponents are not accepted; write the value with a unit (e.g. %s)",
+                text, example);
+        return -1;
+    }
+    if (!*p) {
+        set_err(err, errlen, "'%s': a bare number has no unit (expected e.g. %s)", text, example);
+        return -1;
+    }
+
+    /* unit: time unit, and for G "/<size unit>" */
+    const char *unit = p;
+    const char *slash = strchr(unit, '/');
+    size_t time_len = slash ? (size_t)(slash - unit) : strlen(unit);
+    const time_unit *tu = find_time_unit(unit, time_len);
+    uint64_t divisor = 1;
+    if (per_byte) {
+        if (!tu || !slash) {
+            set_err(err, errlen, "'%s': unknown unit '%s' for a time per byte "
+                    "(use ps, ns, us, ms or s per B, KiB, MiB, GiB, kB, MB or GB, e.g. 0.5ns/B)", text, unit);
+            return -1;
+        }
+        const size_unit *su = find_size_unit(slash + 1);
+        if (!su) {
+            set_err(err, errlen, "'%s': unknown size unit '%s' (use B, KiB, MiB, GiB, kB, MB or GB)",
+                    text, slash + 1);
+            return -1;
+        }
+        divisor = su->bytes;
+    } else if (!tu || slash) {
+        set_err(err, errlen, "'%s': unknown time unit '%s' (use ps, ns, us, ms or s)", text, unit);
+        return -1;
+    }
+
+    /* value_ps = mantissa * 10^(unit_pow10 - frac_digits) / divisor, rounded */
+    int exponent = tu->pow10 - frac_digits;
+    u128 numerator = mantissa, denominator = divisor;
+    const u128 limit = (u128)LOGGP_KNOB_MAX_PS * divisor;
+    for (; exponent > 0; exponent--) {
+        if (numerator > limit)
+            goto too_large;
+        numerator *= 10;
+    }
+    for (; exponent < 0; exponent++)
+        denominator *= 10;
+    u128 value = (numerator + denominator / 2) / denominator;
+    if (value > (u128)LOGGP_KNOB_MAX_PS)
+        goto too_large;
+    *out = (int64_t)value;
+    return 0;
+
+too_large:
+    set_err(err, errlen, "'%s': over the largest accepted value, 10 s%s", text, per_byte ? " per byte" : "");
+    return -1;
+}
+
+/* ps as a decimal in units of 10^pow10 ps, trailing zeros trimmed. */
+static void format_scaled(int64_t ps, int pow10, char *buf, size_t len)
+{
+    int64_t unit = 1;
+    for (int i = 0; i < pow10; i++)
+        unit *= 10;
+    int64_t whole = ps / unit, frac = ps % unit;
+    if (frac == 0) {
+        snprintf(buf, len, "%lld", (long long)whole);
+        return;
+    }
+    char digits[24];
+    for (int i = pow10 - 1; i >= 0; i--, frac /= 10)
+        digits[i] = (char)('0' + frac % 10);
+    digits[pow10] = '\0';
+    size_t n = (size_t)pow10;
+    while (n > 0 && digits[n - 1] == '0')
+        digits[--n] = '\0';
+    snprintf(buf, len, "%lld.%s", (long long)whole, digits);
+}
+
+void loggp_format_knob(loggp_knob_id id, int64_t value, char *buf, size_t len)
+{
+    static const struct {
+        const char *name;
+        int pow10;
+    } units[] = {{"s", 12}, {"ms", 9}, {"us", 6}, {"ns", 3}};
+    int pow10 = 3;
+    const char *name = "ns";
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
+        int64_t unit = 1;
+        for (int k = 0; k < units[i].pow10; k++)
+            unit *= 10;
+        if (value >= unit) {
+            pow10 = units[i].pow10;
+            name = units[i].name;
+            break;
+        }
+    }
+    char number[48];
+    format_scaled(value, pow10, number, sizeof number);
+    const int per_byte = (unsigned)id < LOGGP_KNOB_COUNT && loggp_knob_table[id].per_byte;
+    snprintf(buf, len, "%s%s%s", number, name, per_byte ? "/B" : "");
+}
+
+void loggp_format_ns(int64_t ps, char *buf, size_t len)
+{
+    format_scaled(ps, 3, buf, len);
+}
+
+int loggp_knob_by_name(const char *name)
+{
+    for (int i = 0; i < LOGGP_KNOB_COUNT; i++)
+        if (strcmp(name, loggp_knob_table[i].name) == 0)
+            return i;
+    return -1;
+}
+
+int loggp_knob_by_flag(const char *flag)
+{
+    for (int i = 0; i < LOGGP_KNOB_COUNT; i++)
+        if (strcmp(flag, loggp_knob_table[i].flag) == 0)
+            return i;
+    return -1;
+}
+
+int loggp_knobs_apply_env(loggp_knobs *knobs, unsigned *from_env, char *err, size_t errlen)
+{
+    unsigned mask = 0;
+    for (int i = 0; i < LOGGP_KNOB_COUNT; i++) {
+        const char *value = getenv(loggp_knob_table[i].env);
+        if (!value)
+            continue;
+        char why[256];
+        if (loggp_parse_knob((loggp_knob_id)i, value, &knobs->ps[i], why, sizeof why) != 0) {
+            set_err(err, errlen, "%s=%s: %s", loggp_knob_table[i].env, value, why);
+            return -1;
+        }
+        mask |= 1u << i;
+    }
+    if (from_env)
+        *from_env = mask;
+    return 0;
+}

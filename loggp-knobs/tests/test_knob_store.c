@@ -1,0 +1,192 @@
+/* The knob file: strict parsing, atomic private writes, refusal of unsafe files. */
+#define _GNU_SOURCE
+#include <criterion/criterion.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "knobs.h"
+
+static char dir[64];
+static char path[PATH_MAX];
+
+static void make_dir(void)
+{
+    strcpy(dir, "/tmp/loggp-store-XXXXXX");
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/conf/loggp/knobs", dir);
+}
+
+static void remove_dir(void)
+{
+    char cmd[PATH_MAX + 16];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_expect_eq(system(cmd), 0);
+}
+
+TestSuite(knob_store, .init = make_dir, .fini = remove_dir);
+
+static void write_file(const char *p, const char *text, mode_t mode)
+{
+    FILE *f = fopen(p, "w");
+    cr_assert_not_null(f);
+    fputs(text, f);
+    fclose(f);
+    chmod(p, mode);
+}
+
+Test(knob_store, missing_file_means_all_zero)
+{
+    loggp_knobs k = {{1, 1, 1, 1, 1}};
+    int exists = 7;
+    char err[512];
+    cr_assert_eq(loggp_knobs_load(path, &k, &exists, err, sizeof err), 0, "%s", err);
+    cr_expect_eq(exists, 0);
+    for (int i = 0; i < LOGGP_KNOB_COUNT; i++)
+        cr_expect_eq(k.ps[i], 0);
+}
+
+Test(knob_store, save_then_load_round_trips_with_private_modes)
+{
+    loggp_knobs k = {{10000000, 333, 1500000, 500, 42000000}}, back;
+    char err[512];
+    cr_assert_eq(loggp_knobs_save(path, &k, err, sizeof err), 0, "%s", err);
+    int exists = 0;
+    cr_assert_eq(loggp_knobs_load(path, &back, &exists, err, sizeof err), 0, "%s", err);
+    cr_expect_eq(exists, 1);
+    cr_expect_arr_eq(back.ps, k.ps, sizeof k.ps);
+
+    struct stat st;
+    cr_assert_eq(stat(path, &st), 0);
+    cr_expect_eq(st.st_mode & 0777, 0600, "file mode %o", st.st_mode & 0777);
+    char parent[PATH_MAX];
+    snprintf(parent, sizeof parent, "%s/conf/loggp", dir);
+    cr_assert_eq(stat(parent, &st), 0);
+    cr_expect_eq(st.st_mode & 0777, 0700, "directory mode %o", st.st_mode & 0777);
+}
+
+Test(knob_store, save_leaves_no_temporary_files)
+{
+    loggp_knobs k = {{1000, 0, 0, 0, 0}};
+    char err[512], parent[PATH_MAX];
+    for (int i = 0; i < 5; i++)
+        cr_assert_eq(loggp_knobs_save(path, &k, err, sizeof err), 0, "%s", err);
+    snprintf(parent, sizeof parent, "%s/conf/loggp", dir);
+    char cmd[PATH_MAX + 64];
+    snprintf(cmd, sizeof cmd, "test \"$(ls -A '%s')\" = knobs", parent);
+    cr_expect_eq(system(cmd), 0, "only the knob file should remain in %s", parent);
+}
+
+Test(knob_store, file_text_is_readable)
+{
+    loggp_knobs k = {{10000000, 10000000, 0, 500, 0}};
+    char text[1024];
+    loggp_knobs_serialise(&k, text, sizeof text);
+    cr_expect(strstr(text, "o_s = 10us\n") != NULL, "%s", text);
+    cr_expect(strstr(text, "G = 0.5ns/B\n") != NULL, "%s", text);
+    cr_expect(strstr(text, "L = 0ns\n") != NULL, "%s", text);
+}
+
+Test(knob_store, corrupt_files_are_refused_with_the_line)
+{
+    struct { const char *text; const char *mention; } cases[] = {
+        {"o_s = 1us\no_r = 1us\ng = 0ns\nG = 0ns/B\n", "'L' is missing"},
+        {"o_s = 1us\no_r = 1us\ng = 0ns\nG = 0ns/B\nL = 0ns\nL = 1ns\n", "line 6"},
+        {"o_s = 1us\nbogus line\n", "line 2"},
+        {"o_s = 1us\nO_R = 1us\n", "unknown knob 'O_R'"},
+        {"# c\n\no_s = ten\n", "line 3"},
+        {"o_s = -1us\no_r = 0ns\ng = 0ns\nG = 0ns/B\nL = 0ns\n", "negative"},
+    };
+    mkdir(dir, 0700);
+    char conf[PATH_MAX];
+    snprintf(conf, sizeof conf, "%s/conf", dir);
+    mkdir(conf, 0700);
+    snprintf(conf, sizeof conf, "%s/conf/loggp", dir);
+    mkdir(conf, 0700);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        write_file(path, cases[i].text, 0600);
+        loggp_knobs k = {{7, 7, 7, 7, 7}};
+        char err[512] = "";
+        cr_expect_eq(loggp_knobs_load(path, &k, NULL, err, sizeof err), -1, "case %zu accepted", i);
+        cr_expect(strstr(err, cases[i].mention) != NULL, "case %zu: '%s' lacks '%s'", i, err, cases[i].mention);
+        cr_expect(strstr(err, path) != NULL, "error should name the file: %s", err);
+        cr_expect_eq(k.ps[0], 7, "a refused file must not change the knobs");
+    }
+}
+
+Test(knob_store, symlink_and_unsafe_modes_are_refused)
+{
+    loggp_knobs k = {{0}};
+    char err[512];
+    cr_assert_eq(loggp_knobs_save(path, &k, err, sizeof err), 0, "%s", err);
+
+    chmod(path, 0666);
+    cr_expect_eq(loggp_knobs_load(path, &k, NULL, err, sizeof err), -1);
+    cr_expect(strstr(err, "writable by others") != NULL, "%s", err);
+    chmod(path, 0600);
+
+    char target[PATH_MAX], link[PATH_MAX];
+    snprintf(target, sizeof target, "%s/real", dir);
+    snprintf(link, sizeof link, "%s/link", dir);
+    write_file(target, "o_s = 1us\no_r = 1us\ng = 0ns\nG = 0ns/B\nL = 0ns\n", 0600);
+    cr_assert_eq(symlink(target, link), 0);
+    cr_expect_eq(loggp_knobs_load(link, &k, NULL, err, sizeof err), -1);
+    cr_expect(strstr(err, "symbolic link") != NULL, "%s", err);
+
+    /* Saving over a symlink replaces the link; it never writes through it. */
+    loggp_knobs big = {{5000, 0, 0, 0, 0}};
+    chmod(dir, 0700);
+    cr_assert_eq(loggp_knobs_save(link, &big, err, sizeof err), 0, "%s", err);
+    struct stat st;
+    cr_assert_eq(lstat(link, &st), 0);
+    cr_expect(S_ISREG(st.st_mode), "the link should have been replaced by a file");
+    FILE *f = fopen(target, "r");
+    char buf[128] = "";
+    cr_assert_not_null(f);
+    cr_expect_not_null(fgets(buf, sizeof buf, f));
+    fclose(f);
+    cr_expect_str_eq(buf, "o_s = 1us\n", "the link's target must be untouched");
+
+    /* A group-writable directory is refused for writing. */
+    char shared[128], inside[256];
+    snprintf(shared, sizeof shared, "%s/shared", dir);
+    mkdir(shared, 0700);
+    chmod(shared, 0777);
+    snprintf(inside, sizeof inside, "%s/knobs", shared);
+    cr_expect_eq(loggp_knobs_save(inside, &big, err, sizeof err), -1);
+    cr_expect(strstr(err, "writable by others") != NULL, "%s", err);
+}
+
+Test(knob_store, path_follows_environment)
+{
+    char buf[PATH_MAX], err[256];
+    setenv("LOGGP_KNOB_FILE", "/x/y/knobs", 1);
+    cr_assert_eq(loggp_knob_file_path(buf, sizeof buf, err, sizeof err), 0);
+    cr_expect_str_eq(buf, "/x/y/knobs");
+    unsetenv("LOGGP_KNOB_FILE");
+    setenv("XDG_CONFIG_HOME", "/cfg", 1);
+    cr_assert_eq(loggp_knob_file_path(buf, sizeof buf, err, sizeof err), 0);
+    cr_expect_str_eq(buf, "/cfg/loggp/knobs");
+    unsetenv("XDG_CONFIG_HOME");
+    setenv("HOME", "/home/u", 1);
+    cr_assert_eq(loggp_knob_file_path(buf, sizeof buf, err, sizeof err), 0);
+    cr_expect_str_eq(buf, "/home/u/.config/loggp/knobs");
+}
+
+Test(knob_store, lock_serialises_writers)
+{
+    char err[512];
+    int fd = loggp_knobs_lock(path, err, sizeof err);
+    cr_assert_geq(fd, 0, "%s", err);
+    char lockfile[PATH_MAX];
+    snprintf(lockfile, sizeof lockfile, "%s/conf/loggp/.knobs.lock", dir);
+    char cmd[PATH_MAX + 64];
+    snprintf(cmd, sizeof cmd, "flock -n '%s' true", lockfile);
+    cr_expect_neq(system(cmd), 0, "a second locker must wait while the lock is held");
+    loggp_knobs_unlock(fd);
+    cr_expect_eq(system(cmd), 0, "the lock must be free after unlock");
+}
