@@ -1,0 +1,21 @@
+# Runs one kernel and checks both its exit code and its verification line,
+# so that a crash can never pass for an expected failure.
+#   cmake -DCMD="mpiexec|-n|2|loggp-npb-ep|S" -DEXPECT_RC=0 -DEXPECT_REGEX="..." -P run_check.cmake
+string(REPLACE "|" ";" cmd "${CMD}")
+execute_process(COMMAND ${cmd} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+message("${out}")
+if(err)
+  message("stderr:\n${err}")
+endif()
+if(NOT "${rc}" STREQUAL "${EXPECT_RC}")
+  message(FATAL_ERROR "exit status was '${rc}', expected ${EXPECT_RC}")
+endif()
+if(DEFINED EXPECT_REGEX AND NOT out MATCHES "${EXPECT_REGEX}")
+  message(FATAL_ERROR "output does not match '${EXPECT_REGEX}'")
+endif()
+if(DEFINED REJECT_REGEX AND out MATCHES "${REJECT_REGEX}")
+  message(FATAL_ERROR "output matches '${REJECT_REGEX}'")
+endif()
+if(DEFINED EXPECT_STDERR_REGEX AND NOT err MATCHES "${EXPECT_STDERR_REGEX}")
+  message(FATAL_ERROR "stderr does not match '${EXPECT_STDERR_REGEX}'")
+endif()
