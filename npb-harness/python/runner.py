@@ -1,0 +1,252 @@
+"""Executes a study's plan through `loggp run`, one run at a time, and records
+each run in the store. Safe to kill at any moment: a run becomes visible only
+when its output folder has been renamed into place and its row committed, so a
+rerun redoes exactly the runs that have no row."""
+import datetime
+import glob
+import json
+import os
+import shlex
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+from . import npb_output, store, units
+
+RUNS_DIR = "runs"
+
+
+def loggp_command():
+    """How to call `loggp`: $LOGGP_COMMAND if set (a shell-quoted command),
+    else this Python's own `loggp` package, so a venv uses its own copy."""
+    override = os.environ.get("LOGGP_COMMAND")
+    if override:
+        return shlex.split(override)
+    return [sys.executable, "-m", "loggp.cli"]
+
+
+def build_command(study, bench, plan_row, profile_dir):
+    knobs = json.loads(plan_row["knobs"])
+    cmd = loggp_command() + ["run", "-n", str(plan_row["np"])]
+    for knob in units.KNOBS:
+        # All five, so the user's knob file cannot leak into a study.
+        cmd += [units.FLAGS[knob], knobs[knob]]
+    cmd += ["--profile", profile_dir, "--launcher", study.launcher]
+    if study.hostfile:
+        cmd += ["--hostfile", study.hostfile]
+    return cmd + ["--"] + bench.argv(plan_row["class"])
+
+
+def merge_profiles(profile_dir):
+    """Per-rank profile.<rank>.json files -> one JSON object (None if none)."""
+    ranks = []
+    for path in glob.glob(os.path.join(profile_dir, "profile.*.json")):
+        try:
+            with open(path) as f:
+                ranks.append(json.load(f))
+        except (OSError, ValueError):
+            continue  # a rank that died mid-write; counted as missing below
+    if not ranks:
+        return None
+    ranks.sort(key=lambda r: r.get("rank", 0))
+    size = ranks[0].get("size", len(ranks))
+    return {"loggp_version": ranks[0].get("loggp_version"), "engine": ranks[0].get("engine"),
+            "size": size, "missing_ranks": max(0, size - len(ranks)),
+            "hosts": sorted({r.get("host") for r in ranks if r.get("host")}),
+            "ranks": ranks}
+
+
+def classify(exit_status, timed_out, report, bench):
+    """-> (status, error message or None)."""
+    if timed_out:
+        return "timeout", f"killed after the {bench.timeout_s:g} s timeout"
+    if exit_status != 0:
+        if exit_status == 1 and report.verified is False:
+            return "unverified", "verification failed (exit 1)"
+        if exit_status < 0:
+            return "failed", f"killed by signal {-exit_status}"
+        return "failed", f"exit status {exit_status}"
+    if report.time_seconds is None:
+        return "failed", "exit 0 but no runtime found in the output"
+    if report.verified is False:
+        return "unverified", "verification failed"
+    if report.verified is None and bench.kind != "command":
+        return "failed", "exit 0 but no verification line in the output"
+    return "ok", None
+
+
+def _pdeathsig():
+    # If the runner is killed with -9, take the direct child with it.
+    try:
+        import ctypes
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except Exception:
+        pass
+
+
+def execute(study, bench, plan_row, results_dir, facts):
+    """Runs one plan entry; returns the row to record (not yet recorded)."""
+    runs_dir = os.path.join(results_dir, RUNS_DIR)
+    final = os.path.join(runs_dir, str(plan_row["id"]))
+    tmp = os.path.join(runs_dir, f".tmp-{plan_row['id']}-{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    profile_dir = os.path.join(tmp, "profile")
+    os.makedirs(profile_dir)
+    cmd = build_command(study, bench, plan_row, os.path.abspath(profile_dir))
+    started = datetime.datetime.now(datetime.timezone.utc)
+    t0 = time.monotonic()
+    timed_out = False
+    with open(os.path.join(tmp, "stdout.txt"), "wb") as out, \
+            open(os.path.join(tmp, "stderr.txt"), "wb") as err:
+        try:
+            proc = subprocess.Popen(cmd, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
+                                    start_new_session=True, preexec_fn=_pdeathsig)
+        except OSError as e:
+            err.write(f"loggp study: cannot start {cmd[0]}: {e}\n".encode())
+            proc = None
+        if proc is not None:
+            try:
+                exit_status = _wait(proc, bench.timeout_s)
+            except subprocess.TimeoutExpired:
+                timed_out = True
+                exit_status = _kill_group(proc)
+            except BaseException:
+                _kill_group(proc)
+                raise
+        else:
+            exit_status = 127
+        for f in (out, err):
+            f.flush()
+            os.fsync(f.fileno())
+    wall = time.monotonic() - t0
+    finished = datetime.datetime.now(datetime.timezone.utc)
+    with open(os.path.join(tmp, "stdout.txt"), errors="replace") as f:
+        text = f.read()
+    if bench.kind == "command":
+        report = npb_output.parse_custom(text, bench.runtime_regex, bench.success_regex)
+    else:
+        report = npb_output.parse_npb(text)
+    status, error = classify(exit_status, timed_out, report, bench)
+    profile = merge_profiles(profile_dir)
+    knobs = json.loads(plan_row["knobs"])
+    row = {
+        "plan_id": plan_row["id"], "round": plan_row["round"], "benchmark": bench.name,
+        "kind": bench.kind, "class": plan_row["class"], "np": plan_row["np"],
+        "sweep": plan_row["sweep"], "knobs": plan_row["knobs"],
+        **{store.KNOB_COLUMNS[k]: units.parse(k, knobs[k]) for k in units.KNOBS},
+        "command": shlex.join(cmd), "started_at": started.isoformat(timespec="milliseconds"),
+        "finished_at": finished.isoformat(timespec="milliseconds"), "wall_seconds": wall,
+        "runtime_seconds": report.time_seconds,
+        "verified": None if report.verified is None else int(report.verified),
+        "exit_status": None if timed_out else exit_status, "status": status,
+        "host": ",".join(profile["hosts"]) if profile and profile["hosts"] else socket.gethostname(),
+        "mpi_version": facts.get("mpi_version"),
+        "loggp_version": (profile or {}).get("loggp_version") or facts.get("loggp_version"),
+        "profile": json.dumps(profile) if profile else None,
+        "stdout_path": os.path.join(RUNS_DIR, str(plan_row["id"]), "stdout.txt"),
+        "stderr_path": os.path.join(RUNS_DIR, str(plan_row["id"]), "stderr.txt"),
+        "error": error,
+    }
+    # A human-readable copy next to the outputs; the store stays the reference.
+    with open(os.path.join(tmp, "run.json"), "w") as f:
+        json.dump({k: v for k, v in row.items() if k != "profile"}, f, indent=1)
+        f.flush()
+        os.fsync(f.fileno())
+    if os.path.exists(final):
+        shutil.rmtree(final)  # left by a run killed between rename and commit
+    os.rename(tmp, final)
+    return row
+
+
+def _wait(proc, timeout):
+    return proc.wait(timeout=timeout)
+
+
+def _kill_group(proc):
+    for sig, grace in ((signal.SIGTERM, 5), (signal.SIGKILL, 10)):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            pass
+        try:
+            return proc.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            continue
+    return proc.wait()
+
+
+def clean_stale(results_dir):
+    """Removes temporary run folders left by a killed runner."""
+    for path in glob.glob(os.path.join(results_dir, RUNS_DIR, ".tmp-*")):
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def mpi_version(launcher):
+    """First version line of the launcher (mpiexec or srun); '' if unknown."""
+    program = {"srun": "srun"}.get(launcher, "mpiexec")
+    try:
+        out = subprocess.run([program, "--version"], capture_output=True, text=True,
+                             timeout=20).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    for line in out.splitlines():
+        if "Version:" in line:
+            return f"{program} {line.split(':', 1)[1].strip()}"
+    lines = [l.strip() for l in out.splitlines() if l.strip()]
+    return lines[0] if lines else ""
+
+
+class Progress:
+    """One line per run on stderr: position, setting, elapsed time and ETA."""
+
+    def __init__(self, total, done, mean_wall, stream=sys.stderr):
+        self.total, self.done, self.stream = total, done, stream
+        self.mean_wall = dict(mean_wall)   # benchmark -> seconds, from earlier runs
+        self.samples = {}
+        self.start = time.monotonic()
+
+    def estimate(self, benchmark):
+        if benchmark in self.samples:
+            s = self.samples[benchmark]
+            return sum(s) / len(s)
+        if benchmark in self.mean_wall:
+            return self.mean_wall[benchmark]
+        every = [x for s in self.samples.values() for x in s] or list(self.mean_wall.values())
+        return sum(every) / len(every) if every else None
+
+    def eta(self, remaining_benchmarks):
+        total = 0.0
+        for b in remaining_benchmarks:
+            e = self.estimate(b)
+            if e is None:
+                return None
+            total += e
+        return total
+
+    def starting(self, plan_row, remaining_benchmarks, reps):
+        self.done += 1
+        eta = self.eta(remaining_benchmarks)
+        knobs = json.loads(plan_row["knobs"])
+        moved = [f"{k}={v}" for k, v in knobs.items() if units.parse(k, v) > 0] or ["baseline"]
+        print(f"[{self.done:>{len(str(self.total))}}/{self.total}] round {plan_row['round'] + 1}/{reps} "
+              f"{plan_row['benchmark']} np={plan_row['np']} {' '.join(moved)} | "
+              f"elapsed {_duration(time.monotonic() - self.start)} | "
+              f"ETA {'?' if eta is None else _duration(eta)}", file=self.stream, flush=True)
+
+    def finished(self, row):
+        self.samples.setdefault(row["benchmark"], []).append(row["wall_seconds"])
+        if row["status"] != "ok":
+            print(f"    {row['status']}: {row['error']} (see {row['stderr_path']})",
+                  file=self.stream, flush=True)
+
+
+def _duration(seconds):
+    seconds = int(round(seconds))
+    if seconds < 60:
+        return f"{seconds}s"
+    if seconds < 3600:
+        return f"{seconds // 60}m{seconds % 60:02d}s"
+    return f"{seconds // 3600}h{seconds // 60 % 60:02d}m"

@@ -1,0 +1,221 @@
+"""`loggp study`: run, resume, inspect and report knob-sweep studies.
+
+  loggp study run STUDY.toml [--results DIR] [--no-report]
+  loggp study status DIR
+  loggp study report DIR [--calibration FILE]
+"""
+import argparse
+import contextlib
+import fcntl
+import importlib.metadata
+import os
+import signal
+import socket
+import sys
+
+from . import runner, store, studyfile
+
+DEFAULT_STUDY = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                             "studies", "default.toml")
+
+
+class UsageError(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):
+        raise UsageError(f"{self.prog}: {message}")
+
+
+def _parser():
+    p = _Parser(prog="loggp study", description="Run knob-sweep studies and report on them.")
+    sub = p.add_subparsers(dest="action", required=True, parser_class=_Parser)
+    r = sub.add_parser("run", help="run a study, or resume an interrupted one")
+    r.add_argument("study", help="study file (TOML)")
+    r.add_argument("--results", help="results folder (default: the file's 'results' key, "
+                   "else ./loggp-results/NAME)")
+    r.add_argument("--no-report", action="store_true", help="do not write the report at the end")
+    r.add_argument("--calibration", help="calibration.json for the report's T0/B axes")
+    s = sub.add_parser("status", help="how far a study is, and which runs failed")
+    s.add_argument("results", help="results folder")
+    rep = sub.add_parser("report", help="write the HTML report, plots and CSV; print its path")
+    rep.add_argument("results", help="results folder")
+    rep.add_argument("--calibration", help="calibration.json written by `loggp calibrate` "
+                     "(default: RESULTS/calibration.json when present)")
+    return p
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else list(argv)
+    try:
+        args = _parser().parse_args(argv)
+    except UsageError as e:
+        print(e, file=sys.stderr)
+        return 2
+    except SystemExit as e:  # --help
+        return e.code if isinstance(e.code, int) else 0
+    try:
+        if args.action == "run":
+            return cmd_run(args.study, args.results, not args.no_report, args.calibration)[0]
+        if args.action == "status":
+            return cmd_status(args.results)
+        return cmd_report(args.results, args.calibration)
+    except studyfile.StudyError as e:
+        print(f"loggp study: {e}", file=sys.stderr)
+        return 2
+    except (store.StoreError, UsageError) as e:
+        print(f"loggp study: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("loggp study: interrupted; run the same command again to resume", file=sys.stderr)
+        return 130
+
+
+def results_dir_for(study, override):
+    if override:
+        return os.path.abspath(override)
+    if study.results:
+        return os.path.join(os.path.dirname(study.path), os.path.expanduser(study.results))
+    return os.path.abspath(os.path.join("loggp-results", study.name))
+
+
+@contextlib.contextmanager
+def _exclusive(results_dir):
+    """One runner per results folder at a time."""
+    fd = os.open(os.path.join(results_dir, ".lock"), os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise UsageError(f"another `loggp study run` is working on {results_dir}") from None
+        yield
+    finally:
+        os.close(fd)
+
+
+def _loggp_version():
+    try:
+        return importlib.metadata.version("loggp")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def _on_term(signum, frame):
+    raise KeyboardInterrupt
+
+
+def cmd_run(study_path, results_override=None, report=True, calibration=None, stream=sys.stderr):
+    """Returns (exit status, report path or None)."""
+    study = studyfile.load(study_path)
+    for note in study.skipped:
+        print(f"loggp study: skipping optional benchmark {note}", file=stream)
+    results_dir = results_dir_for(study, results_override)
+    try:
+        os.makedirs(os.path.join(results_dir, runner.RUNS_DIR), exist_ok=True)
+    except OSError as e:
+        raise UsageError(f"cannot create results folder {results_dir}: {e.strerror}") from None
+    previous = signal.signal(signal.SIGTERM, _on_term)
+    try:
+        with _exclusive(results_dir):
+            runner.clean_stale(results_dir)
+            db = store.Store(os.path.join(results_dir, store.DB_NAME))
+            try:
+                facts = {"mpi_version": runner.mpi_version(study.launcher),
+                         "loggp_version": _loggp_version(), "host": socket.gethostname()}
+                if not db.initialise(study, facts):
+                    facts = db.facts()
+                _run_pending(study, db, results_dir, facts, stream)
+                runs = db.runs()
+            finally:
+                db.close()
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    bad = [r for r in runs if r["status"] != "ok"]
+    print(f"loggp study: {len(runs)} runs in {results_dir}, "
+          f"{len(bad)} not ok" + (" (see `loggp study status`)" if bad else ""), file=stream)
+    path = None
+    if report:
+        path = write_report(results_dir, calibration)
+        print(path)
+    return (1 if bad else 0), path
+
+
+def _run_pending(study, db, results_dir, facts, stream):
+    pending = db.pending()
+    known = {b.name for b in study.benchmarks}
+    # Optional benchmarks missing on this machine stay pending: reported, not run.
+    skipped = [p for p in pending if p["benchmark"] not in known]
+    pending = [p for p in pending if p["benchmark"] in known]
+    if skipped:
+        print(f"loggp study: {len(skipped)} runs of unavailable benchmarks left pending",
+              file=stream)
+    total = db.plan_size() - len(skipped)
+    progress = runner.Progress(total, total - len(pending), db.mean_wall_by_benchmark(), stream)
+    for i, plan_row in enumerate(pending):
+        bench = study.benchmark(plan_row["benchmark"])
+        progress.starting(plan_row, [p["benchmark"] for p in pending[i:]], study.repetitions)
+        row = runner.execute(study, bench, plan_row, results_dir, facts)
+        db.record(row)
+        progress.finished(row)
+
+
+def cmd_status(results_dir):
+    path = os.path.join(results_dir, store.DB_NAME)
+    if not os.path.isfile(path):
+        raise UsageError(f"{results_dir} has no {store.DB_NAME}: not a study results folder")
+    db = store.Store(path)
+    try:
+        facts, runs, pending = db.facts(), db.runs(), db.pending()
+        total = db.plan_size()
+        means = db.mean_wall_by_benchmark()
+    finally:
+        db.close()
+    print(f"study {facts.get('name')} ({facts.get('study_path')})")
+    print(f"  {len(runs)}/{total} runs done, {len(pending)} pending")
+    counts = {}
+    for r in runs:
+        counts.setdefault(r["benchmark"], {}).setdefault(r["status"], 0)
+        counts[r["benchmark"]][r["status"]] += 1
+    for bench, c in sorted(counts.items()):
+        print(f"  {bench:16s} " + ", ".join(f"{n} {s}" for s, n in sorted(c.items())))
+    if pending and means:
+        overall = sum(means.values()) / len(means)
+        eta = sum(means.get(p["benchmark"], overall) for p in pending)
+        print(f"  remaining time, estimated: {runner._duration(eta)}")
+    bad = [r for r in runs if r["status"] != "ok"]
+    if bad:
+        print("runs not ok:")
+        for r in bad:
+            print(f"  #{r['plan_id']} {r['benchmark']} np={r['np']} {r['sweep']} "
+                  f"round {r['round'] + 1}: {r['status']}: {r['error']} "
+                  f"({os.path.join(results_dir, r['stderr_path'])})")
+    return 0
+
+
+def write_report(results_dir, calibration=None):
+    from loggp.analysis import report
+    return report.write(results_dir, calibration)
+
+
+def cmd_report(results_dir, calibration=None):
+    if not os.path.isfile(os.path.join(results_dir, store.DB_NAME)):
+        raise UsageError(f"{results_dir} has no {store.DB_NAME}: not a study results folder")
+    if calibration is not None and not os.path.isfile(calibration):
+        raise UsageError(f"calibration file {calibration!r} does not exist")
+    print(write_report(results_dir, calibration))
+    return 0
+
+
+def run_default(out_dir, calibration=None):
+    """The main job's study: runs (or resumes) default.toml into out_dir and
+    returns the report's path. calibration: a calibration.json, else
+    out_dir/calibration.json when present."""
+    if calibration is None and os.path.isfile(os.path.join(out_dir, "calibration.json")):
+        calibration = os.path.join(out_dir, "calibration.json")
+    _, path = cmd_run(DEFAULT_STUDY, out_dir, True, calibration)
+    return path
+
+
+if __name__ == "__main__":
+    sys.exit(main())

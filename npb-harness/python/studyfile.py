@@ -1,0 +1,444 @@
+"""Study files: which benchmarks to run, on how many processes, under which
+knob settings, how often, and with which launcher (format in
+npb-harness/README.md). Loading validates everything before any run starts;
+errors name the file, the line where possible, and the bad key or value."""
+import hashlib
+import itertools
+import os
+import random
+import re
+import shlex
+import tomllib
+from dataclasses import dataclass, field
+
+from . import units
+
+KERNELS = ("ep", "is", "cg", "mg", "ft", "lu")
+CLASSES = ("S", "W", "A", "B", "C", "D", "E")
+LAUNCHER_KINDS = ("mpiexec", "srun", "template")
+ORDERS = ("shuffle", "interleave")
+
+TOP_KEYS = {"name", "repetitions", "timeout", "np", "class", "order", "seed", "grid",
+            "launcher", "sweep", "benchmark", "results"}
+LAUNCHER_KEYS = {"kind", "template", "hostfile"}
+BENCH_KEYS = {"name", "kernel", "npb_binary", "npb_dir", "command", "runtime_regex",
+              "success_regex", "class", "np", "optional", "timeout"}
+
+
+class StudyError(Exception):
+    def __init__(self, path, message, line=None):
+        self.path, self.message, self.line = path, message, line
+        where = f"{path}:{line}" if line else f"{path}"
+        super().__init__(f"{where}: {message}")
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    name: str
+    kind: str                  # "kernel" | "npb" | "command"
+    argv_template: tuple       # program and arguments; "{class}" is substituted
+    klass: str | None
+    nps: tuple
+    timeout_s: float
+    runtime_regex: str | None = None
+    success_regex: str | None = None
+    optional: bool = False
+
+    def argv(self, klass):
+        return [a.replace("{class}", klass or "") for a in self.argv_template]
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One point of a sweep: a benchmark on np ranks with all five knobs set."""
+    benchmark: str
+    np: int
+    klass: str | None
+    sweep: str               # "baseline", a SWEEP_KNOBS name, or "grid"
+    knobs: tuple             # ((knob, text), ...) for all five knobs, in KNOBS order
+
+    def knob_ns(self):
+        return {k: units.parse(k, t) for k, t in self.knobs}
+
+    def key(self):
+        knobs = ",".join(f"{k}={t}" for k, t in self.knobs)
+        return f"{self.benchmark}|np={self.np}|class={self.klass}|{self.sweep}|{knobs}"
+
+
+@dataclass
+class Study:
+    path: str
+    text: str
+    name: str
+    repetitions: int
+    seed: int
+    order: str
+    grid: bool
+    launcher: str               # value for `loggp run --launcher`
+    hostfile: str | None
+    benchmarks: list
+    sweep: dict                 # knob -> [(text, ns), ...] without zero
+    results: str | None = None  # default results folder, relative to the file
+    skipped: list = field(default_factory=list)
+
+    def digest(self):
+        return hashlib.sha256(self.text.encode()).hexdigest()
+
+    def settings(self):
+        """Baseline plus one knob at a time (or the full grid), per benchmark and np."""
+        zero = {k: "0" + ("ns/B" if units.is_per_byte(k) else "ns") for k in units.KNOBS}
+        configs = [("baseline", dict(zero))]
+        if self.grid:
+            axes = [[(knob, t) for t, _ in vals] + [(knob, None)]
+                    for knob, vals in self.sweep.items()]
+            for combo in itertools.product(*axes):
+                chosen = [(k, t) for k, t in combo if t is not None]
+                if not chosen:
+                    continue
+                knobs = dict(zero)
+                for k, t in chosen:
+                    for real in _expand(k):
+                        knobs[real] = t
+                configs.append(("grid" if len(chosen) > 1 else chosen[0][0], knobs))
+        else:
+            for knob, vals in self.sweep.items():
+                for t, _ in vals:
+                    knobs = dict(zero)
+                    for real in _expand(knob):
+                        knobs[real] = t
+                    configs.append((knob, knobs))
+        out = []
+        for b in self.benchmarks:
+            for np_ in b.nps:
+                for sweep, knobs in configs:
+                    out.append(Setting(b.name, np_, b.klass, sweep,
+                                       tuple((k, knobs[k]) for k in units.KNOBS)))
+        return out
+
+    def plan(self):
+        """[(round, position, Setting)]: every setting once per round, baseline
+        included, in an order that changes from round to round so that drift
+        of the machine spreads over all settings instead of bending a curve.
+        Deterministic from the file, so a resumed study has the same plan."""
+        settings = self.settings()
+        plan = []
+        for r in range(self.repetitions):
+            order = list(settings)
+            if self.order == "shuffle":
+                random.Random(f"{self.seed}:{r}").shuffle(order)
+            else:
+                shift = (r * len(order)) // max(1, self.repetitions)
+                order = order[shift:] + order[:shift]
+                if r % 2:
+                    order.reverse()
+            plan.extend((r, i, s) for i, s in enumerate(order))
+        return plan
+
+    def benchmark(self, name):
+        return next(b for b in self.benchmarks if b.name == name)
+
+
+def _expand(knob):
+    return ("o_s", "o_r") if knob == "o" else (knob,)
+
+
+_HEADER = re.compile(r"^\s*(\[\[?)\s*([A-Za-z0-9_.\"' -]+?)\s*\]\]?\s*(#.*)?$")
+
+
+def line_of(text, key, table=None, index=0):
+    """Line (1-based) where `key = ...` appears in [table] (or the index-th
+    [[table]]); top level when table is None. None when not found."""
+    current, seen = None, {}
+    for number, line in enumerate(text.splitlines(), 1):
+        m = _HEADER.match(line)
+        if m:
+            current = m.group(2).strip()
+            seen[current] = seen.get(current, -1) + 1
+            continue
+        if current == table and (table is None or seen.get(table) == index):
+            if re.match(rf"^\s*[\"']?{re.escape(key)}[\"']?\s*=", line):
+                return number
+    return None
+
+
+def _table_line(text, table, index=0):
+    count = -1
+    for number, line in enumerate(text.splitlines(), 1):
+        m = _HEADER.match(line)
+        if m and m.group(2).strip() == table:
+            count += 1
+            if count == index:
+                return number
+    return None
+
+
+def load(path, skip_missing=True):
+    try:
+        with open(path, "rb") as f:
+            raw = f.read()
+    except OSError as e:
+        raise StudyError(path, f"cannot read study file: {e.strerror}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise StudyError(path, "study file is not UTF-8 text") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        lineno = getattr(e, "lineno", None)
+        if lineno is None:
+            m = re.search(r"line (\d+)", str(e))
+            lineno = int(m.group(1)) if m else None
+        raise StudyError(path, f"TOML syntax error: {e}", lineno) from None
+    return from_dict(path, text, data, skip_missing)
+
+
+def from_dict(path, text, data, skip_missing=True):
+    base = os.path.dirname(os.path.abspath(path))
+
+    def fail(message, key=None, table=None, index=0):
+        line = line_of(text, key, table, index) if key else None
+        if line is None and table:
+            line = _table_line(text, table, index)
+        raise StudyError(path, message, line)
+
+    for key in data:
+        if key not in TOP_KEYS:
+            fail(f"unknown key '{key}' (expected one of: {', '.join(sorted(TOP_KEYS))})", key)
+
+    def get(d, key, typ, default, table=None, index=0, typename=None):
+        value = d.get(key, default)
+        # bool is an int in Python; keep them apart.
+        if value is not None and (not isinstance(value, typ) or
+                                  (typ is int and isinstance(value, bool))):
+            fail(f"'{key}' must be {typename or typ.__name__}, got {value!r}", key, table, index)
+        return value
+
+    name = get(data, "name", str, os.path.splitext(os.path.basename(path))[0])
+    reps = get(data, "repetitions", int, 3)
+    if reps < 1 or reps > 1000:
+        fail(f"'repetitions' must be between 1 and 1000, got {reps}", "repetitions")
+    seed = get(data, "seed", int, 1)
+    order = get(data, "order", str, "shuffle")
+    if order not in ORDERS:
+        fail(f"'order' must be one of {', '.join(ORDERS)}, got {order!r}", "order")
+    grid = get(data, "grid", bool, False, typename="true or false")
+    default_timeout = _timeout(data.get("timeout", "600s"), lambda m: fail(m, "timeout"))
+    default_np = _nps(data.get("np", [2]), lambda m: fail(m, "np"))
+    default_class = get(data, "class", str, None)
+    if default_class is not None and default_class not in CLASSES:
+        fail(f"'class' must be one of {', '.join(CLASSES)}, got {default_class!r}", "class")
+    results = get(data, "results", str, None)
+
+    launcher_table = get(data, "launcher", dict, {}, typename="a table [launcher]")
+    for key in launcher_table:
+        if key not in LAUNCHER_KEYS:
+            fail(f"unknown key '{key}' in [launcher] (expected: {', '.join(sorted(LAUNCHER_KEYS))})",
+                 key, "launcher")
+    kind = get(launcher_table, "kind", str, "mpiexec", "launcher")
+    if kind not in LAUNCHER_KINDS:
+        fail(f"[launcher] kind must be one of {', '.join(LAUNCHER_KINDS)}, got {kind!r}",
+             "kind", "launcher")
+    template = get(launcher_table, "template", str, None, "launcher")
+    if kind == "template":
+        if not template:
+            fail("[launcher] kind = \"template\" needs a 'template' string", "kind", "launcher")
+        if "{program}" not in template:
+            fail(f"[launcher] template {template!r} has no {{program}} placeholder",
+                 "template", "launcher")
+        bad = set(re.findall(r"\{([^}]*)\}", template)) - {"np", "program", "hostfile"}
+        if bad:
+            fail(f"[launcher] template has unknown placeholder(s) "
+                 f"{', '.join('{' + b + '}' for b in sorted(bad))} (allowed: {{np}}, {{program}}, {{hostfile}})",
+                 "template", "launcher")
+        launcher = template
+    else:
+        if template is not None:
+            fail(f"[launcher] 'template' is only used with kind = \"template\", not {kind!r}",
+                 "template", "launcher")
+        launcher = kind
+    hostfile = get(launcher_table, "hostfile", str, None, "launcher")
+    if hostfile is not None:
+        hostfile = os.path.join(base, os.path.expanduser(hostfile))
+        if not os.path.isfile(hostfile):
+            fail(f"[launcher] hostfile {hostfile!r} does not exist", "hostfile", "launcher")
+    if kind == "template" and "{hostfile}" in template and hostfile is None:
+        fail("[launcher] template uses {hostfile} but no 'hostfile' is given", "template", "launcher")
+
+    sweep_table = get(data, "sweep", dict, {}, typename="a table [sweep]")
+    sweep = {}
+    for knob, values in sweep_table.items():
+        if knob not in units.SWEEP_KNOBS:
+            fail(f"unknown knob '{knob}' in [sweep] (expected: {', '.join(units.SWEEP_KNOBS)})",
+                 knob, "sweep")
+        if not isinstance(values, list) or not values:
+            example = '["0.5ns/B", "2ns/B"]' if knob == "G" else '["1us", "10us"]'
+            fail(f"[sweep] {knob} must be a non-empty list of values such as {example}",
+                 knob, "sweep")
+        parsed, seen = [], set()
+        for v in values:
+            try:
+                ns = units.parse(knob, v)
+            except units.UnitError as e:
+                fail(f"[sweep] {e}", knob, "sweep")
+            if ns == 0:
+                continue  # the baseline is always run
+            if ns in seen:
+                fail(f"[sweep] {knob}: value {v!r} is listed twice", knob, "sweep")
+            seen.add(ns)
+            parsed.append((v.strip(), ns))
+        parsed.sort(key=lambda p: p[1])
+        if parsed:
+            sweep[knob] = parsed
+    if "o" in sweep and ({"o_s", "o_r"} & set(sweep)) and grid:
+        fail("[sweep] with grid = true, sweep either 'o' or 'o_s'/'o_r', not both", "o", "sweep")
+
+    bench_list = data.get("benchmark")
+    if not isinstance(bench_list, list) or not bench_list:
+        raise StudyError(path, "no benchmarks: add at least one [[benchmark]] table")
+    benchmarks, names, skipped = [], set(), []
+    for i, b in enumerate(bench_list):
+        if not isinstance(b, dict):
+            fail("'benchmark' must be an array of tables [[benchmark]]", "benchmark")
+        for key in b:
+            if key not in BENCH_KEYS:
+                fail(f"unknown key '{key}' in [[benchmark]] #{i + 1} "
+                     f"(expected: {', '.join(sorted(BENCH_KEYS))})", key, "benchmark", i)
+
+        def bget(key, typ, default, typename=None):
+            return get(b, key, typ, default, "benchmark", i, typename)
+
+        kinds = [k for k in ("kernel", "npb_binary", "command") if k in b]
+        if len(kinds) != 1:
+            fail(f"[[benchmark]] #{i + 1} needs exactly one of 'kernel', 'npb_binary' or "
+                 f"'command' (has: {', '.join(kinds) or 'none'})", kinds[1] if kinds[1:] else None,
+                 "benchmark", i)
+        klass = bget("class", str, default_class)
+        if klass is not None and klass not in CLASSES:
+            fail(f"'class' must be one of {', '.join(CLASSES)}, got {klass!r}", "class", "benchmark", i)
+        optional = bget("optional", bool, False, "true or false")
+        timeout = _timeout(b.get("timeout", None), lambda m: fail(m, "timeout", "benchmark", i),
+                           default_timeout)
+        nps = _nps(b["np"], lambda m: fail(m, "np", "benchmark", i)) if "np" in b else default_np
+        runtime_regex = success_regex = None
+        program_path = None
+        if kinds[0] == "kernel":
+            kernel = bget("kernel", str, None)
+            if kernel not in KERNELS:
+                fail(f"unknown kernel {kernel!r} (ours are: {', '.join(KERNELS)})",
+                     "kernel", "benchmark", i)
+            if klass is None:
+                fail(f"kernel {kernel!r} needs a 'class' (here or at the top level)",
+                     "kernel", "benchmark", i)
+            argv = (f"loggp-npb-{kernel}", "{class}")
+            default_name, kind_name = kernel, "kernel"
+        elif kinds[0] == "npb_binary":
+            binary = bget("npb_binary", str, None)
+            if not re.fullmatch(r"[a-z]{2,3}", binary or ""):
+                fail(f"'npb_binary' must be an NPB benchmark name such as \"cg\", got {binary!r}",
+                     "npb_binary", "benchmark", i)
+            if klass is None:
+                fail(f"NPB binary {binary!r} needs a 'class'", "npb_binary", "benchmark", i)
+            npb_dir = bget("npb_dir", str, None)
+            if not npb_dir:
+                fail("'npb_binary' needs 'npb_dir', the folder with cg.A.x and friends",
+                     "npb_binary", "benchmark", i)
+            npb_dir = os.path.join(base, os.path.expanduser(npb_dir))
+            program_path = os.path.join(npb_dir, f"{binary}.{klass}.x")
+            argv = (program_path,)
+            default_name, kind_name = f"{binary}.{klass}", "npb"
+        else:
+            command = b["command"]
+            if isinstance(command, str):
+                try:
+                    command = shlex.split(command)
+                except ValueError as e:
+                    fail(f"'command' {command!r} cannot be split: {e}", "command", "benchmark", i)
+            if (not isinstance(command, list) or not command
+                    or not all(isinstance(c, str) and c for c in command)):
+                fail(f"'command' must be a non-empty list of strings, got {b['command']!r}",
+                     "command", "benchmark", i)
+            if "/" in command[0] and not os.path.isabs(command[0]):
+                command = [os.path.join(base, command[0])] + command[1:]
+            runtime_regex = bget("runtime_regex", str, None)
+            if runtime_regex is None:
+                fail("a 'command' benchmark needs 'runtime_regex' (its first group is the "
+                     "runtime in seconds)", "command", "benchmark", i)
+            success_regex = bget("success_regex", str, None)
+            for key, rx in (("runtime_regex", runtime_regex), ("success_regex", success_regex)):
+                if rx is not None:
+                    try:
+                        re.compile(rx)
+                    except re.error as e:
+                        fail(f"'{key}' {rx!r} is not a valid regular expression: {e}",
+                             key, "benchmark", i)
+            argv = tuple(command)
+            default_name, kind_name = os.path.basename(command[0]), "command"
+        bname = bget("name", str, default_name)
+        if not re.fullmatch(r"[A-Za-z0-9_.+-]+", bname):
+            fail(f"benchmark name {bname!r} may only contain letters, digits and _.+-",
+                 "name", "benchmark", i)
+        if bname in names:
+            fail(f"two benchmarks are named {bname!r}; give one a different 'name'",
+                 "name" if "name" in b else kinds[0], "benchmark", i)
+        names.add(bname)
+        bench = Benchmark(bname, kind_name, argv, klass, nps, timeout,
+                          runtime_regex, success_regex, optional)
+        missing = _missing_program(argv[0] if program_path is None else program_path)
+        if missing:
+            if optional and skip_missing:
+                skipped.append(f"{bname}: {missing}")
+                continue
+            if skip_missing:
+                fail(f"benchmark {bname!r}: {missing}", kinds[0], "benchmark", i)
+        benchmarks.append(bench)
+    if not benchmarks:
+        raise StudyError(path, "every benchmark is optional and missing: "
+                         + "; ".join(skipped))
+    return Study(path=os.path.abspath(path), text=text, name=name, repetitions=reps,
+                 seed=seed, order=order, grid=grid, launcher=launcher, hostfile=hostfile,
+                 benchmarks=benchmarks, sweep=sweep, results=results, skipped=skipped)
+
+
+def _missing_program(program):
+    import shutil
+    if "/" in program:
+        if not os.path.isfile(program):
+            return f"program {program!r} does not exist"
+        if not os.access(program, os.X_OK):
+            return f"program {program!r} is not executable"
+        return None
+    if shutil.which(program) is None:
+        return f"program {program!r} is not on PATH (build and install it first)"
+    return None
+
+
+def _timeout(value, fail, default=None):
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        fail(f"'timeout' must be a duration such as \"300s\" or \"10min\", got {value!r}")
+    if isinstance(value, (int, float)):
+        seconds = float(value)
+    else:
+        m = re.fullmatch(r"\s*(\d+(?:\.\d*)?)\s*(s|min|h)\s*", value)
+        if not m:
+            fail(f"'timeout' must be a duration such as \"300s\" or \"10min\", got {value!r}")
+        seconds = float(m.group(1)) * {"s": 1, "min": 60, "h": 3600}[m.group(2)]
+    if not 0 < seconds <= 7 * 86400:
+        fail(f"'timeout' must be between 0 and 7 days, got {value!r}")
+    return seconds
+
+
+def _nps(value, fail):
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = [value]
+    if (not isinstance(value, list) or not value or
+            not all(isinstance(v, int) and not isinstance(v, bool) for v in value)):
+        fail(f"'np' must be a process count or a list of them, got {value!r}")
+    for v in value:
+        if v < 1 or v > 1_000_000:
+            fail(f"'np' value {v} is not a valid process count")
+    if len(set(value)) != len(value):
+        fail(f"'np' lists a process count twice: {value!r}")
+    return tuple(value)
