@@ -1,0 +1,193 @@
+#include "live.h"
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+/* Poll period of the watcher: well inside the promised ~10 ms reaction time. */
+#define WATCH_PERIOD_NS 4000000L
+
+_Atomic int loggp_live_any;
+
+/* Seqlock: odd while the watcher writes; readers retry on a change. */
+static _Atomic unsigned seq;
+static _Atomic int64_t current_ps[LOGGP_KNOB_COUNT];
+
+static unsigned env_mask;
+static loggp_knobs env_values;
+static char knob_file[PATH_MAX];
+static pthread_t watcher;
+static _Atomic int watcher_running, watcher_stop;
+
+void loggp_live_publish(const loggp_knobs *knobs)
+{
+    unsigned s = atomic_load_explicit(&seq, memory_order_relaxed);
+    atomic_store_explicit(&seq, s + 1, memory_order_relaxed);
+    atomic_thread_fence(memory_order_release);
+    int any = 0;
+    for (int i = 0; i < LOGGP_KNOB_COUNT; i++) {
+        atomic_store_explicit(&current_ps[i], knobs->ps[i], memory_order_relaxed);
+        any |= knobs->ps[i] != 0;
+    }
+    atomic_store_explicit(&seq, s + 2, memory_order_release);
+    atomic_store_explicit(&loggp_live_any, any, memory_order_relaxed);
+}
+
+void loggp_live_knobs(loggp_knobs *out)
+{
+    unsigned s1, s2;
+    do {
+        s1 = atomic_load_explicit(&seq, memory_order_acquire);
+        for (int i = 0; i < LOGGP_KNOB_COUNT; i++)
+            out->ps[i] = atomic_load_explicit(&current_ps[i], memory_order_relaxed);
+        atomic_thread_fence(memory_order_acquire);
+        s2 = atomic_load_explicit(&seq, memory_order_relaxed);
+    } while ((s1 & 1) || s1 != s2);
+}
+
+static uint64_t ps_to_ns(int64_t ps)
+{
+    return (uint64_t)((ps + 500) / 1000);
+}
+
+void loggp_live_get(loggp_delays *out)
+{
+    loggp_knobs k;
+    loggp_live_knobs(&k);
+    out->o_s = ps_to_ns(k.ps[LOGGP_KNOB_O_S]);
+    out->o_r = ps_to_ns(k.ps[LOGGP_KNOB_O_R]);
+    out->g = ps_to_ns(k.ps[LOGGP_KNOB_GAP]);
+    out->L = ps_to_ns(k.ps[LOGGP_KNOB_LATENCY]);
+    out->G_ps = k.ps[LOGGP_KNOB_GAP_PER_BYTE];
+}
+
+unsigned loggp_live_env_mask(void)
+{
+    return env_mask;
+}
+
+const char *loggp_live_file(void)
+{
+    return knob_file;
+}
+
+int loggp_live_watching(void)
+{
+    return atomic_load(&watcher_running);
+}
+
+typedef struct {
+    dev_t dev;
+    ino_t ino;
+    off_t size;
+    struct timespec mtime;
+    int exists;
+} file_id;
+
+static file_id identify(const char *path)
+{
+    file_id id = {0};
+    struct stat st;
+    if (lstat(path, &st) == 0) {
+        id.dev = st.st_dev;
+        id.ino = st.st_ino;
+        id.size = st.st_size;
+        id.mtime = st.st_mtim;
+        id.exists = 1;
+    }
+    return id;
+}
+
+static int same_file(const file_id *a, const file_id *b)
+{
+    return a->exists == b->exists && a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
+           a->mtime.tv_sec == b->mtime.tv_sec && a->mtime.tv_nsec == b->mtime.tv_nsec;
+}
+
+/* File values with the environment's on top. */
+static int load_effective(loggp_knobs *out, char *err, size_t errlen)
+{
+    int exists;
+    if (loggp_knobs_load(knob_file, out, &exists, err, errlen) != 0)
+        return -1;
+    for (int i = 0; i < LOGGP_KNOB_COUNT; i++)
+        if (env_mask & (1u << i))
+            out->ps[i] = env_values.ps[i];
+    return 0;
+}
+
+static void *watch(void *arg)
+{
+    (void)arg;
+    file_id last = identify(knob_file);
+    int warned = 0;
+    while (!atomic_load_explicit(&watcher_stop, memory_order_relaxed)) {
+        struct timespec nap = {0, WATCH_PERIOD_NS};
+        nanosleep(&nap, NULL);
+        file_id now = identify(knob_file);
+        if (same_file(&now, &last))
+            continue;
+        last = now;
+        loggp_knobs k;
+        char err[768];
+        if (load_effective(&k, err, sizeof err) != 0) {
+            /* Keep running with the knobs last read; say so once per bad version. */
+            if (!warned)
+                fprintf(stderr, "loggp: ignoring a changed knob file, keeping the previous knobs: %s\n", err);
+            warned = 1;
+            continue;
+        }
+        warned = 0;
+        loggp_live_publish(&k);
+    }
+    return NULL;
+}
+
+int loggp_live_start(char *err, size_t errlen)
+{
+    memset(&env_values, 0, sizeof env_values);
+    if (loggp_knobs_apply_env(&env_values, &env_mask, err, errlen) != 0)
+        return -1;
+    if (loggp_knob_file_path(knob_file, sizeof knob_file, err, errlen) != 0) {
+        /* No place for a file: only the environment can give knobs. */
+        knob_file[0] = '\0';
+        loggp_live_publish(&env_values);
+        return 0;
+    }
+    loggp_knobs k;
+    if (load_effective(&k, err, errlen) != 0)
+        return -1;
+    loggp_live_publish(&k);
+
+    const char *live = getenv("LOGGP_LIVE");
+    if (live && strcmp(live, "0") != 0 && strcmp(live, "1") != 0) {
+        snprintf(err, errlen, "LOGGP_LIVE=%s: expected 0 or 1", live);
+        return -1;
+    }
+    int all_from_env = env_mask == (1u << LOGGP_KNOB_COUNT) - 1;
+    if ((live && strcmp(live, "0") == 0) || all_from_env)
+        return 0;
+    atomic_store(&watcher_stop, 0);
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, 256 * 1024);
+    if (pthread_create(&watcher, &attr, watch, NULL) == 0)
+        atomic_store(&watcher_running, 1);
+    else
+        fprintf(stderr, "loggp: cannot start the knob watcher; knobs stay as loaded at start\n");
+    pthread_attr_destroy(&attr);
+    return 0;
+}
+
+void loggp_live_stop(void)
+{
+    if (!atomic_load(&watcher_running))
+        return;
+    atomic_store(&watcher_stop, 1);
+    pthread_join(watcher, NULL);
+    atomic_store(&watcher_running, 0);
+}

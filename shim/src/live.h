@@ -1,0 +1,47 @@
+/* Live knobs: loaded at MPI_Init (environment over the knob file), then
+ * refreshed by a watcher thread when `loggp-knobs set` rewrites the file, so
+ * the message path reads them without any system call. */
+#ifndef LOGGP_LIVE_H
+#define LOGGP_LIVE_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "knobs.h"
+
+/* Delays in the form the message path uses. */
+typedef struct {
+    uint64_t o_s, o_r, g, L; /* ns */
+    int64_t G_ps;            /* ps per byte */
+} loggp_delays;
+
+/* Nonzero while any knob is nonzero: the one load on the zero-knob path. */
+extern _Atomic int loggp_live_any;
+
+static inline int loggp_live_active(void)
+{
+    return atomic_load_explicit(&loggp_live_any, memory_order_relaxed);
+}
+
+/* A consistent snapshot of the current delays. */
+void loggp_live_get(loggp_delays *out);
+
+/* Loads the knobs (environment overrides the file) and starts the watcher
+ * unless LOGGP_LIVE=0 or every knob comes from the environment. Returns -1
+ * with a message if a value or the file is bad. */
+int loggp_live_start(char *err, size_t errlen);
+
+/* Stops the watcher (at MPI_Finalize). */
+void loggp_live_stop(void);
+
+/* The knobs in effect now, their sources, and the knob file's path. */
+void loggp_live_knobs(loggp_knobs *out);
+unsigned loggp_live_env_mask(void);
+const char *loggp_live_file(void);
+int loggp_live_watching(void);
+
+/* Replaces the knobs (the watcher's update; also used by tests). */
+void loggp_live_publish(const loggp_knobs *knobs);
+
+#endif

@@ -1,0 +1,17 @@
+/* The libfabric layer's interface to the rest of libloggp.so. */
+#ifndef LOGGP_OFI_H
+#define LOGGP_OFI_H
+
+/* Called by MPI_Init before the MPI library opens its fabric: whether the
+ * libfabric layer may wrap what the process opens (an MPI process that chose
+ * the libfabric engine). Fabrics opened while it is 0 pass through untouched. */
+void loggp_ofi_enable(int enabled);
+
+/* Nonzero once the layer wraps a reliable-datagram endpoint, i.e. MPI's
+ * messages cross it. */
+int loggp_ofi_active(void);
+
+/* Name of the wrapped provider ("shm", "tcp;ofi_rxm"), or "" if none. */
+const char *loggp_ofi_provider(void);
+
+#endif
