@@ -1,0 +1,58 @@
+#include "stats.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+static int compare_doubles(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+median_ci median_with_ci(double *x, size_t n)
+{
+    median_ci r = {NAN, INFINITY, n};
+    if (n == 0)
+        return r;
+    qsort(x, n, sizeof *x, compare_doubles);
+    r.median = (n % 2) ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
+    if (n < 6)
+        return r;
+    /* Ranks of the CI bounds: the count of samples below the median is Binomial(n, 1/2). */
+    double spread = 1.96 * sqrt((double)n) / 2.0;
+    double lo_rank = floor((double)n / 2.0 - spread);
+    double hi_rank = ceil((double)n / 2.0 + spread);
+    size_t lo = lo_rank < 1.0 ? 0 : (size_t)lo_rank - 1;
+    size_t hi = hi_rank > (double)n ? n - 1 : (size_t)hi_rank - 1;
+    r.ci_half = 0.5 * (x[hi] - x[lo]);
+    return r;
+}
+
+int ci_meets_target(median_ci m, double rel, double abs_tol)
+{
+    double target = fmax(rel * fabs(m.median), abs_tol);
+    return isfinite(m.ci_half) && m.ci_half <= target;
+}
+
+int least_squares(const double *x, const double *y, size_t n, double *slope, double *intercept)
+{
+    if (n < 2)
+        return -1;
+    double mx = 0, my = 0;
+    for (size_t i = 0; i < n; i++) {
+        mx += x[i];
+        my += y[i];
+    }
+    mx /= (double)n;
+    my /= (double)n;
+    double sxx = 0, sxy = 0;
+    for (size_t i = 0; i < n; i++) {
+        sxx += (x[i] - mx) * (x[i] - mx);
+        sxy += (x[i] - mx) * (y[i] - my);
+    }
+    if (sxx == 0)
+        return -1;
+    *slope = sxy / sxx;
+    *intercept = my - *slope * mx;
+    return 0;
+}
