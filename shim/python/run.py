@@ -1,0 +1,187 @@
+"""`loggp run`: run an MPI application with libloggp.so preloaded, the knobs
+given, and the routing the chosen engine needs."""
+import argparse
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+# Command-line knob flags and the environment variables they set.
+KNOB_FLAGS = {
+    "o": ("LOGGP_OS", "LOGGP_OR"),
+    "os": ("LOGGP_OS",),
+    "or": ("LOGGP_OR",),
+    "g": ("LOGGP_GAP",),
+    "G": ("LOGGP_GAP_PER_BYTE",),
+    "L": ("LOGGP_LATENCY",),
+}
+PROVIDERS = ("shm", "tcp")
+
+
+class RunError(Exception):
+    """A bad argument or a missing piece, reported without a traceback."""
+
+
+def prefix_path(*parts):
+    """A file of the installation prefix (the virtual environment)."""
+    return Path(sys.prefix, *parts)
+
+
+def find_library():
+    override = os.environ.get("LOGGP_LIBRARY")
+    lib = Path(override) if override else prefix_path("lib", "libloggp.so")
+    if not lib.is_file():
+        raise RunError(f"libloggp.so not found at {lib} (run ./setup.sh, or set LOGGP_LIBRARY)")
+    return lib.resolve()
+
+
+def find_program(name):
+    candidate = prefix_path("bin", name)
+    if candidate.is_file() and os.access(candidate, os.X_OK):
+        return str(candidate)
+    found = shutil.which(name)
+    if not found:
+        raise RunError(f"'{name}' not found in {prefix_path('bin')} or on PATH")
+    return found
+
+
+def knob_environment(knob_args):
+    """Validates knob flags with loggp-knobs (the one parser) and returns the
+    environment variables for the knobs given. Knobs not given stay live from
+    the knob file."""
+    if not knob_args:
+        return {}
+    flags = []
+    for flag, value in knob_args:
+        flags += [f"--{flag}", value]
+    proc = subprocess.run([find_program("loggp-knobs"), "env", "--format", "sh", *flags],
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RunError(proc.stderr.strip().replace("loggp-knobs: ", "", 1) or "bad knob value")
+    exported = {}
+    for line in proc.stdout.splitlines():
+        name, _, value = line.removeprefix("export ").partition("=")
+        exported[name] = value
+    wanted = {name for flag, _ in knob_args for name in KNOB_FLAGS[flag]}
+    return {name: exported[name] for name in sorted(wanted)}
+
+
+def routing_environment(engine, provider, base_env, single_host):
+    """Same-node traffic must cross libfabric for the libfabric engine, as in a
+    one-process-per-node cluster. The user's own settings win, except that
+    --provider is explicit."""
+    if engine == "pmpi":
+        return {}
+    env = {name: value for name, value in (("MPIR_CVAR_CH4_NETMOD", "ofi"), ("MPIR_CVAR_NOLOCAL", "1"))
+           if name not in base_env}
+    if provider or "FI_PROVIDER" not in base_env:
+        env["FI_PROVIDER"] = provider or "shm"
+    chosen = env.get("FI_PROVIDER", base_env.get("FI_PROVIDER"))
+    if chosen == "tcp" and single_host and "FI_TCP_IFACE" not in base_env:
+        env["FI_TCP_IFACE"] = "lo"
+    return env
+
+
+def launcher_command(launcher, np, program, hostfile):
+    if launcher == "mpiexec":
+        cmd = [find_program("mpiexec"), "-n", str(np)]
+        if hostfile:
+            cmd += ["-f", hostfile]
+        return cmd + program
+    if launcher == "srun":
+        cmd = [find_program("srun"), "-n", str(np)]
+        if hostfile:
+            cmd += ["--nodefile", hostfile]
+        return cmd + program
+    if "{program}" not in launcher:
+        raise RunError(f"--launcher '{launcher}': expected mpiexec, srun or a template containing {{program}}")
+    try:
+        text = launcher.format(np=np, program=shlex.join(program), hostfile=shlex.quote(hostfile or ""))
+    except (KeyError, IndexError, ValueError) as err:
+        raise RunError(f"--launcher '{launcher}': bad template ({err}); placeholders are {{np}}, {{program}}, "
+                       "{hostfile}") from None
+    return ["/bin/sh", "-c", text]
+
+
+def positive_int(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"'{text}' must be at least 1")
+    return value
+
+
+def parser():
+    p = argparse.ArgumentParser(
+        prog="loggp run", allow_abbrev=False,
+        description="Run an MPI program under libloggp.so. Knobs given here hold for this run; "
+                    "knobs not given follow the knob file live (`loggp-knobs set`).")
+    p.add_argument("-n", "--np", type=positive_int, required=True, help="number of ranks")
+    for flag in KNOB_FLAGS:
+        example = "0.5ns/B" if flag == "G" else "10us"
+        p.add_argument(f"--{flag}", metavar="T/B" if flag == "G" else "T", dest=f"knob_{flag}",
+                       help=f"knob {flag} (e.g. {example})")
+    p.add_argument("--engine", choices=("auto", "libfabric", "pmpi"), default="auto",
+                   help="libfabric: every message crosses the wrapped provider (default when available); "
+                        "pmpi: point-to-point only, MPI's own transports")
+    p.add_argument("--provider", choices=PROVIDERS, help="libfabric provider for same-node traffic (default shm)")
+    p.add_argument("--profile", metavar="DIR", help="write each rank's traffic profile to DIR/profile.<rank>.json")
+    p.add_argument("--launcher", default="mpiexec",
+                   help="mpiexec (default), srun, or a template with {np}, {program}, {hostfile}")
+    p.add_argument("--hostfile", help="host file for the launcher")
+    p.add_argument("--quiet", action="store_true", help="no banner from rank 0")
+    p.add_argument("--dry-run", action="store_true", help="print the exact command instead of running it")
+    p.add_argument("program", nargs=argparse.REMAINDER, help="-- PROGRAM ARGS...")
+    return p
+
+
+def build(args, base_env):
+    """The environment additions and the command for a parsed `loggp run`."""
+    program = args.program[1:] if args.program[:1] == ["--"] else args.program
+    if not program:
+        raise RunError("no program given (usage: loggp run -n N [knobs] -- PROGRAM ARGS...)")
+    if args.hostfile and not Path(args.hostfile).is_file():
+        raise RunError(f"--hostfile '{args.hostfile}': no such file")
+    knob_args = [(flag, getattr(args, f"knob_{flag}")) for flag in KNOB_FLAGS
+                 if getattr(args, f"knob_{flag}") is not None]
+    if args.engine == "pmpi" and args.provider:
+        raise RunError("--provider applies to the libfabric engine, not --engine pmpi")
+    env = {}
+    env.update(knob_environment(knob_args))
+    single_host = args.launcher == "mpiexec" and not args.hostfile
+    env.update(routing_environment(args.engine, args.provider, base_env, single_host))
+    lib = str(find_library())
+    preload = base_env.get("LD_PRELOAD", "")
+    env["LD_PRELOAD"] = lib + (":" + preload if preload and lib not in preload.split(":") else "")
+    env["LOGGP_ENGINE"] = args.engine
+    if args.profile:
+        env["LOGGP_PROFILE"] = str(Path(args.profile).resolve())
+    if args.quiet:
+        env["LOGGP_QUIET"] = "1"
+    return env, launcher_command(args.launcher, args.np, program, args.hostfile)
+
+
+def main(argv):
+    args = parser().parse_args(argv)
+    try:
+        additions, cmd = build(args, os.environ)
+    except RunError as err:
+        print(f"loggp run: {err}", file=sys.stderr)
+        return 2
+    if args.dry_run:
+        assignments = " ".join(f"{k}={shlex.quote(v)}" for k, v in additions.items())
+        print(f"env {assignments} {shlex.join(cmd)}")
+        return 0
+    env = dict(os.environ)
+    env.update(additions)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    try:
+        os.execvpe(cmd[0], cmd, env)
+    except OSError as err:
+        print(f"loggp run: cannot start {cmd[0]}: {err}", file=sys.stderr)
+        return 127
