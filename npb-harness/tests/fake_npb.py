@@ -14,7 +14,7 @@ import re
 import sys
 import time
 
-BASE, M, BYTES, DEPS, GAPS = 2.0, 1000, 4_000_000, 200, 100
+BASE, M, BYTES, DEPS, GAPS = 0.2, 1000, 4_000_000, 200, 100
 UNITS = {"ps": 1e-3, "ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
 
 

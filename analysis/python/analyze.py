@@ -1,0 +1,205 @@
+"""From a study store to slowdown curves, sensitivity fits and model checks."""
+import json
+import os
+import sqlite3
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import models, stats
+
+KNOB_ORDER = ("o", "o_s", "o_r", "g", "G", "L")
+KNOB_COLUMN = {"o": "o_s_ns", "o_s": "o_s_ns", "o_r": "o_r_ns", "g": "g_ns",
+               "G": "G_ns_per_byte", "L": "L_ns"}
+# Display units: times in us, G in ns/B. NS_PER_UNIT converts back.
+UNIT = {"o": "us", "o_s": "us", "o_r": "us", "g": "us", "G": "ns/B", "L": "us"}
+NS_PER_UNIT = {"us": 1000.0, "ns/B": 1.0}
+KNOB_TITLE = {"o": "overhead o (o_s = o_r)", "o_s": "send overhead o_s",
+              "o_r": "receive overhead o_r", "g": "gap g", "G": "per-byte gap G (1/bandwidth)",
+              "L": "latency L"}
+# Measurement and model agree when their slopes are within this factor.
+AGREEMENT = 1.5
+
+
+@dataclass
+class Point:
+    value: float            # knob value in display units
+    n: int
+    median_s: float
+    slowdown: float
+    low: float
+    high: float
+    model: float | None = None      # count x delta prediction (slowdown)
+    injected: float | None = None   # baseline + delay the shim reports it added
+
+
+@dataclass
+class Curve:
+    benchmark: str
+    np: int
+    klass: str | None
+    knob: str
+    baseline_s: float
+    points: list                    # ascending value, baseline (0) first
+    fit: stats.Fit | None = None
+    flags: list = field(default_factory=list)
+    model_slope: float | None = None      # % per unit
+    profile_count: float | None = None    # the model's count from the profile
+    effective_count: float | None = None  # the count the measured slope implies
+    verdict: str = ""
+
+    @property
+    def unit(self):
+        return UNIT[self.knob]
+
+    @property
+    def label(self):
+        c = f" class {self.klass}" if self.klass else ""
+        return f"{self.benchmark}{c} np={self.np}"
+
+
+@dataclass
+class Analysis:
+    facts: dict
+    runs: list
+    curves: list
+    baselines: dict          # (benchmark, np, class) -> {"median_s", "n", "counts"}
+    problems: list           # runs not ok
+    notes: list
+
+
+def load_runs(results_dir):
+    path = os.path.join(results_dir, "results.sqlite")
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    conn.row_factory = sqlite3.Row
+    try:
+        facts = {r["key"]: r["value"] for r in conn.execute("SELECT key, value FROM study")}
+        runs = [dict(r) for r in conn.execute("SELECT * FROM runs ORDER BY id")]
+    finally:
+        conn.close()
+    return facts, runs
+
+
+def analyse(facts, runs, rng_seed=0):
+    rng = np.random.default_rng(rng_seed)
+    ok = [r for r in runs if r["status"] == "ok" and r["runtime_seconds"] is not None]
+    problems = [r for r in runs if r["status"] != "ok"]
+    notes = []
+    groups = {}
+    for r in ok:
+        groups.setdefault((r["benchmark"], r["np"], r["class"]), []).append(r)
+    curves, baselines = [], {}
+    for key in sorted(groups, key=lambda k: (k[0], k[1], k[2] or "")):
+        rows = groups[key]
+        base = [r for r in rows if r["sweep"] == "baseline"]
+        if not base:
+            notes.append(f"{key[0]} np={key[1]}: no successful baseline run, no slowdowns")
+            continue
+        base_t = [r["runtime_seconds"] for r in base]
+        t0 = float(np.median(base_t))
+        if t0 <= 0:
+            notes.append(f"{key[0]} np={key[1]}: baseline runtime {t0} s is not positive "
+                         f"(timer resolution?), no slowdowns")
+            continue
+        counts = _counts_from(base)
+        baselines[key] = {"median_s": t0, "n": len(base), "counts": counts}
+        for knob in KNOB_ORDER:
+            knob_rows = [r for r in rows if r["sweep"] == knob]
+            if not knob_rows:
+                continue
+            curves.append(_curve(key, knob, base, knob_rows, t0, counts, rng))
+    return curves, baselines, problems, notes
+
+
+def _counts_from(base_rows):
+    """Model counts from the baseline runs' profiles (median over runs)."""
+    per_run = []
+    for r in base_rows:
+        if r.get("profile"):
+            c = models.busiest(json.loads(r["profile"]))
+            if c:
+                per_run.append(c)
+    if not per_run:
+        return None
+    out = dict(per_run[0])
+    for k, v in per_run[0].items():
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            out[k] = float(np.median([c[k] for c in per_run]))
+    return out
+
+
+def _curve(key, knob, base, knob_rows, t0, counts, rng):
+    unit = UNIT[knob]
+    per_ns = NS_PER_UNIT[unit]
+    base_t = [r["runtime_seconds"] for r in base]
+    by_value = {}
+    for r in knob_rows:
+        by_value.setdefault(r[KNOB_COLUMN[knob]], []).append(r)
+    cost = models.per_unit_cost(counts, knob)
+    s, lo, hi = stats.slowdown(base_t, base_t, rng)
+    points = [Point(0.0, len(base_t), t0, s, lo, hi, 1.0 if cost is not None or knob == "g" else None,
+                    1.0)]
+    for value_ns in sorted(by_value):
+        rows = by_value[value_ns]
+        times = [r["runtime_seconds"] for r in rows]
+        s, lo, hi = stats.slowdown(times, base_t, rng)
+        injected = [models.injected_busiest(json.loads(r["profile"]), knob)
+                    for r in rows if r.get("profile")]
+        injected = [i for i in injected if i is not None]
+        inj = 1 + float(np.median(injected)) / t0 if injected else None
+        if cost is not None:
+            model = 1 + cost * value_ns / t0
+        elif knob == "g":
+            model = inj   # the stalls the shim added in bursts
+        else:
+            model = None
+        points.append(Point(value_ns / per_ns, len(rows), float(np.median(times)), s, lo, hi,
+                            model, inj))
+    curve = Curve(key[0], key[1], key[2], knob, t0, points)
+    x = [p.value for p in points]
+    y = [100 * (p.slowdown - 1) for p in points]
+    curve.fit = stats.linear_fit(x, y)
+    half = [100 * (p.high - p.low) / 2 for p in points]
+    curve.flags = stats.flags(x, y, half, curve.fit)
+    if cost is not None:
+        curve.profile_count = cost * 1e9
+        curve.model_slope = 100 * cost * per_ns / t0
+    elif knob == "g" and all(p.model is not None for p in points) and len(points) > 1:
+        fit = stats.linear_fit(x, [100 * (p.model - 1) for p in points])
+        curve.model_slope = fit.slope if fit else None
+        if counts is not None:
+            curve.profile_count = counts["sent_messages"]
+    if curve.fit is not None:
+        curve.effective_count = curve.fit.slope / 100 * t0 / (per_ns * 1e-9)
+    curve.verdict = verdict(curve)
+    return curve
+
+
+def verdict(curve):
+    """One sentence: does the count x delta model explain the measurement?"""
+    fit = curve.fit
+    if fit is None:
+        return "one setting only: no slope"
+    if curve.model_slope is None:
+        return "no profile: no model to compare"
+    measured, model = fit.slope, curve.model_slope
+    noise = max((p.high - p.low) * 50 for p in curve.points)
+    span = max(p.value for p in curve.points)
+    if abs(measured) * span < max(noise, 1.0) and abs(model) * span < max(noise, 1.0):
+        return "both measurement and model: no visible effect"
+    if model <= 0:
+        return "the model predicts no effect but the runtime moved"
+    ratio = measured / model
+    if 1 / AGREEMENT <= ratio <= AGREEMENT:
+        return f"model agrees (measured/model = {ratio:.2f})"
+    if ratio > AGREEMENT:
+        return (f"measured {ratio:.1f}x the model: delays add up along the critical path "
+                f"more than the busiest rank's count says (waiting ranks pass them on)")
+    return (f"measured {ratio:.2f}x the model: the program overlaps or hides part of "
+            f"the delay (the count overstates the critical path)")
+
+
+def analyse_dir(results_dir):
+    facts, runs = load_runs(results_dir)
+    curves, baselines, problems, notes = analyse(facts, runs)
+    return Analysis(facts, runs, curves, baselines, problems, notes)

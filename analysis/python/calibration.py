@@ -1,0 +1,53 @@
+"""Optional input: calibration.json from `loggp calibrate --out DIR`, the
+machine's T(m) = T0 + m/B fitted per protocol regime. Used to place each knob
+setting on the linear model's axes: o and L raise T0, G lowers B."""
+import json
+import math
+
+
+class CalibrationError(Exception):
+    pass
+
+
+def load(path):
+    try:
+        with open(path) as f:
+            data = json.load(f)
+    except OSError as e:
+        raise CalibrationError(f"cannot read calibration {path}: {e.strerror}") from None
+    except ValueError as e:
+        raise CalibrationError(f"calibration {path} is not JSON: {e}") from None
+    regimes = data.get("regimes") if isinstance(data, dict) else None
+    if not isinstance(regimes, list) or not regimes:
+        raise CalibrationError(f"calibration {path} has no 'regimes' list")
+    for i, r in enumerate(regimes):
+        for key in ("m_min", "m_max", "T0_us", "B_bytes_per_us"):
+            v = r.get(key) if isinstance(r, dict) else None
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+                raise CalibrationError(f"calibration {path}: regime {i} has a bad {key!r}: {v!r}")
+        if r["B_bytes_per_us"] <= 0:
+            raise CalibrationError(f"calibration {path}: regime {i} has B_bytes_per_us "
+                                   f"{r['B_bytes_per_us']} (must be > 0)")
+    return regimes
+
+
+def base_values(regimes):
+    """(T0 in us of the small-message regime, B in bytes/us of the bulk regime)."""
+    small = min(regimes, key=lambda r: r["m_min"])
+    bulk = max(regimes, key=lambda r: r["m_max"])
+    return small["T0_us"], bulk["B_bytes_per_us"]
+
+
+def added_T0_us(knob, value_us):
+    """How much one knob setting raises the one-way start-up cost T0."""
+    if knob == "o":
+        return 2 * value_us          # o_s and o_r both
+    if knob in ("o_s", "o_r", "L"):
+        return value_us
+    return 0.0
+
+
+def bandwidth(base_B, G_ns_per_byte):
+    """B after adding G: 1/B' = 1/B + G."""
+    inverse = (1.0 / base_B if base_B else 0.0) + G_ns_per_byte / 1000.0
+    return 1.0 / inverse if inverse > 0 else math.inf

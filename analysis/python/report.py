@@ -1,0 +1,375 @@
+"""The study report: plots (PNG and SVG), CSV tables and one self-contained
+HTML page with the images embedded. Written to RESULTS/report/."""
+import base64
+import csv
+import datetime
+import html
+import io
+import json
+import os
+import tempfile
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from . import analyze, calibration as calib, models  # noqa: E402
+
+REPORT_DIR = "report"
+METHOD = ("Slowdown is the ratio of median runtimes T(knob)/T(0), T being the benchmark's own "
+          "timed section (NPB's \"Time in seconds\"). Intervals are 95 % percentile bootstrap "
+          "intervals of that ratio (2000 resamples, knob and baseline runs resampled "
+          "independently); with few repetitions they are coarse. Sensitivity is the least-squares "
+          "slope of the slowdown in percent against the knob (baseline included), with its R^2. "
+          "A jump is a step three times steeper than the overall slope and above the noise; a "
+          "plateau a step adding under a quarter of the predicted rise.")
+
+
+def _atomic_write(path, data, mode="w"):
+    folder = os.path.dirname(path)
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=os.path.basename(path))
+    try:
+        with os.fdopen(fd, mode) as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+def _csv_text(header, rows):
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(header)
+    w.writerows(rows)
+    return buf.getvalue()
+
+
+def _fmt(v, digits=3):
+    if v is None:
+        return ""
+    if isinstance(v, float):
+        return f"{v:.{digits}g}"
+    return str(v)
+
+
+def _save_figure(fig, out_dir, stem):
+    """Writes stem.png and stem.svg atomically; returns the PNG bytes."""
+    images = {}
+    for ext in ("png", "svg"):
+        buf = io.BytesIO()
+        fig.savefig(buf, format=ext, dpi=110, bbox_inches="tight")
+        images[ext] = buf.getvalue()
+        _atomic_write(os.path.join(out_dir, f"{stem}.{ext}"), images[ext], "wb")
+    plt.close(fig)
+    return images["png"]
+
+
+def _colours(labels):
+    cmap = plt.get_cmap("tab10")
+    return {label: cmap(i % 10) for i, label in enumerate(sorted(set(labels)))}
+
+
+def knob_figure(curves, knob, colours):
+    fig, ax = plt.subplots(figsize=(7, 4.2))
+    for c in curves:
+        x = [p.value for p in c.points]
+        y = [p.slowdown for p in c.points]
+        err = [[p.slowdown - p.low for p in c.points], [p.high - p.slowdown for p in c.points]]
+        col = colours[c.label]
+        slope = f", {c.fit.slope:+.2g} %/{c.unit}" if c.fit else ""
+        ax.errorbar(x, y, yerr=err, marker="o", ms=4, capsize=3, color=col, lw=1.6,
+                    label=f"{c.label}{slope}")
+        if any(p.model is not None for p in c.points):
+            mx = [p.value for p in c.points if p.model is not None]
+            my = [p.model for p in c.points if p.model is not None]
+            ax.plot(mx, my, ls="--", color=col, lw=1, alpha=0.8)
+    ax.axhline(1.0, color="grey", lw=0.8)
+    ax.set_xlabel(f"added {analyze.KNOB_TITLE[knob]} ({analyze.UNIT[knob]})")
+    ax.set_ylabel("slowdown T(knob) / T(0)")
+    ax.set_title(f"Sensitivity to {analyze.KNOB_TITLE[knob]}\n"
+                 "solid: measured (95 % bootstrap CI), dashed: count x delta model", fontsize=10)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, loc="upper left")
+    return fig
+
+
+def sensitivity_figure(curves, colours):
+    knobs = [k for k in analyze.KNOB_ORDER if any(c.knob == k for c in curves)]
+    fig, axes = plt.subplots(1, len(knobs), figsize=(3.2 * len(knobs) + 0.5, 3.6), squeeze=False)
+    for ax, knob in zip(axes[0], knobs):
+        cs = [c for c in curves if c.knob == knob and c.fit]
+        labels = [c.label for c in cs]
+        ax.bar(range(len(cs)), [c.fit.slope for c in cs], color=[colours[l] for l in labels])
+        for i, c in enumerate(cs):
+            if c.model_slope is not None:
+                ax.plot([i - 0.4, i + 0.4], [c.model_slope] * 2, color="black", lw=1.5)
+        ax.set_xticks(range(len(cs)), [l.split(" ")[0] for l in labels], rotation=45,
+                      ha="right", fontsize=8)
+        ax.set_title(analyze.KNOB_TITLE[knob], fontsize=9)
+        ax.set_ylabel(f"% slowdown per {analyze.UNIT[knob]}", fontsize=8)
+        ax.grid(axis="y", alpha=0.3)
+    fig.suptitle("Sensitivity slopes (bars: measured, black line: count x delta model)",
+                 fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def linear_model_figure(curves, colours, regimes):
+    """Slowdown against the linear model's T0 and B."""
+    base_T0, base_B = calib.base_values(regimes) if regimes else (None, None)
+    fig, (a0, a1) = plt.subplots(1, 2, figsize=(10, 4))
+    markers = {"o": "o", "o_s": "^", "o_r": "v", "L": "s"}
+    for c in curves:
+        col = colours[c.label]
+        if c.knob in markers:
+            x = [calib.added_T0_us(c.knob, p.value) + (base_T0 or 0) for p in c.points]
+            a0.plot(x, [p.slowdown for p in c.points], marker=markers[c.knob], color=col,
+                    ls="-" if c.knob == "o" else ":", label=f"{c.label}, {c.knob}")
+        if c.knob == "G":
+            if base_B:
+                x = [calib.bandwidth(base_B, p.value) for p in c.points]
+            else:
+                x = [p.value for p in c.points]
+            a1.plot(x, [p.slowdown for p in c.points], marker="D", color=col, label=c.label)
+    a0.set_xlabel("T0, one-way start-up cost (us)" if base_T0 is not None
+                  else "added T0 = o_s + o_r + L (us; no calibration given)")
+    a0.set_ylabel("slowdown")
+    a0.set_title("o and L both raise T0: do they cost the same?", fontsize=10)
+    if base_B:
+        a1.set_xlabel("B, bulk bandwidth (bytes/us)")
+        a1.invert_xaxis()
+        a1.set_title("G lowers B (axis reversed: slower to the right)", fontsize=10)
+    else:
+        a1.set_xlabel("added 1/B = G (ns/B; no calibration given)")
+        a1.set_title("G lowers the bulk bandwidth B", fontsize=10)
+    for ax in (a0, a1):
+        ax.grid(alpha=0.3)
+        ax.axhline(1.0, color="grey", lw=0.8)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def drift_figure(runs, colours_by_bench):
+    """Baseline runtimes in the order they ran: drift and noise at a glance."""
+    fig, ax = plt.subplots(figsize=(7, 3))
+    by_bench = {}
+    for r in runs:
+        if r["sweep"] == "baseline" and r["status"] == "ok" and r["runtime_seconds"]:
+            by_bench.setdefault((r["benchmark"], r["np"], r["class"]), []).append(r)
+    for key, rows in sorted(by_bench.items(), key=lambda kv: str(kv[0])):
+        rows.sort(key=lambda r: r["started_at"])
+        med = sorted(r["runtime_seconds"] for r in rows)[len(rows) // 2]
+        ax.plot([r["id"] for r in rows], [r["runtime_seconds"] / med for r in rows], marker=".",
+                label=f"{key[0]} np={key[1]}", color=colours_by_bench.get(key[0]))
+    ax.axhline(1.0, color="grey", lw=0.8)
+    ax.set_xlabel("run number (time order)")
+    ax.set_ylabel("baseline T / median")
+    ax.set_title("Baseline runs through the study (machine drift and noise)", fontsize=10)
+    ax.grid(alpha=0.3)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def _img(png, alt):
+    data = base64.b64encode(png).decode()
+    return f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{data}">'
+
+
+def _table(header, rows, cls=""):
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(_fmt(c))}</td>" for c in row) + "</tr>"
+                   for row in rows)
+    return f'<table class="{cls}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+
+
+def _flags_text(curve):
+    return "; ".join(f"{kind} {a:g}-{b:g} {curve.unit}" for kind, a, b in curve.flags)
+
+
+def sensitivity_rows(curves):
+    rows = []
+    for c in curves:
+        top = c.points[-1]
+        rows.append([c.benchmark, c.np, c.klass or "", c.knob, c.unit,
+                     round(c.baseline_s, 6), c.fit.slope if c.fit else None,
+                     c.fit.r2 if c.fit else None, c.model_slope,
+                     top.value, top.slowdown, top.low, top.high,
+                     c.profile_count, c.effective_count, _flags_text(c), c.verdict])
+    return rows
+
+
+SENS_HEADER = ["benchmark", "np", "class", "knob", "unit", "T0_s", "slope_pct_per_unit", "r2",
+               "model_slope_pct_per_unit", "max_value", "slowdown_at_max", "ci_low", "ci_high",
+               "profile_count", "effective_count", "flags", "model_vs_measurement"]
+SLOW_HEADER = ["benchmark", "np", "class", "knob", "value", "unit", "runs", "median_s",
+               "slowdown", "ci_low", "ci_high", "model_slowdown", "injected_slowdown"]
+RUN_COLUMNS = ["id", "plan_id", "round", "benchmark", "kind", "class", "np", "sweep", "o_s_ns",
+               "o_r_ns", "g_ns", "G_ns_per_byte", "L_ns", "status", "exit_status", "verified",
+               "runtime_seconds", "wall_seconds", "started_at", "finished_at", "host",
+               "mpi_version", "loggp_version", "error", "stdout_path", "stderr_path", "command"]
+
+
+def _headline(curves):
+    """A few sentences a reader gets at a glance."""
+    out = []
+    fitted = [c for c in curves if c.fit]
+    if not fitted:
+        return ["No knob sweep has two settings with successful runs yet."]
+    for bench in sorted({c.benchmark for c in fitted}):
+        cs = [c for c in fitted if c.benchmark == bench]
+        worst = max(cs, key=lambda c: c.points[-1].slowdown)
+        p = worst.points[-1]
+        part = (f"<b>{html.escape(bench)}</b>: largest slowdown {p.slowdown:.2f}x "
+                f"[{p.low:.2f}, {p.high:.2f}] at {worst.knob} = {p.value:g} {worst.unit}")
+        per = ", ".join(f"{c.knob} {c.fit.slope:+.3g} %/{c.unit}"
+                        + (f" (R<sup>2</sup> {c.fit.r2:.2f})" if c.fit.r2 is not None else "")
+                        for c in cs)
+        out.append(f"{part}; slopes: {per}.")
+    return out
+
+
+CSS = """
+body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1100px;color:#222;line-height:1.4}
+h1{font-size:1.6em}h2{margin-top:1.6em;border-bottom:1px solid #ccc}
+table{border-collapse:collapse;font-size:.85em;margin:.6em 0}
+td,th{border:1px solid #ccc;padding:.2em .5em;text-align:right}
+th{background:#f2f2f2}td:first-child{text-align:left}
+img{max-width:100%;margin:.5em 0}.bad{background:#fde8e8}.meta td{text-align:left}
+.note{color:#555;font-size:.9em}
+"""
+
+
+def write(results_dir, calibration_path=None):
+    if calibration_path is None:
+        candidate = os.path.join(results_dir, "calibration.json")
+        calibration_path = candidate if os.path.isfile(candidate) else None
+    regimes = calib.load(calibration_path) if calibration_path else None
+    a = analyze.analyse_dir(results_dir)
+    out_dir = os.path.join(results_dir, REPORT_DIR)
+    os.makedirs(out_dir, exist_ok=True)
+    labels = [c.label for c in a.curves]
+    colours = _colours(labels)
+    bench_colours = {c.benchmark: colours[c.label] for c in a.curves}
+
+    _atomic_write(os.path.join(out_dir, "sensitivity.csv"),
+                  _csv_text(SENS_HEADER, sensitivity_rows(a.curves)))
+    slow_rows = [[c.benchmark, c.np, c.klass or "", c.knob, p.value, c.unit, p.n, p.median_s,
+                  p.slowdown, p.low, p.high, p.model, p.injected]
+                 for c in a.curves for p in c.points]
+    _atomic_write(os.path.join(out_dir, "slowdown.csv"), _csv_text(SLOW_HEADER, slow_rows))
+    _atomic_write(os.path.join(out_dir, "runs.csv"),
+                  _csv_text(RUN_COLUMNS, [[r.get(k) for k in RUN_COLUMNS] for r in a.runs]))
+
+    sections = []
+    figures = {}
+    if a.curves:
+        figures["sensitivity"] = _save_figure(sensitivity_figure(a.curves, colours), out_dir,
+                                              "sensitivity")
+        for knob in analyze.KNOB_ORDER:
+            cs = [c for c in a.curves if c.knob == knob]
+            if cs:
+                figures[knob] = _save_figure(knob_figure(cs, knob, colours), out_dir, f"knob_{knob}")
+        if any(c.knob in ("o", "o_s", "o_r", "L", "G") for c in a.curves):
+            figures["linear"] = _save_figure(linear_model_figure(a.curves, colours, regimes),
+                                             out_dir, "linear_model")
+    figures["drift"] = _save_figure(drift_figure(a.runs, bench_colours), out_dir, "drift")
+
+    f = a.facts
+    ok = sum(1 for r in a.runs if r["status"] == "ok")
+    meta = [["study", f.get("name", "")], ["study file", f.get("study_path", "")],
+            ["host", f.get("host", "")], ["MPI", f.get("mpi_version", "")],
+            ["loggp", f.get("loggp_version", "")],
+            ["runs", f"{len(a.runs)} recorded, {ok} ok, {len(a.problems)} not ok"],
+            ["calibration", calibration_path or "none (T0/B axes show increments only)"],
+            ["report written", datetime.datetime.now(datetime.timezone.utc)
+             .strftime("%Y-%m-%d %H:%M UTC")]]
+    sections.append("<h2>At a glance</h2><ul>" +
+                    "".join(f"<li>{s}</li>" for s in _headline(a.curves)) + "</ul>")
+    if "sensitivity" in figures:
+        sections.append(_img(figures["sensitivity"], "sensitivity slopes"))
+    sections.append("<h2>Sensitivity table</h2>" + _table(
+        ["benchmark", "np", "class", "knob", "T0 (s)", "slope (%/unit)", "R^2",
+         "model slope", "max setting", "slowdown there [95 % CI]", "flags", "model vs measurement"],
+        [[c.benchmark, c.np, c.klass or "", f"{c.knob} ({c.unit})", c.baseline_s,
+          c.fit.slope if c.fit else None, c.fit.r2 if c.fit else None, c.model_slope,
+          f"{c.points[-1].value:g} {c.unit}",
+          f"{c.points[-1].slowdown:.3f} [{c.points[-1].low:.3f}, {c.points[-1].high:.3f}]",
+          _flags_text(c) or "-", c.verdict] for c in a.curves]))
+    for knob in analyze.KNOB_ORDER:
+        if knob not in figures:
+            continue
+        cs = [c for c in a.curves if c.knob == knob]
+        sections.append(f"<h2>{html.escape(analyze.KNOB_TITLE[knob])}</h2>"
+                        + _img(figures[knob], f"slowdown against {knob}"))
+        sections.append(_table(
+            ["benchmark", f"{knob} ({analyze.UNIT[knob]})", "runs", "median T (s)", "slowdown",
+             "95 % CI", "model", "baseline + injected delay"],
+            [[c.label, p.value, p.n, p.median_s, p.slowdown, f"[{p.low:.3f}, {p.high:.3f}]",
+              p.model, p.injected] for c in cs for p in c.points]))
+    sections.append(_models_section(a))
+    if "linear" in figures:
+        sections.append("<h2>Against the linear model T(m) = T0 + m/B</h2>"
+                        "<p>o and L both raise the one-way start-up cost T0 (o by o_s + o_r); "
+                        "G lowers the bulk bandwidth B. If an application depended on T0 "
+                        "alone, the o and L curves would lie on top of each other; the gap "
+                        "between them is the CPU time overhead steals, which latency leaves "
+                        "free for overlap.</p>" + _img(figures["linear"], "linear model axes"))
+    sections.append("<h2>Runs that did not succeed</h2>" + (
+        _table(["run", "benchmark", "np", "setting", "round", "status", "why", "stderr"],
+               [[r["plan_id"], r["benchmark"], r["np"], _setting(r), r["round"] + 1,
+                 r["status"], r["error"], r["stderr_path"]] for r in a.problems], "bad")
+        if a.problems else "<p>None.</p>"))
+    if a.notes:
+        sections.append("<ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in a.notes) + "</ul>")
+    sections.append("<h2>Baseline stability</h2>" + _img(figures["drift"], "baseline drift"))
+    sections.append(f"<h2>Method</h2><p class='note'>{html.escape(METHOD)}</p>"
+                    f"<p class='note'>{html.escape(models.__doc__.strip())}</p>"
+                    "<p class='note'>Files next to this page: sensitivity.csv, slowdown.csv, "
+                    "runs.csv, and every figure as PNG and SVG.</p>")
+    page = (f"<!DOCTYPE html><html><head><meta charset='utf-8'>"
+            f"<title>loggp study {html.escape(f.get('name', ''))}</title><style>{CSS}</style>"
+            f"</head><body><h1>loggp study: {html.escape(f.get('name', ''))}</h1>"
+            + _table(["", ""], meta, "meta") + "".join(sections) + "</body></html>")
+    path = os.path.join(out_dir, "report.html")
+    _atomic_write(path, page)
+    return path
+
+
+def _setting(run):
+    knobs = json.loads(run["knobs"])
+    moved = [f"{k}={v}" for k, v in knobs.items() if not v.startswith("0ns")]
+    return " ".join(moved) or "baseline"
+
+
+def _models_section(a):
+    rows = []
+    for key, base in sorted(a.baselines.items(), key=lambda kv: str(kv[0])):
+        c = base["counts"]
+        if c is None:
+            rows.append([f"{key[0]} np={key[1]}", base["median_s"], "", "", "", "", "", ""])
+            continue
+        rows.append([f"{key[0]} np={key[1]}", base["median_s"], c["sent_messages"],
+                     c["received_messages"], c["sent_bytes"], c["dependent_messages"],
+                     c["collective_messages_estimate"], c.get("engine") or ""])
+    counts = _table(["benchmark", "T0 (s)", "sent msgs (busiest)", "received msgs (busiest)",
+                     "bytes sent (busiest)", "dependent msgs", "of which collective (est.)",
+                     "engine"], rows)
+    compare = _table(["benchmark", "knob", "model count", "count the measurement implies",
+                      "verdict"],
+                     [[c.label, c.knob, c.profile_count, c.effective_count, c.verdict]
+                      for c in a.curves])
+    return ("<h2>Count x delta models</h2><p>Counts come from the profiles of the baseline runs. "
+            "The model predicts added time = count x knob; the count the measurement implies "
+            "is the measured slope turned back into a count. Where they differ by more than "
+            f"{analyze.AGREEMENT:g}x the table says which way.</p>" + counts + compare)
