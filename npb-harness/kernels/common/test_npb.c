@@ -67,6 +67,23 @@ Test(vranlc, equals_repeated_randlc)
     cr_assert_eq(x, y, "n=0 must leave the seed alone");
 }
 
+Test(vranlc, every_length_continues_the_sequence)
+{
+    /* lengths around the interleaving width, and a large multiplier */
+    const int lengths[] = {1, 2, 3, 4, 5, 7, 8, 9, 11, 12, 13, 999};
+    const double mults[] = {1220703125.0, 35184372088831.0};
+    for (int m = 0; m < 2; m++) {
+        double x = 314159265.0, y = x, buf[999];
+        for (int l = 0; l < (int)(sizeof lengths / sizeof lengths[0]); l++) {
+            int n = lengths[l];
+            npb_vranlc(n, &x, mults[m], buf);
+            for (int i = 0; i < n; i++)
+                cr_assert_eq(buf[i], spec_randlc(&y, mults[m]), "mult %d n=%d element %d", m, n, i);
+            cr_assert_eq(x, y, "mult %d n=%d: seed after the call", m, n);
+        }
+    }
+}
+
 static int parse(int argc, char **argv, npb_args *out)
 {
     return npb_parse_args(argc, argv, "cg", "SWAB", out);
