@@ -123,14 +123,19 @@ static void rank_keys(is_state *s, int iteration)
         if (s->c->test_index[i] / s->my_keys == s->rank)
             s->bucket_size[nb + i] = s->keys[s->c->test_index[i] % s->my_keys];
 
-    for (long i = 0; i < s->my_keys; i++)
-        s->bucket_size[s->keys[i] >> shift]++;
-    s->bucket_ptr[0] = 0;
+    /* Locals for the hot loops: int stores through the arrays could
+     * otherwise alias the int fields of *s and force reloads. */
+    const int *keys = s->keys;
+    const long my_keys = s->my_keys;
+    int *bucket_size = s->bucket_size, *bucket_ptr = s->bucket_ptr, *by_bucket = s->by_bucket;
+    for (long i = 0; i < my_keys; i++)
+        bucket_size[keys[i] >> shift]++;
+    bucket_ptr[0] = 0;
     for (int b = 1; b < nb; b++)
-        s->bucket_ptr[b] = s->bucket_ptr[b - 1] + s->bucket_size[b - 1];
-    for (long i = 0; i < s->my_keys; i++) {
-        int key = s->keys[i];
-        s->by_bucket[s->bucket_ptr[key >> shift]++] = key;
+        bucket_ptr[b] = bucket_ptr[b - 1] + bucket_size[b - 1];
+    for (long i = 0; i < my_keys; i++) {
+        int key = keys[i];
+        by_bucket[bucket_ptr[key >> shift]++] = key;
     }
 
     MPI_Allreduce(s->bucket_size, s->bucket_totals, nb + IS_TESTS, MPI_INT, MPI_SUM,
@@ -185,8 +190,10 @@ static void rank_keys(is_state *s, int iteration)
         for (int b = s->first_bucket[q]; b <= s->last_bucket[q]; b++)
             lesser += s->bucket_totals[b];
 
+    const int *received = s->received;
+    int *count_at_key = count - min_key; /* indexed by key value */
     for (long i = 0; i < recv_total; i++)
-        count[s->received[i] - min_key]++;
+        count_at_key[received[i]]++;
     for (long k = 1; k < range; k++)
         count[k] += count[k - 1];
 
