@@ -21,6 +21,7 @@
 #include <limits.h>
 #include <math.h>
 #include <mpi.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,10 +72,13 @@ static double now_us(void)
     return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
 }
 
-static void spin_until(double t_us)
+/* Waits before timed operations need no precision, only "at least this long"; yielding
+ * lets the peer rank run when both share a core on a busy machine (otherwise it would
+ * get the CPU only at the end of our time slice, milliseconds later). */
+static void wait_until(double t_us)
 {
-    while (now_us() < t_us) {
-    }
+    while (now_us() < t_us)
+        sched_yield();
 }
 
 /* Sends of this process are spaced by at least `pace_us` (from the end of one posting
@@ -82,7 +86,7 @@ static void spin_until(double t_us)
 static double last_send_end_us;
 static double pace_us;
 
-static void pace(void) { spin_until(last_send_end_us + pace_us); }
+static void pace(void) { wait_until(last_send_end_us + pace_us); }
 
 /* ---------------------------------------------------------------- parsing */
 
@@ -493,7 +497,7 @@ static void run_batch(int cmd, long m, int count, double recv_wait_us, double *o
             pace();
             send_control(server, TAG_TOKEN);
             /* Long enough for the token to arrive and the message to come back. */
-            spin_until(now_us() + recv_wait_us);
+            wait_until(now_us() + recv_wait_us);
             t0 = now_us();
             finish_receive(m, server, &req);
             t1 = now_us();

@@ -1,0 +1,111 @@
+"""`loggp probe`: runs loggp-probe at np=2 (through `loggp run` when knobs are given).
+
+The functions here are the one way the rest of the experiments start the probe, so that
+tests can replace `run_probe` with a synthetic apparatus.
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+KNOB_FLAGS = {"o_s": "--os", "o_r": "--or", "g": "--g", "G": "--G", "L": "--L"}
+
+
+class ProbeError(RuntimeError):
+    """The probe could not be started or failed; the message says why."""
+
+
+def find_program(name):
+    """A program of the installation (the venv's bin/) or on PATH."""
+    candidate = Path(sys.prefix, "bin", name)
+    if candidate.is_file() and os.access(candidate, os.X_OK):
+        return str(candidate)
+    found = shutil.which(name)
+    if not found:
+        raise ProbeError(f"'{name}' not found in {Path(sys.prefix, 'bin')} or on PATH (run ./setup.sh)")
+    return found
+
+
+def format_knob(knob, value):
+    """Knob value (us, or ns/B for G) as `loggp run` takes it."""
+    return f"{value:.6g}ns/B" if knob == "G" else f"{value:.6g}us"
+
+
+def probe_command(probe_args, knobs=None, np_ranks=2, run_args=()):
+    """The command that runs loggp-probe: plain mpiexec without knobs, else `loggp run`
+    with every knob given explicitly (so the user's knob file cannot leak in)."""
+    probe = find_program("loggp-probe")
+    if knobs is None:
+        return [find_program("mpiexec"), "-n", str(np_ranks), probe, *probe_args]
+    unknown = set(knobs) - set(KNOB_FLAGS)
+    if unknown:
+        raise ProbeError(f"unknown knob(s) {sorted(unknown)}; expected {sorted(KNOB_FLAGS)}")
+    cmd = [sys.executable, "-m", "loggp.cli", "run", "-n", str(np_ranks), "--quiet", *run_args]
+    for knob, flag in KNOB_FLAGS.items():
+        cmd += [flag, format_knob(knob, knobs.get(knob, 0.0))]
+    return cmd + ["--", probe, *probe_args]
+
+
+def run_probe(probe_args, knobs=None, run_args=(), timeout=180):
+    """Runs the probe (knobs: dict of increments, us or ns/B; None for no libloggp)
+    and returns its parsed JSON result."""
+    with tempfile.TemporaryDirectory(prefix="loggp-probe-") as tmp:
+        out = Path(tmp, "probe.json")
+        cmd = probe_command([*probe_args, "--quiet", "--json", str(out)], knobs, run_args=run_args)
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise ProbeError(f"probe timed out after {timeout} s: {' '.join(cmd)}") from None
+        if proc.returncode != 0 or not out.is_file():
+            detail = (proc.stderr or proc.stdout).strip().splitlines()[-5:]
+            raise ProbeError(f"probe failed (exit {proc.returncode}): {' '.join(cmd)}\n  " + "\n  ".join(detail))
+        return json.loads(out.read_text())
+
+
+def main(argv=None):
+    """loggp probe [--np N] [--o T --os T --or T --g T --G T/B --L T] [loggp-probe options]"""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] in (["-h"], ["--help"]):
+        print("usage: loggp probe [--np N] [--o T] [--os T] [--or T] [--g T] [--G T/B] [--L T] "
+              "[loggp-probe options]\n"
+              "Runs loggp-probe on N ranks (default 2); with any knob, under `loggp run` with those knobs.\n"
+              "loggp-probe options:")
+        sys.stdout.flush()
+        return subprocess.run([find_program("loggp-probe"), "--help"]).returncode
+    np_ranks, knob_args, rest = 2, [], []
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg in ("--np", "-n", "--o", "--os", "--or", "--g", "--G", "--L"):
+            if i + 1 >= len(argv):
+                print(f"loggp probe: option {arg} needs a value", file=sys.stderr)
+                return 2
+            value = argv[i + 1]
+            if arg in ("--np", "-n"):
+                if not value.isdigit() or int(value) < 2:
+                    print(f"loggp probe: bad --np '{value}' (expected an integer >= 2)", file=sys.stderr)
+                    return 2
+                np_ranks = int(value)
+            else:
+                knob_args += [arg, value]
+            i += 2
+            continue
+        rest.append(arg)
+        i += 1
+    try:
+        if knob_args:
+            cmd = [sys.executable, "-m", "loggp.cli", "run", "-n", str(np_ranks), "--quiet", *knob_args,
+                   "--", find_program("loggp-probe"), *rest]
+        else:
+            cmd = [find_program("mpiexec"), "-n", str(np_ranks), find_program("loggp-probe"), *rest]
+    except ProbeError as err:
+        print(f"loggp probe: {err}", file=sys.stderr)
+        return 2
+    return subprocess.run(cmd).returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,137 @@
+"""The T0 + m/B fit on synthetic data with known parameters, a regime break and noise."""
+import json
+
+import numpy as np
+import pytest
+
+from loggp.experiments import fit
+from exp_synthetic import synthetic_probe
+
+SIZES = [2 ** i for i in range(0, 21)] + [3 * 2 ** i for i in range(8, 19)]
+
+
+def two_regimes(m, noise=0.0, seed=3):
+    """Eager: T0 1.2 us, 4000 B/us up to 8 KiB; rendezvous: T0 5 us, 12000 B/us."""
+    m = np.asarray(sorted(m), dtype=float)
+    t = np.where(m <= 8192, 1.2 + m / 4000.0, 5.0 + m / 12000.0)
+    if noise:
+        t = t * (1 + noise * np.random.default_rng(seed).standard_normal(len(t)))
+    return m, t
+
+
+def test_fit_line_recovers_exact_line():
+    m = np.array([1, 10, 100, 1000.0])
+    t0, s, sse = fit.fit_line(m, 2.0 + 0.01 * m)
+    assert t0 == pytest.approx(2.0)
+    assert s == pytest.approx(0.01)
+    assert sse == pytest.approx(0, abs=1e-20)
+
+
+def test_fit_line_keeps_parameters_physical():
+    m = np.array([1, 2, 4, 8.0])
+    t0, s, _ = fit.fit_line(m, np.array([1.05, 1.04, 1.02, 1.0]))  # falling: slope would be negative
+    assert s == 0 and t0 == pytest.approx(1.0275, rel=1e-3)
+    t0, s, _ = fit.fit_line(np.array([1000, 2000, 4000.0]), np.array([0.5, 1.5, 3.5]))  # T0 would be < 0
+    assert t0 == 0 and s > 0
+
+
+def test_segments_find_the_protocol_switch_with_noise():
+    m, t = two_regimes(SIZES, noise=0.01)
+    regimes = fit.segment_fit(m, t)
+    assert len(regimes) == 2
+    eager, rdv = regimes
+    assert eager.m_max == 8192 and rdv.m_min == 12288
+    assert eager.T0_us == pytest.approx(1.2, rel=0.05)
+    assert eager.B_bytes_per_us == pytest.approx(4000, rel=0.05)
+    assert rdv.T0_us == pytest.approx(5.0, rel=0.15)
+    assert rdv.B_bytes_per_us == pytest.approx(12000, rel=0.05)
+    for r in regimes:
+        assert len(r.residuals_rel) == r.points
+        assert r.rms_rel_residual < 0.03 and r.max_rel_residual < 0.06
+
+
+def test_one_regime_is_not_split():
+    m = np.array(SIZES, dtype=float)
+    m.sort()
+    t = (1.0 + m / 5000.0) * (1 + 0.005 * np.random.default_rng(7).standard_normal(len(m)))
+    regimes = fit.segment_fit(m, t)
+    assert len(regimes) == 1
+    assert regimes[0].B_bytes_per_us == pytest.approx(5000, rel=0.03)
+
+
+def test_bad_series_are_rejected():
+    with pytest.raises(fit.FitError, match="at least 2"):
+        fit.segment_fit([8], [1.0])
+    with pytest.raises(fit.FitError, match="positive"):
+        fit.segment_fit([1, 2, 4], [1.0, -2.0, 3.0])
+    with pytest.raises(fit.FitError, match="increasing"):
+        fit.segment_fit([4, 2, 8], [1.0, 2.0, 3.0])
+
+
+def test_knob_prediction_matches_knobbed_fit():
+    base = synthetic_probe(SIZES)
+    knobs = {"o_s": 2.0, "o_r": 2.0, "L": 5.0, "G": 0.5}
+    knobbed = synthetic_probe(SIZES, knobs=knobs)
+    bm, bt = fit.series(base)
+    regimes = fit.segment_fit(bm, bt)
+    m, t = fit.series(knobbed)
+    measured = fit.fit_in_regimes(m, t, regimes)
+    predicted = fit.predict_regimes(regimes, fit.Knobs(o_s=2.0, o_r=2.0, L=5.0, G=0.5))
+    for row in fit.compare(predicted, measured):
+        assert abs(row["T0_error_us"]) < 0.05 * row["T0_predicted_us"] + 0.1
+        assert abs(row["G_error_ns_per_byte"]) < 0.02 * row["G_predicted_ns_per_byte"] + 0.005
+    # A broken G (half) is visible in the comparison.
+    half = synthetic_probe(SIZES, knobs=knobs, scale={"G": 0.5})
+    m, t = fit.series(half)
+    rows = fit.compare(predicted, fit.fit_in_regimes(m, t, regimes))
+    assert rows[-1]["G_error_ns_per_byte"] < -0.2
+
+
+def test_units():
+    assert fit.parse_time_us("250ns") == pytest.approx(0.25)
+    assert fit.parse_time_us("2ms") == 2000
+    assert fit.parse_time_us("0") == 0
+    assert fit.parse_per_byte_ns("2us/KiB") == pytest.approx(2000 / 1024)
+    with pytest.raises(fit.FitError, match="'5 parsecs'"):
+        fit.parse_time_us("5 parsecs")
+    with pytest.raises(fit.FitError, match="'1us'"):
+        fit.parse_per_byte_ns("1us")
+
+
+def test_command_line_writes_plot_and_json(tmp_path, capsys):
+    probe = tmp_path / "probe.json"
+    probe.write_text(json.dumps(synthetic_probe(SIZES)))
+    out_png, out_json = tmp_path / "fit.png", tmp_path / "fit.json"
+    assert fit.main([str(probe), "--plot", str(out_png), "--json", str(out_json)]) == 0
+    assert out_png.read_bytes()[:4] == b"\x89PNG"
+    assert out_png.with_suffix(".svg").read_text().lstrip().startswith("<?xml")
+    regimes = json.loads(out_json.read_text())["regimes"]
+    assert len(regimes) >= 2 and all(r["B_bytes_per_us"] > 0 and r["T0_us"] >= 0 for r in regimes)
+    assert "T0 [us]" in capsys.readouterr().out
+    assert not list(tmp_path.glob(".*"))  # no temporary files left behind
+
+
+def test_command_line_comparison(tmp_path, capsys):
+    base, knobbed = tmp_path / "base.json", tmp_path / "knobbed.json"
+    base.write_text(json.dumps(synthetic_probe(SIZES)))
+    knobbed.write_text(json.dumps(synthetic_probe(SIZES, knobs={"L": 10.0})))
+    assert fit.main([str(knobbed), "--baseline", str(base), "--L", "10us", "--json", str(tmp_path / "c.json")]) == 0
+    rows = json.loads((tmp_path / "c.json").read_text())["comparison"]
+    assert all(abs(r["T0_error_us"]) < 0.2 for r in rows)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["missing.json"], "does not exist"),
+    (["{probe}", "--L", "5us"], "--baseline"),
+    (["{probe}", "--baseline", "{probe}", "--L", "5 lightyears"], "'5 lightyears'"),
+    (["{probe}", "--plot", "out.pdf"], "out.pdf"),
+    (["{notjson}"], "not valid JSON"),
+    (["{probe}", "--max-regimes", "0"], "--max-regimes 0"),
+])
+def test_command_line_bad_input_exits_2(tmp_path, capsys, args, message):
+    probe, notjson = tmp_path / "p.json", tmp_path / "n.json"
+    probe.write_text(json.dumps(synthetic_probe([1, 8, 64])))
+    notjson.write_text("{oops")
+    argv = [a.format(probe=probe, notjson=notjson) for a in args]
+    assert fit.main(argv) == 2
+    assert message in capsys.readouterr().err
