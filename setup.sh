@@ -87,6 +87,7 @@ case "$action" in
     say "running C tests (CTest)"
     ctest --test-dir "$build" --output-on-failure -j 2
     say "running Python tests (pytest)"
+    export LOGGP_BUILD_DIR="$build"
     cd "$here"
     set +e
     "$venv/bin/python" -m pytest -q

@@ -356,7 +356,7 @@ static void write_profile(double wall_seconds)
     for (int i = 0; i < LOGGP_COLL_COUNT; i++) {
         if (!sum.coll_calls[i])
             continue;
-        fprintf(f, "%s\"MPI_%s\": {\"calls\": %llu, \"bytes\": %llu}", first ? "" : ", ", loggp_coll_names[i],
+        fprintf(f, "%s\"%s\": {\"calls\": %llu, \"bytes\": %llu}", first ? "" : ", ", loggp_coll_names[i],
                 (unsigned long long)sum.coll_calls[i], (unsigned long long)sum.coll_bytes[i]);
         first = 0;
     }

@@ -1,0 +1,219 @@
+/* Figures the apparatus tests check: ping-pong half round trip, a one-way
+ * message stream, allreduce and RMA epoch times, CPU time spent, and a
+ * windowed ping-pong for live knob changes. Rank 0 prints key=value lines.
+ *   timing pingpong SIZE ITERS | stream SIZE COUNT | allreduce ITERS |
+ *          rma ITERS | cpu SIZE COUNT | live SECONDS */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+static int rank;
+
+static double cpu_seconds(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + 1e-6 * (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static void pingpong_round(char *buf, int size, int iters)
+{
+    for (int i = 0; i < iters; i++) {
+        if (rank == 0) {
+            MPI_Send(buf, size, MPI_BYTE, 1, 0, MPI_COMM_WORLD);
+            MPI_Recv(buf, size, MPI_BYTE, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        } else if (rank == 1) {
+            MPI_Recv(buf, size, MPI_BYTE, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Send(buf, size, MPI_BYTE, 0, 0, MPI_COMM_WORLD);
+        }
+    }
+}
+
+/* Median over batches of the per-iteration time of body(). */
+#define BATCHES 15
+
+static void pingpong(char *buf, int size, int iters)
+{
+    double t[BATCHES];
+    pingpong_round(buf, size, iters / 4 + 1);
+    double cpu0 = cpu_seconds(), w0 = MPI_Wtime();
+    for (int b = 0; b < BATCHES; b++) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        double s = MPI_Wtime();
+        pingpong_round(buf, size, iters);
+        t[b] = (MPI_Wtime() - s) / iters / 2;
+    }
+    if (rank == 0)
+        printf("halfrtt_us=%.4f\ncpu_s=%.6f\nwall_s=%.6f\n", median(t, BATCHES) * 1e6, cpu_seconds() - cpu0,
+               MPI_Wtime() - w0);
+}
+
+static void stream(char *buf, int size, int count)
+{
+    double t[BATCHES];
+    char ack;
+    for (int b = 0; b < BATCHES; b++) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        double s = MPI_Wtime();
+        if (rank == 0) {
+            for (int i = 0; i < count; i++)
+                MPI_Send(buf, size, MPI_BYTE, 1, 1, MPI_COMM_WORLD);
+            MPI_Recv(&ack, 1, MPI_BYTE, 1, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        } else if (rank == 1) {
+            for (int i = 0; i < count; i++)
+                MPI_Recv(buf, size, MPI_BYTE, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Send(&ack, 1, MPI_BYTE, 0, 2, MPI_COMM_WORLD);
+        }
+        t[b] = (MPI_Wtime() - s) / count;
+    }
+    if (rank == 0)
+        printf("interval_us=%.4f\nrate_per_s=%.1f\n", median(t, BATCHES) * 1e6, 1.0 / median(t, BATCHES));
+}
+
+static void allreduce(int iters)
+{
+    double t[BATCHES], in = rank, out;
+    for (int b = 0; b < BATCHES; b++) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        double s = MPI_Wtime();
+        for (int i = 0; i < iters; i++)
+            MPI_Allreduce(&in, &out, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        t[b] = (MPI_Wtime() - s) / iters;
+    }
+    if (rank == 0)
+        printf("allreduce_us=%.4f\n", median(t, BATCHES) * 1e6);
+}
+
+static void rma(int iters)
+{
+    double t[BATCHES], *base, value = 1.0;
+    MPI_Win win;
+    MPI_Win_allocate(sizeof(double), sizeof(double), MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
+    for (int b = 0; b < BATCHES; b++) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        double s = MPI_Wtime();
+        if (rank == 0) {
+            for (int i = 0; i < iters; i++) {
+                MPI_Win_lock(MPI_LOCK_SHARED, 1, 0, win);
+                MPI_Put(&value, 1, MPI_DOUBLE, 1, 0, 1, MPI_DOUBLE, win);
+                MPI_Win_unlock(1, win);
+            }
+        }
+        t[b] = (MPI_Wtime() - s) / iters;
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+    MPI_Win_free(&win);
+    if (rank == 0)
+        printf("rma_epoch_us=%.4f\n", median(t, BATCHES) * 1e6);
+}
+
+/* CPU time of posting COUNT nonblocking messages and waiting for them
+ * without polling (Test + sleep): o costs CPU here, L only wall time. */
+static void cpu(char *buf, int size, int count)
+{
+    MPI_Request *reqs = malloc(sizeof *reqs * (size_t)count);
+    struct timespec nap = {0, 100000};
+    MPI_Barrier(MPI_COMM_WORLD);
+    double cpu0 = cpu_seconds(), w0 = MPI_Wtime();
+    if (rank < 2) {
+        for (int i = 0; i < count; i++) {
+            if (rank == 0)
+                MPI_Isend(buf, size, MPI_BYTE, 1, 3, MPI_COMM_WORLD, &reqs[i]);
+            else
+                MPI_Irecv(buf, size, MPI_BYTE, 0, 3, MPI_COMM_WORLD, &reqs[i]);
+        }
+        int done = 0;
+        while (!done) {
+            MPI_Testall(count, reqs, &done, MPI_STATUSES_IGNORE);
+            if (!done)
+                nanosleep(&nap, NULL);
+        }
+    }
+    double mine[2] = {cpu_seconds() - cpu0, MPI_Wtime() - w0}, theirs[2] = {0, 0};
+    if (rank == 1)
+        MPI_Send(mine, 2, MPI_DOUBLE, 0, 4, MPI_COMM_WORLD);
+    else if (rank == 0)
+        MPI_Recv(theirs, 2, MPI_DOUBLE, 1, 4, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    if (rank == 0)
+        printf("sender_cpu_s=%.6f\nreceiver_cpu_s=%.6f\nsender_wall_s=%.6f\nreceiver_wall_s=%.6f\n", mine[0],
+               theirs[0], mine[1], theirs[1]);
+    free(reqs);
+}
+
+/* Ping-pongs in 20 ms windows; rank 0 reports each window's half round trip. */
+static void live(double seconds)
+{
+    char buf[8] = {0};
+    double start = MPI_Wtime();
+    int stop = 0;
+    while (!stop) {
+        double s = MPI_Wtime();
+        int n = 0;
+        while (MPI_Wtime() - s < 0.02) {
+            pingpong_round(buf, 8, 4);
+            n += 4;
+        }
+        double per = (MPI_Wtime() - s) / n / 2;
+        if (rank == 0) {
+            printf("t=%.4f halfrtt_us=%.3f\n", MPI_Wtime() - start, per * 1e6);
+            fflush(stdout);
+            stop = MPI_Wtime() - start > seconds;
+        }
+        MPI_Bcast(&stop, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    }
+}
+
+static long arg(char **argv, int i, const char *what)
+{
+    char *end;
+    long v = strtol(argv[i], &end, 10);
+    if (*end || v < 0) {
+        if (rank == 0)
+            fprintf(stderr, "timing: bad %s '%s'\n", what, argv[i]);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    return v;
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    const char *mode = argc > 1 ? argv[1] : "";
+    char *buf = calloc(1, 1 << 22);
+    if (!strcmp(mode, "pingpong") && argc == 4)
+        pingpong(buf, (int)arg(argv, 2, "size"), (int)arg(argv, 3, "iterations"));
+    else if (!strcmp(mode, "stream") && argc == 4)
+        stream(buf, (int)arg(argv, 2, "size"), (int)arg(argv, 3, "count"));
+    else if (!strcmp(mode, "allreduce") && argc == 3)
+        allreduce((int)arg(argv, 2, "iterations"));
+    else if (!strcmp(mode, "rma") && argc == 3)
+        rma((int)arg(argv, 2, "iterations"));
+    else if (!strcmp(mode, "cpu") && argc == 4)
+        cpu(buf, (int)arg(argv, 2, "size"), (int)arg(argv, 3, "count"));
+    else if (!strcmp(mode, "live") && argc == 3)
+        live((double)arg(argv, 2, "seconds"));
+    else {
+        if (rank == 0)
+            fprintf(stderr, "usage: timing pingpong SIZE ITERS | stream SIZE COUNT | allreduce ITERS | rma ITERS | cpu SIZE COUNT | live SECONDS\n");
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    free(buf);
+    MPI_Finalize();
+    return 0;
+}

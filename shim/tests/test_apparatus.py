@@ -1,0 +1,252 @@
+"""libloggp.so under real MPI runs at np=2: data integrity, what each knob does
+to the figures it should move (with wide tolerances: a shared 2-core machine is
+noisy), the banner, the profile, inertness outside MPI, bad input, live knobs."""
+import json
+import os
+import statistics
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+from conftest import built, installed, run
+
+# Timed tests keep to np=2 and compare figures measured side by side.
+NP = "2"
+
+
+def loggp_run(*args, timeout=180, env=None):
+    return run([installed("loggp"), "run", "-n", NP, "--quiet", *args], timeout=timeout, env=env)
+
+
+def figures(proc):
+    assert proc.returncode == 0, f"exit {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
+    out = {}
+    for line in proc.stdout.splitlines():
+        key, sep, value = line.partition("=")
+        if sep:
+            out[key.strip()] = float(value)
+    return out
+
+
+def timing(*args, knobs=(), engine="libfabric", env=None):
+    return figures(loggp_run("--engine", engine, *knobs, "--", built("shim/tests/loggp-test-timing"), *args,
+                             env=env))
+
+
+def assert_about(measured, expected, what, low=0.6, high=1.6, slack=3.0):
+    """measured within [low*expected - slack, high*expected + slack] (us)."""
+    assert low * expected - slack <= measured <= high * expected + slack, \
+        f"{what}: measured {measured:.2f} us, expected about {expected:.2f} us"
+
+
+# ---- integrity ---------------------------------------------------------------
+
+KNOBS_ON = ("--o", "2us", "--g", "1us", "--G", "0.5ns/B", "--L", "5us")
+
+
+@pytest.mark.parametrize("engine,provider,knobs", [
+    ("pmpi", None, ()),
+    ("pmpi", None, KNOBS_ON),
+    ("libfabric", "shm", ()),
+    ("libfabric", "shm", KNOBS_ON),
+    ("libfabric", "tcp", KNOBS_ON),
+])
+def test_data_arrives_intact(engine, provider, knobs):
+    args = ["--engine", engine] + (["--provider", provider] if provider else []) + list(knobs)
+    proc = loggp_run(*args, "--", built("shim/tests/loggp-test-integrity"))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "integrity OK" in proc.stdout
+
+
+# ---- the fallback (PMPI) engine -------------------------------------------------
+
+def test_fallback_overhead_moves_the_pingpong():
+    base = timing("pingpong", "8", "200", engine="pmpi")["halfrtt_us"]
+    slow = timing("pingpong", "8", "200", knobs=("--o", "20us"), engine="pmpi")["halfrtt_us"]
+    # a half round trip holds one send and one receive: o_s + o_r
+    assert_about(slow - base, 40.0, "fallback o=20us half round trip increase")
+
+
+def test_fallback_gap_spaces_a_stream():
+    base = timing("stream", "8", "300", engine="pmpi")["interval_us"]
+    spaced = timing("stream", "8", "300", knobs=("--g", "25us"), engine="pmpi")["interval_us"]
+    assert_about(spaced, 25.0 + base, "fallback g=25us stream interval")
+
+
+# ---- the libfabric engine -------------------------------------------------------
+
+@pytest.mark.parametrize("flag,value,size,expected_us", [
+    ("--os", "20us", "8", 20.0),
+    ("--or", "20us", "8", 20.0),
+    ("--L", "20us", "8", 20.0),
+    ("--G", "1ns/B", "16384", 16.383),
+])
+def test_each_knob_moves_the_half_round_trip(flag, value, size, expected_us):
+    base = timing("pingpong", size, "200")["halfrtt_us"]
+    moved = timing("pingpong", size, "200", knobs=(flag, value))["halfrtt_us"]
+    assert_about(moved - base, expected_us, f"{flag} {value} half round trip increase at {size} B")
+
+
+def test_gap_spaces_a_stream_and_latency_does_not():
+    base = timing("stream", "8", "400")["interval_us"]
+    gapped = timing("stream", "8", "400", knobs=("--g", "20us"))["interval_us"]
+    delayed = timing("stream", "8", "400", knobs=("--L", "50us"))["interval_us"]
+    assert_about(gapped, 20.0 + base, "g=20us stream interval")
+    # L is time in flight: a pipelined stream keeps its message rate
+    assert delayed < base * 1.5 + 2.0, f"L=50us lowered the message rate: {delayed:.2f} vs {base:.2f} us"
+
+
+def test_overhead_burns_cpu_and_latency_does_not():
+    quiet = timing("cpu", "8", "200", knobs=("--L", "50us"))
+    busy = timing("cpu", "8", "200", knobs=("--o", "50us"))
+    # 200 messages x 50 us of spinning on each side
+    assert busy["sender_cpu_s"] > 0.6 * 0.010, busy
+    assert busy["receiver_cpu_s"] > 0.6 * 0.010, busy
+    assert quiet["sender_cpu_s"] < 0.5 * busy["sender_cpu_s"], (quiet, busy)
+    assert quiet["receiver_cpu_s"] < 0.5 * busy["receiver_cpu_s"], (quiet, busy)
+
+
+def test_latency_slows_allreduce_and_rma_epochs():
+    base_ar = timing("allreduce", "200")["allreduce_us"]
+    slow_ar = timing("allreduce", "200", knobs=("--L", "30us"))["allreduce_us"]
+    assert slow_ar - base_ar > 0.6 * 30, f"allreduce {base_ar:.2f} -> {slow_ar:.2f} us under L=30us"
+    base_rma = timing("rma", "100")["rma_epoch_us"]
+    slow_rma = timing("rma", "100", knobs=("--L", "30us"))["rma_epoch_us"]
+    # a lock/put/unlock epoch waits at least for the put's round trip (2L)
+    assert slow_rma - base_rma > 0.6 * 60, f"RMA epoch {base_rma:.2f} -> {slow_rma:.2f} us under L=30us"
+
+
+# ---- banner, profile ------------------------------------------------------------
+
+def test_banner_names_engine_provider_and_knobs():
+    proc = run([installed("loggp"), "run", "-n", NP, "--os", "3us", "--L", "1.5us", "--",
+                built("shim/tests/loggp-test-timing"), "pingpong", "8", "10"])
+    assert proc.returncode == 0, proc.stderr
+    banners = [line for line in proc.stderr.splitlines() if line.startswith("loggp ")]
+    assert len(banners) == 1, proc.stderr  # rank 0 only
+    assert "engine libfabric, provider shm" in banners[0]
+    assert "o_s=3us(env)" in banners[0] and "L=1.5us(env)" in banners[0] and "o_r=0ns" in banners[0]
+    quiet = loggp_run("--", built("shim/tests/loggp-test-timing"), "pingpong", "8", "10")
+    assert "loggp " not in quiet.stderr
+
+
+def test_fallback_banner_warns_about_what_it_cannot_do():
+    proc = run([installed("loggp"), "run", "-n", NP, "--engine", "pmpi", "--", built("shim/tests/loggp-test-timing"),
+                "pingpong", "8", "10"])
+    assert proc.returncode == 0, proc.stderr
+    assert "engine pmpi fallback" in proc.stderr
+    assert "L and the messages inside collectives are not delayed" in proc.stderr
+
+
+@pytest.mark.parametrize("engine", ["pmpi", "libfabric"])
+def test_profile_counts_the_traffic(tmp_path, engine):
+    out = tmp_path / "prof"
+    proc = loggp_run("--engine", engine, "--os", "2us", "--profile", out, "--",
+                     built("shim/tests/loggp-test-timing"), "pingpong", "8", "100")
+    assert proc.returncode == 0, proc.stderr
+    profiles = [json.loads((out / f"profile.{r}.json").read_text()) for r in range(2)]
+    sends = 100 // 4 + 1 + 15 * 100  # warm-up, then 15 batches of 100
+    for rank, prof in enumerate(profiles):
+        assert prof["rank"] == rank and prof["size"] == 2
+        assert prof["engine"].startswith("libfabric:shm" if engine == "libfabric" else "pmpi")
+        assert prof["sent"]["messages"] == sends and prof["sent"]["bytes"] == 8 * sends
+        assert prof["received"]["messages"] == sends
+        assert prof["sent"]["by_size"] == [{"min_bytes": 8, "max_bytes": 15, "messages": sends, "bytes": 8 * sends}]
+        assert prof["calls"]["MPI_Send"] == sends and prof["calls"]["MPI_Recv"] == sends
+        assert prof["collectives"]["MPI_Barrier"]["calls"] == 15
+        assert prof["knobs_ns"]["o_s"] == 2000
+        assert prof["wall_seconds"] > 0
+        # every send paid o_s (the libfabric layer also pays it on the barrier's messages)
+        assert prof["injected_ns"]["o_s"] >= sends * 2000
+        assert prof["injected_ns"]["L"] == 0
+
+
+def test_no_profile_without_asking(tmp_path):
+    proc = loggp_run("--", built("shim/tests/loggp-test-timing"), "pingpong", "8", "10", env={"LOGGP_PROFILE": ""})
+    assert proc.returncode == 0
+    assert not list(tmp_path.glob("**/profile.*.json"))
+
+
+# ---- inert outside MPI, bad input ----------------------------------------------
+
+def library():
+    return str(built("shim/libloggp.so"))
+
+
+def test_non_mpi_processes_are_untouched():
+    env = {"LD_PRELOAD": library(), "LOGGP_OS": "1ms"}
+    py = run([sys.executable, "-c", "print(6 * 7)"], env=env)
+    assert (py.returncode, py.stdout, py.stderr) == (0, "42\n", "")
+    sh = run(["/bin/sh", "-c", "echo out; echo err >&2; exit 3"], env=env)
+    assert (sh.returncode, sh.stdout, sh.stderr) == (3, "out\n", "err\n")
+
+
+def test_plain_ld_preload_recipe_works():
+    env = {"LD_PRELOAD": library(), "LOGGP_QUIET": "1", "LOGGP_OS": "1us"}
+    proc = run([installed("mpiexec"), "-n", NP, built("shim/tests/loggp-test-integrity")], env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert "integrity OK" in proc.stdout
+
+
+def test_bad_knob_file_stops_mpi_init(private_knob_file):
+    private_knob_file.parent.mkdir(mode=0o700, parents=True)
+    private_knob_file.write_text("o_s = 10 parsecs\n")
+    private_knob_file.chmod(0o600)
+    proc = run([installed("mpiexec"), "-n", NP, built("shim/tests/loggp-test-timing"), "pingpong", "8", "10"],
+               env={"LD_PRELOAD": library()})
+    assert proc.returncode != 0
+    assert "MPI_Init aborted" in proc.stderr and "corrupt" in proc.stderr and str(private_knob_file) in proc.stderr
+    assert "halfrtt_us" not in proc.stdout
+
+
+def test_bad_environment_value_stops_mpi_init():
+    proc = run([installed("mpiexec"), "-n", NP, built("shim/tests/loggp-test-timing"), "pingpong", "8", "10"],
+               env={"LD_PRELOAD": library(), "LOGGP_LATENCY": "-5us"})
+    assert proc.returncode != 0
+    assert "LOGGP_LATENCY=-5us" in proc.stderr and "negative" in proc.stderr
+
+
+def test_bad_engine_name_is_refused():
+    proc = run([installed("mpiexec"), "-n", NP, built("shim/tests/loggp-test-timing"), "pingpong", "8", "10"],
+               env={"LD_PRELOAD": library(), "LOGGP_ENGINE": "warp"})
+    assert proc.returncode != 0 and "LOGGP_ENGINE=warp" in proc.stderr
+
+
+# ---- live knobs ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("engine", ["pmpi", "libfabric"])
+def test_running_program_sees_loggp_knobs_set(engine):
+    cmd = [installed("loggp"), "run", "-n", NP, "--quiet", "--engine", engine, "--",
+           built("shim/tests/loggp-test-timing"), "live", "3"]
+    proc = subprocess.Popen([str(c) for c in cmd], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    windows = []  # (arrival time, half round trip)
+
+    def reader():
+        for line in proc.stdout:
+            if line.startswith("t="):
+                windows.append((time.monotonic(), float(line.split("halfrtt_us=")[1])))
+
+    thread = threading.Thread(target=reader)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 60
+        while len(windows) < 20 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(windows) >= 20, "the program did not start reporting"
+        set_at = time.monotonic()
+        run([installed("loggp-knobs"), "set", "--o", "40us"], check=True)
+        proc.wait(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        thread.join(timeout=10)
+    assert proc.returncode == 0, proc.stderr.read()
+    before = [rtt for t, rtt in windows if t < set_at]
+    after = [rtt for t, rtt in windows if t > set_at + 0.3]
+    assert len(after) >= 5, windows
+    # o_s + o_r = 80 us more per half round trip once the change is seen
+    rise = statistics.median(after) - statistics.median(before)
+    assert 40 < rise < 160, f"half round trip rose by {rise:.1f} us after `loggp-knobs set --o 40us`"
