@@ -188,6 +188,14 @@ static int parse_args(int argc, char **argv, options *o, int verbose)
         }
         if (strncmp(a, "--", 2) != 0)
             FAIL("unexpected argument '%s'", a);
+        static const char *const valued[] = {"--min-size", "--max-size", "--sizes", "--send-mode",
+                                             "--recv-mode", "--json", "--rel-ci", "--abs-ci-ns",
+                                             "--min-samples", "--max-samples", "--time-limit", "--burst"};
+        int known = 0;
+        for (size_t k = 0; k < sizeof valued / sizeof valued[0]; k++)
+            known |= !strcmp(a, valued[k]);
+        if (!known)
+            FAIL("unknown option '%s'", a);
         if (i + 1 >= argc)
             FAIL("option %s needs a value", a);
         const char *v = argv[++i];

@@ -1,0 +1,118 @@
+"""loggp-probe itself at np=2: it runs, reports sane numbers in valid JSON, and rejects
+bad arguments with exit 2. Tolerances are coarse: the machine is shared and noisy."""
+import json
+import subprocess
+
+import pytest
+
+from loggp.experiments import probe as probemod
+
+
+def run(args, np_ranks=2, timeout=120):
+    cmd = [probemod.find_program("mpiexec"), "-n", str(np_ranks), probemod.find_program("loggp-probe"), *args]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+
+
+def medians(data, key):
+    return [e[key]["median"] for e in sorted(data["sizes"], key=lambda e: e["bytes"])]
+
+
+def test_probe_reports_a_sane_signature(tmp_path):
+    out = tmp_path / "probe.json"
+    proc = run(["--sizes", "1,64,1K,16K,256K", "--time-limit", "1", "--json", str(out)])
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(out.read_text())
+    assert data["schema"] == "loggp-probe/1" and data["np"] == 2
+    assert [e["bytes"] for e in data["sizes"]] == [1, 64, 1024, 16384, 262144]
+    T, o_s, o_r, g = (medians(data, k) for k in ("T_us", "o_s_us", "o_r_us", "g_us"))
+    for name, series in (("T", T), ("o_s", o_s), ("o_r", o_r), ("g", g)):
+        assert all(v > 0 for v in series), (name, series)
+    # Monotone-ish: a 256 KiB message costs clearly more than a 1 B one, in every quantity.
+    assert T[-1] > 3 * T[0] and g[-1] > 3 * g[0]
+    # One-way time of a small message: on-node, microseconds, not milliseconds.
+    assert 0.05 < T[0] < 200
+    # An overhead is part of the one-way time of a small message.
+    assert o_s[0] < 2 * T[0] and o_r[0] < 2 * T[0]
+    # Bulk transfer on one host: somewhere between 0.1 and 100 GB/s.
+    assert 0.01 < data["summary"]["G_ns_per_byte"] < 10
+    for e in data["sizes"]:
+        assert e["T_us"]["samples"] >= 11
+        assert e["L_us"] == pytest.approx(e["T_us"]["median"] - e["o_s_us"]["median"] - e["o_r_us"]["median"],
+                                          abs=1e-5)
+    assert "bytes" in proc.stdout and "T(m)" in proc.stdout  # the table
+
+
+def test_full_signature_is_fast(tmp_path):
+    out = tmp_path / "probe.json"
+    proc = run(["--json", str(out), "--quiet"])
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(out.read_text())
+    sizes = [e["bytes"] for e in data["sizes"]]
+    assert sizes[0] == 1 and sizes[-1] == 1 << 20
+    assert all(1 << i in sizes for i in range(21))
+    # Budget 4 s; the goal is 5 s. A loaded machine may stretch the minimum sample counts.
+    assert data["elapsed_s"] < 12
+    assert proc.stdout == ""
+
+
+@pytest.mark.parametrize("modes", [["--send-mode", "isend", "--recv-mode", "irecv"], ["--send-mode", "ssend"]])
+def test_send_and_receive_modes(tmp_path, modes):
+    out = tmp_path / "probe.json"
+    proc = run(["--sizes", "8,64K", "--time-limit", "0.5", "--quiet", "--json", str(out), *modes])
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(out.read_text())
+    assert data["send_mode"] == modes[1]
+    assert all(e["T_us"]["median"] > 0 for e in data["sizes"])
+
+
+def test_refinement_adds_sizes_inside_a_bend(tmp_path):
+    # Between 4 KiB and 64 KiB MPICH switches protocol; the probe measures sizes in between.
+    out = tmp_path / "probe.json"
+    proc = run(["--min-size", "1K", "--max-size", "128K", "--time-limit", "1", "--quiet", "--json", str(out)])
+    assert proc.returncode == 0, proc.stderr
+    sizes = json.loads(out.read_text())["sizes"]
+    powers = {1 << i for i in range(10, 18)}
+    assert {e["bytes"] for e in sizes if not e["refined"]} == powers
+    for e in sizes:
+        if e["refined"]:
+            assert e["bytes"] not in powers and 1024 < e["bytes"] < 131072
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--send-mode", "bogus"], "'bogus'"),
+    (["--recv-mode", "wait"], "'wait'"),
+    (["--max-size", "12parsecs"], "'12parsecs'"),
+    (["--sizes", "8,x"], "'x'"),
+    (["--min-size", "1M", "--max-size", "1K"], "--min-size"),
+    (["--rel-ci", "2"], "'2'"),
+    (["--burst", "1"], "'1'"),
+    (["--min-samples", "50", "--max-samples", "10"], "--max-samples 10"),
+    (["--frobnicate"], "'--frobnicate'"),
+    (["--json"], "needs a value"),
+])
+def test_bad_arguments_exit_2(args, message):
+    proc = run(args, timeout=60)
+    assert proc.returncode == 2
+    assert message in proc.stderr
+
+
+def test_one_rank_is_a_usage_error():
+    proc = run(["--sizes", "8"], np_ranks=1, timeout=60)
+    assert proc.returncode == 2
+    assert "at least 2 ranks" in proc.stderr
+
+
+def test_unwritable_json_fails_without_a_partial_file(tmp_path):
+    target = tmp_path / "no-such-dir" / "probe.json"
+    proc = run(["--sizes", "8", "--time-limit", "0.2", "--quiet", "--json", str(target)])
+    assert proc.returncode != 0
+    assert "no-such-dir" in proc.stderr
+    assert not target.parent.exists()
+
+
+def test_loggp_probe_command(tmp_path, capsys):
+    out = tmp_path / "p.json"
+    assert probemod.main(["--sizes", "8", "--time-limit", "0.2", "--quiet", "--json", str(out)]) == 0
+    assert json.loads(out.read_text())["sizes"][0]["bytes"] == 8
+    assert probemod.main(["--np", "1"]) == 2
+    assert "--np '1'" in capsys.readouterr().err
