@@ -358,7 +358,8 @@ static double row_sum(const cg_grid *g, double local)
 }
 
 /* out = A * in for this process's block of columns, summed over the process
- * row and delivered in the column distribution; `scratch` receives pieces. */
+ * row and delivered in the column distribution; `out` also receives the
+ * partner pieces during the row sum. */
 static void matvec(cg_solver *s, const double *in, double *out)
 {
     const cg_grid *g = s->g;
