@@ -7,6 +7,7 @@ import sys
 
 SUBCOMMANDS = {
     "run": ("loggp.run", "run an MPI application under libloggp.so with knobs"),
+    "bench": ("loggp.bench", "figures about the apparatus: transparency, knob accuracy"),
     "main": ("loggp.mainjob", "the main job: quick calibration, then the default study"),
     "probe": ("loggp.experiments.probe", "run loggp-probe and print the LogGP signature"),
     "calibrate": ("loggp.experiments.calibrate", "sweep each knob and check measured vs set"),
