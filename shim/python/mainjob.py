@@ -1,0 +1,41 @@
+"""`loggp main`: the main job on the embedded default. A quick calibration
+(do the knobs add what they say on this machine?), then the default study
+(how much slower do our NPB kernels run as each knob grows?), ending with the
+path of the report. Interrupted, it resumes where it stopped."""
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+
+def main(argv):
+    p = argparse.ArgumentParser(prog="loggp main", description=__doc__, allow_abbrev=False)
+    p.add_argument("--out", default="results/main",
+                   help="results folder (default results/main; rerun to resume)")
+    p.add_argument("--skip-calibration", action="store_true", help="go straight to the study")
+    args = p.parse_args(argv)
+    out = Path(args.out).resolve()
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        print(f"loggp main: cannot use --out {args.out}: {err}", file=sys.stderr)
+        return 2
+
+    from loggp.experiments import calibrate
+    from loggp.harness import study
+
+    started = time.monotonic()
+    calibration = out / "calibration" / "calibration.json"
+    if not args.skip_calibration and not calibration.is_file():
+        print(f"[loggp main] 1/2 quick calibration -> {calibration.parent}", file=sys.stderr, flush=True)
+        rc = calibrate.main(["--quick", "--out", str(calibration.parent)])
+        if rc not in (0, 3):  # 3: it ran, but a knob missed its accuracy goal (its report says which)
+            print(f"[loggp main] calibration failed (exit {rc})", file=sys.stderr)
+            return rc
+    print(f"[loggp main] 2/2 default study -> {out / 'study'}", file=sys.stderr, flush=True)
+    report = study.run_default(str(out / "study"), str(calibration) if calibration.is_file() else None)
+    minutes = (time.monotonic() - started) / 60
+    print(f"[loggp main] done in {minutes:.1f} min", file=sys.stderr)
+    print(f"report: {os.path.relpath(report)}" if report else "report: (none written)")
+    return 0
