@@ -12,6 +12,7 @@ inside collectives are estimated from the call counts (below) and the
 estimate is said so in the report.
 """
 import math
+import re
 
 # Collectives that move P-1 messages per rank per call (pairwise exchange);
 # the rest are taken as trees or recursive doubling: ceil(log2 P) messages.
@@ -39,18 +40,22 @@ def collective_bytes(name, payload, size):
     return payload * math.ceil(math.log2(size))
 
 
+def _mpi_name(name):
+    # Some profiles spell collectives "MPI_MPI_Allreduce"; both mean MPI_Allreduce.
+    return re.sub(r"^(MPI_)+", "MPI_", name)
+
+
 def rank_counts(rank_profile):
     """Counts one rank contributes to the models."""
     size = rank_profile.get("size", 1)
     sent = rank_profile.get("sent", {})
     received = rank_profile.get("received", {})
-    coll = rank_profile.get("collectives", {}) or {}
+    coll = {_mpi_name(n): c for n, c in (rank_profile.get("collectives", {}) or {}).items()}
     coll_msgs = sum(collective_messages(n, c.get("calls", 0), size) for n, c in coll.items())
     coll_bytes = sum(collective_bytes(n, c.get("bytes", 0), size) for n, c in coll.items())
     coll_calls = sum(c.get("calls", 0) for c in coll.values())
     calls = rank_profile.get("calls", {}) or {}
     blocking = sum(v for k, v in calls.items() if k in BLOCKING)
-    coll_rounds = sum(collective_messages(n, c.get("calls", 0), size) for n, c in coll.items())
     return {
         "sent_messages": sent.get("messages", 0) + coll_msgs,
         "received_messages": received.get("messages", 0) + coll_msgs,
@@ -58,7 +63,7 @@ def rank_counts(rank_profile):
         "p2p_messages": sent.get("messages", 0),
         "collective_messages_estimate": coll_msgs,
         "collective_calls": coll_calls,
-        "dependent_messages": blocking + coll_rounds,
+        "dependent_messages": blocking + coll_msgs,
         "injected_ns": rank_profile.get("injected_ns", {}) or {},
         "wall_seconds": rank_profile.get("wall_seconds"),
     }

@@ -69,8 +69,10 @@ class StoreError(Exception):
     pass
 
 
-def connect(path, migrate_to=SCHEMA_VERSION):
-    """Opens (creating if needed) and migrates the store to migrate_to."""
+def connect(path, migrate_to=None):
+    """Opens (creating if needed) and migrates the store to migrate_to
+    (default: the latest version)."""
+    migrate_to = SCHEMA_VERSION if migrate_to is None else migrate_to
     conn = sqlite3.connect(path, isolation_level=None, timeout=30)
     conn.row_factory = sqlite3.Row
     conn.execute("PRAGMA foreign_keys = ON")

@@ -5,7 +5,8 @@ Reads the knobs `loggp run` exports (LOGGP_OS, LOGGP_OR, LOGGP_GAP,
 LOGGP_GAP_PER_BYTE, LOGGP_LATENCY) and prints an NPB-format report whose time
 follows Martin's count x delta model exactly:
   T = BASE + M*(o_s + o_r) + BYTES*G + DEPS*L + GAPS*g
-It also writes a profile.0.json into the --profile folder when asked to.
+Like libloggp.so at MPI_Finalize, it writes profile.<rank>.json for two
+ranks into $LOGGP_PROFILE (the folder `loggp run --profile` names).
 Usage: fake_npb.py CLASS [--sleep S] [--fail-when-L-over NS] [--hang-when-g-over NS]
 """
 import json
@@ -41,7 +42,7 @@ def main(argv):
         time.sleep(3600)
     seconds = BASE + 1e-9 * (M * (o_s + o_r) + BYTES * G + DEPS * L + GAPS * g)
     verified = not ("--fail-when-L-over" in opts and L > float(opts["--fail-when-L-over"]))
-    profile_dir = os.environ.get("FAKE_PROFILE_DIR")
+    profile_dir = os.environ.get("LOGGP_PROFILE")
     if profile_dir:
         for rank in (0, 1):
             busy = rank == 0

@@ -1,0 +1,225 @@
+"""Analysis on synthetic data: slowdowns, fits, flags, count x delta models,
+calibration input and the written report."""
+import csv
+import json
+import os
+
+import numpy as np
+import pytest
+
+from loggp.analysis import analyze, calibration, models, report, stats
+from loggp.harness import store
+
+
+# --- statistics --------------------------------------------------------------
+
+def test_slowdown_is_a_ratio_of_medians_with_an_interval_around_it():
+    rng = np.random.default_rng(1)
+    base = 2.0 * (1 + 0.01 * rng.standard_normal(9))
+    slow = 3.0 * (1 + 0.01 * rng.standard_normal(9))
+    ratio, low, high = stats.slowdown(slow, base)
+    assert ratio == pytest.approx(np.median(slow) / np.median(base))
+    assert low < ratio < high
+    assert 1.4 < low and high < 1.6
+
+
+def test_slowdown_single_runs_and_bad_input():
+    assert stats.slowdown([3.0], [2.0]) == (1.5, 1.5, 1.5)
+    with pytest.raises(ValueError):
+        stats.slowdown([], [1.0])
+    with pytest.raises(ValueError, match="> 0"):
+        stats.slowdown([1.0], [0.0])
+
+
+def test_linear_fit():
+    fit = stats.linear_fit([0, 1, 2, 4], [1, 4, 7, 13])
+    assert fit.slope == pytest.approx(3) and fit.intercept == pytest.approx(1)
+    assert fit.r2 == pytest.approx(1)
+    assert stats.linear_fit([2, 2], [1, 5]) is None
+    assert stats.linear_fit([0, 1], [5, 5]).r2 is None
+
+
+def test_flags_find_jumps_and_plateaus_but_not_lines():
+    x = [0, 1, 2, 3, 4]
+    half = [0.5] * 5
+    line = [0, 10, 20, 30, 40]
+    assert stats.flags(x, line, half, stats.linear_fit(x, line)) == []
+    step = [0, 1, 2, 40, 41]
+    assert ("jump", 2, 3) in stats.flags(x, step, half, stats.linear_fit(x, step))
+    saturating = [0, 30, 45, 46, 46.5]
+    found = stats.flags(x, saturating, half, stats.linear_fit(x, saturating))
+    assert ("plateau", 2, 3) in found and ("plateau", 3, 4) in found
+
+
+# --- count x delta models ----------------------------------------------------
+
+def rank_profile(rank, sent, received, sent_bytes, recv_calls, waitall, allreduce, alltoall_bytes,
+                 size=4, injected=None):
+    return {"loggp_version": "0.1.0", "rank": rank, "size": size, "host": "h",
+            "engine": "libfabric:shm", "wall_seconds": 1.0,
+            "sent": {"messages": sent, "bytes": sent_bytes, "by_size": []},
+            "received": {"messages": received, "bytes": 0, "by_size": []},
+            "calls": {"MPI_Send": sent, "MPI_Recv": recv_calls, "MPI_Waitall": waitall},
+            "collectives": {"MPI_MPI_Allreduce": {"calls": allreduce, "bytes": 8 * allreduce},
+                            "MPI_Alltoall": {"calls": 5, "bytes": alltoall_bytes}},
+            "injected_ns": injected or {"o_s": 0, "o_r": 0, "g": 0, "G": 0, "L": 0}}
+
+
+KNOWN = {"size": 4, "engine": "libfabric:shm", "ranks": [
+    rank_profile(0, 1000, 800, 1_000_000, 300, 50, 10, 4000),
+    rank_profile(1, 500, 1000, 2_000_000, 100, 10, 10, 8000),
+]}
+
+
+def test_counts_from_a_known_profile():
+    c = models.busiest(KNOWN)
+    # collectives on 4 ranks: 10 allreduces x log2(4) + 5 alltoalls x 3 = 35 messages
+    assert c["collective_messages_estimate"] == 35
+    assert c["sent_messages"] == 1035 and c["received_messages"] == 1035
+    assert c["overhead_messages"] == max(1035 + 835, 535 + 1035)
+    # bytes: p2p + allreduce payload x 2 rounds + alltoall payload x 3/4
+    assert c["sent_bytes"] == 2_000_000 + 80 * 2 + 8000 * 3 / 4
+    assert c["dependent_messages"] == 300 + 50 + 35
+    assert models.per_unit_cost(c, "o") == pytest.approx(1870e-9)
+    assert models.per_unit_cost(c, "L") == pytest.approx(385e-9)
+    assert models.per_unit_cost(c, "g") is None
+
+
+def test_injected_delay_takes_the_busiest_rank():
+    p = {"ranks": [rank_profile(0, 1, 1, 1, 1, 1, 1, 1, injected={"o_s": 5e6, "o_r": 1e6, "g": 2e6}),
+                   rank_profile(1, 1, 1, 1, 1, 1, 1, 1, injected={"o_s": 1e6, "o_r": 7e6, "g": 1e6})]}
+    assert models.injected_busiest(p, "o") == pytest.approx(8e-3)
+    assert models.injected_busiest(p, "g") == pytest.approx(2e-3)
+
+
+# --- synthetic studies -------------------------------------------------------
+
+def run_row(i, bench, sweep, runtime, profile=None, status="ok", **knobs_ns):
+    k = {"o_s": 0.0, "o_r": 0.0, "g": 0.0, "G": 0.0, "L": 0.0, **knobs_ns}
+    return {"id": i, "plan_id": i, "round": 0, "benchmark": bench, "kind": "kernel",
+            "class": "S", "np": 2, "sweep": sweep,
+            "knobs": json.dumps({kk: f"{v}ns" + ("/B" if kk == "G" else "") for kk, v in k.items()}),
+            "o_s_ns": k["o_s"], "o_r_ns": k["o_r"], "g_ns": k["g"], "G_ns_per_byte": k["G"],
+            "L_ns": k["L"], "command": "loggp run ...", "started_at": f"2026-01-01T00:00:{i:02d}",
+            "finished_at": f"2026-01-01T00:00:{i:02d}", "wall_seconds": runtime + 0.3,
+            "runtime_seconds": runtime, "verified": 1 if status == "ok" else 0,
+            "exit_status": 0 if status == "ok" else 1, "status": status, "host": "h",
+            "mpi_version": "mpiexec 5.0.2", "loggp_version": "0.1.0",
+            "profile": json.dumps(profile) if profile else None,
+            "stdout_path": f"runs/{i}/stdout.txt", "stderr_path": f"runs/{i}/stderr.txt",
+            "error": None if status == "ok" else "verification failed"}
+
+
+def synthetic_runs(noise=0.003, seed=3):
+    """'lin': T = 1 s x (1 + 2 % per us of o) exactly as the model says
+    (1000 messages each way on the busiest rank -> 2000 x o);
+    'hidden': L costs nothing although the profile counts 400 dependent messages."""
+    rng = np.random.default_rng(seed)
+    prof = {"size": 2, "engine": "libfabric:shm",
+            "ranks": [rank_profile(r, 10000, 10000, 0, 400, 0, 0, 0, size=2) for r in (0, 1)]}
+    rows, i = [], 0
+    for rep in range(4):
+        for bench in ("lin", "hidden"):
+            i += 1
+            rows.append(run_row(i, bench, "baseline", 1.0 * (1 + noise * rng.standard_normal()), prof))
+            for o_us in (1, 2, 5, 10):
+                i += 1
+                t = 1.0 + 10000 * 2 * o_us * 1e-6 if bench == "lin" else 1.0
+                rows.append(run_row(i, bench, "o", t * (1 + noise * rng.standard_normal()), prof,
+                                    o_s=o_us * 1000.0, o_r=o_us * 1000.0))
+            for l_us in (10, 50):
+                i += 1
+                rows.append(run_row(i, bench, "L", 1.0 * (1 + noise * rng.standard_normal()), prof,
+                                    L=l_us * 1000.0))
+    i += 1
+    rows.append(run_row(i, "lin", "L", 9.9, prof, status="unverified", L=50000.0))
+    return rows
+
+
+def test_linear_slowdown_gives_the_right_slope_and_the_model_agrees():
+    curves, baselines, problems, _ = analyze.analyse({}, synthetic_runs())
+    lin_o = next(c for c in curves if c.benchmark == "lin" and c.knob == "o")
+    assert [p.value for p in lin_o.points] == [0, 1, 2, 5, 10]
+    assert lin_o.fit.slope == pytest.approx(2.0, rel=0.03)       # % per us
+    assert lin_o.fit.r2 > 0.99
+    assert lin_o.model_slope == pytest.approx(2.0, rel=0.01)
+    # 10000 point-to-point + 5 alltoalls (1 message each on 2 ranks), each way
+    assert lin_o.profile_count == 2 * 10005
+    assert lin_o.effective_count == pytest.approx(20000, rel=0.03)
+    assert lin_o.verdict.startswith("model agrees")
+    assert lin_o.flags == []
+    top = lin_o.points[-1]
+    assert top.slowdown == pytest.approx(1.2, rel=0.01) and top.low <= 1.2 <= top.high * 1.005
+    assert top.model == pytest.approx(1.2, rel=0.01)
+    assert len(problems) == 1 and problems[0]["status"] == "unverified"
+    assert baselines[("lin", 2, "S")]["n"] == 4
+
+
+def test_model_and_measurement_parting_ways_is_said():
+    curves, *_ = analyze.analyse({}, synthetic_runs())
+    hidden_o = next(c for c in curves if c.benchmark == "hidden" and c.knob == "o")
+    assert "hides" in hidden_o.verdict
+    assert abs(hidden_o.fit.slope) < 0.1
+
+
+# --- calibration -------------------------------------------------------------
+
+def test_calibration_input(tmp_path):
+    path = tmp_path / "calibration.json"
+    path.write_text(json.dumps({"regimes": [
+        {"m_min": 0, "m_max": 8192, "T0_us": 1.2, "B_bytes_per_us": 3000},
+        {"m_min": 8193, "m_max": 4194304, "T0_us": 5.0, "B_bytes_per_us": 8000}]}))
+    regimes = calibration.load(str(path))
+    assert calibration.base_values(regimes) == (1.2, 8000)
+    # 1/B' = 1/8000 + 0.5 ns/B = 0.000125 + 0.0005 us/B
+    assert calibration.bandwidth(8000, 0.5) == pytest.approx(1 / 0.000625)
+    assert calibration.added_T0_us("o", 3) == 6 and calibration.added_T0_us("G", 3) == 0
+    path.write_text('{"regimes": [{"m_min": 0, "m_max": 1, "T0_us": 1, "B_bytes_per_us": 0}]}')
+    with pytest.raises(calibration.CalibrationError, match="B_bytes_per_us"):
+        calibration.load(str(path))
+    path.write_text('{"regimes": [{"m_min": 0, "T0_us": 1, "B_bytes_per_us": 2}]}')
+    with pytest.raises(calibration.CalibrationError, match="'m_max'"):
+        calibration.load(str(path))
+    path.write_text("{not json")
+    with pytest.raises(calibration.CalibrationError, match="not JSON"):
+        calibration.load(str(path))
+
+
+# --- the report --------------------------------------------------------------
+
+def write_store(results_dir, runs):
+    os.makedirs(results_dir, exist_ok=True)
+    s = store.Store(os.path.join(results_dir, store.DB_NAME))
+    s.set_facts({"name": "synthetic", "study_path": "synthetic.toml", "host": "h",
+                 "mpi_version": "mpiexec 5.0.2", "loggp_version": "0.1.0"})
+    for r in runs:
+        s.conn.execute("INSERT INTO plan (id, round, position, setting_key, benchmark, np, class,"
+                       " sweep, knobs) VALUES (?, 0, ?, ?, ?, 2, 'S', ?, ?)",
+                       (r["plan_id"], r["plan_id"], f"k{r['plan_id']}", r["benchmark"],
+                        r["sweep"], r["knobs"]))
+        s.record({k: v for k, v in r.items() if k != "id"})
+    s.close()
+
+
+def test_report_writes_html_plots_and_csv(tmp_path):
+    results = str(tmp_path / "res")
+    runs = synthetic_runs()
+    write_store(results, runs)
+    with open(os.path.join(results, "calibration.json"), "w") as f:
+        json.dump({"regimes": [{"m_min": 0, "m_max": 8192, "T0_us": 1.2,
+                                "B_bytes_per_us": 3000}]}, f)
+    path = report.write(results)
+    out = os.path.join(results, "report")
+    assert path == os.path.join(out, "report.html")
+    page = open(path).read()
+    assert page.count("data:image/png;base64,") >= 4
+    assert "calibration.json" in page and "unverified" in page and "model agrees" in page
+    for stem in ("sensitivity", "knob_o", "knob_L", "linear_model", "drift"):
+        for ext in ("png", "svg"):
+            assert os.path.getsize(os.path.join(out, f"{stem}.{ext}")) > 1000
+    with open(os.path.join(out, "runs.csv")) as f:
+        assert len(list(csv.DictReader(f))) == len(runs)
+    with open(os.path.join(out, "slowdown.csv")) as f:
+        slow = list(csv.DictReader(f))
+    assert len(slow) == 2 * (5 + 3)       # two benchmarks x (o: 0 + 4 values, L: 0 + 2)
+    assert not [n for n in os.listdir(out) if n.startswith(".tmp-")]

@@ -1,0 +1,144 @@
+"""Study files: the plan they give and the errors bad ones get."""
+import collections
+
+import pytest
+
+from loggp.harness import studyfile
+
+GOOD = """
+name = "t"
+repetitions = 4
+np = [2]
+seed = 7
+
+[launcher]
+kind = "template"
+template = "{program}"
+
+[sweep]
+o = ["1us", "5us"]
+G = ["0.5ns/B"]
+L = ["0us", "10us"]     # zero is the baseline, not a second one
+
+[[benchmark]]
+name = "fake"
+command = ["{fake}", "S"]
+runtime_regex = 'Time in seconds =\\s*(\\S+)'
+"""
+
+
+def test_plan_has_every_setting_once_per_round_with_baseline(write_study):
+    study = studyfile.load(write_study(GOOD))
+    plan = study.plan()
+    # baseline + o:2 + G:1 + L:1 (the zero L is the baseline)
+    assert len(study.settings()) == 5
+    assert len(plan) == 5 * 4
+    per_round = collections.defaultdict(list)
+    for rnd, _, s in plan:
+        per_round[rnd].append(s.key())
+    for keys in per_round.values():
+        assert sorted(keys) == sorted(s.key() for s in study.settings())
+        assert sum(1 for k in keys if "|baseline|" in k) == 1
+    orders = {tuple(keys) for keys in per_round.values()}
+    assert len(orders) > 1, "every round ran in the same order"
+    assert [(r, p, s.key()) for r, p, s in plan] == \
+        [(r, p, s.key()) for r, p, s in studyfile.load(study.path).plan()], "plan not deterministic"
+
+
+def test_one_knob_at_a_time_and_o_moves_both_overheads(write_study):
+    study = studyfile.load(write_study(GOOD))
+    for s in study.settings():
+        knobs = s.knob_ns()
+        moved = {k for k, v in knobs.items() if v}
+        if s.sweep == "baseline":
+            assert moved == set()
+        elif s.sweep == "o":
+            assert moved == {"o_s", "o_r"} and knobs["o_s"] == knobs["o_r"]
+        else:
+            assert moved == {s.sweep}
+
+
+def test_interleave_rotates_and_grid_crosses(write_study):
+    text = GOOD.replace('seed = 7', 'seed = 7\norder = "interleave"\ngrid = true')
+    study = studyfile.load(write_study(text))
+    # grid: (2 o values + off) x (1 G + off) x (1 L + off) = 12, all-off is the baseline
+    assert len(study.settings()) == 12
+    rounds = [[s.key() for r, _, s in study.plan() if r == k] for k in range(4)]
+    assert rounds[0] != rounds[1] and sorted(rounds[0]) == sorted(rounds[1])
+
+
+def _error(write_study, text):
+    with pytest.raises(studyfile.StudyError) as e:
+        studyfile.load(write_study(text))
+    return e.value
+
+
+def test_syntax_error_names_the_line(write_study):
+    e = _error(write_study, GOOD.replace('seed = 7', 'seed = = 7'))
+    assert e.line == 4 and "TOML syntax error" in e.message
+    assert str(e).startswith(e.path + ":4:")
+
+
+@pytest.mark.parametrize("old,new,line,words", [
+    ('seed = 7', 'sed = 7', 4, ["unknown key 'sed'"]),
+    ('o = ["1us", "5us"]', 'o = ["1us", "5 parsecs"]', 11, ["'5 parsecs'", "[sweep]"]),
+    ('o = ["1us", "5us"]', 'o = ["1us", "5"]', 11, ["'5'"]),
+    ('G = ["0.5ns/B"]', 'G = ["0.5ns"]', 12, ["time per byte", "'0.5ns'"]),
+    ('o = ["1us", "5us"]', 'x = ["1us"]', 11, ["unknown knob 'x'"]),
+    ('template = "{program}"', 'template = "run {prog}"', 8, ["{program}"]),
+    ('template = "{program}"', 'template = "{program} {nodes}"', 8, ["{nodes}"]),
+    ('kind = "template"', 'kind = "torque"', 7, ["'torque'"]),
+    ('repetitions = 4', 'repetitions = 0', 2, ["repetitions", "0"]),
+    ('repetitions = 4', 'repetitions = "4"', 2, ["repetitions", "'4'"]),
+    ('np = [2]', 'np = [2, 0]', 3, ["'np' value 0"]),
+    ('np = [2]', 'np = true', 3, ["'np'"]),
+    ("runtime_regex = 'Time in seconds =\\s*(\\S+)'", "runtime_regex = 'Time (('", 18,
+     ["runtime_regex", "not a valid regular expression"]),
+    ('name = "fake"', 'name = "fake"\ncolour = "red"', 17, ["unknown key 'colour'"]),
+])
+def test_semantic_errors_name_key_value_and_line(write_study, old, new, line, words):
+    assert old in GOOD
+    e = _error(write_study, GOOD.replace(old, new))
+    assert e.line == line, str(e)
+    for w in words:
+        assert w in e.message, e.message
+
+
+def test_benchmark_errors(write_study):
+    base = GOOD.split("[[benchmark]]")[0]
+    e = _error(write_study, base + '[[benchmark]]\nkernel = "xx"\nclass = "S"\n')
+    assert "unknown kernel 'xx'" in e.message and e.line == 16
+    e = _error(write_study, base + '[[benchmark]]\nkernel = "cg"\n')
+    assert "needs a 'class'" in e.message
+    e = _error(write_study, base + '[[benchmark]]\nkernel = "cg"\nclass = "Q"\n')
+    assert "'Q'" in e.message and e.line == 17
+    e = _error(write_study, base + '[[benchmark]]\ncommand = ["{fake}"]\n')
+    assert "runtime_regex" in e.message
+    e = _error(write_study, base + '[[benchmark]]\ncommand = ["/nonexistent/prog"]\n'
+               'runtime_regex = "(x)"\n')
+    assert "/nonexistent/prog" in e.message and "does not exist" in e.message
+    e = _error(write_study, base + '[[benchmark]]\ncommand = ["{fake}"]\nruntime_regex = "(x)"\n'
+               '[[benchmark]]\ncommand = ["{fake}"]\nruntime_regex = "(x)"\n')
+    assert "two benchmarks are named" in e.message and e.line == 19
+    e = _error(write_study, base + '[[benchmark]]\nnpb_binary = "cg"\nclass = "A"\n'
+               'npb_dir = "nowhere"\n')
+    assert "cg.A.x" in e.message
+    e = _error(write_study, base)
+    assert "no benchmarks" in e.message
+
+
+def test_optional_missing_benchmark_is_skipped(write_study):
+    text = GOOD + ('\n[[benchmark]]\nname = "gone"\ncommand = ["/nonexistent/prog"]\n'
+                   'runtime_regex = "(x)"\noptional = true\n')
+    study = studyfile.load(write_study(text))
+    assert [b.name for b in study.benchmarks] == ["fake"]
+    assert "gone" in study.skipped[0]
+
+
+def test_unreadable_and_non_utf8_files(tmp_path):
+    with pytest.raises(studyfile.StudyError, match="cannot read"):
+        studyfile.load(str(tmp_path / "missing.toml"))
+    bad = tmp_path / "bin.toml"
+    bad.write_bytes(b"name = \"\xff\"\n")
+    with pytest.raises(studyfile.StudyError, match="UTF-8"):
+        studyfile.load(str(bad))
