@@ -212,6 +212,36 @@ static int wanted_engine(void)
     return ENGINE_NONE;
 }
 
+/* Are all ranks of this job on this node? (Hydra and Slurm tell.) */
+static int single_node(void)
+{
+    const char *local = getenv("MPI_LOCALNRANKS"), *world = getenv("PMI_SIZE");
+    if (local && world && strcmp(local, world) == 0)
+        return 1;
+    const char *nodes = getenv("SLURM_NNODES");
+    return nodes && strcmp(nodes, "1") == 0;
+}
+
+/* For the libfabric engine every message must cross libfabric, as in a
+ * one-process-per-node cluster: ask MPICH for its ofi netmod with no shared
+ * memory shortcut, and on one node the shm provider. Settings the user made
+ * stay; LOGGP_ROUTE=0 turns this off. Only an MPI built on libfabric gets it. */
+static void route_through_libfabric(void)
+{
+    const char *route = getenv("LOGGP_ROUTE");
+    if (route && strcmp(route, "0") != 0 && strcmp(route, "1") != 0) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "LOGGP_ROUTE=%s: expected 0 or 1", route);
+        die_before_init(msg);
+    }
+    if ((route && strcmp(route, "0") == 0) || !dlsym(RTLD_DEFAULT, "fi_getinfo"))
+        return;
+    setenv("MPIR_CVAR_CH4_NETMOD", "ofi", 0);
+    setenv("MPIR_CVAR_NOLOCAL", "1", 0);
+    if (!getenv("FI_PROVIDER") && single_node())
+        setenv("FI_PROVIDER", "shm", 0);
+}
+
 static void before_init(void)
 {
     if (resolve() != 0) {
@@ -224,6 +254,8 @@ static void before_init(void)
     if (loggp_live_start(err, sizeof err) != 0)
         die_before_init(err);
     loggp_ofi_enable(wanted != ENGINE_PMPI);
+    if (wanted != ENGINE_PMPI)
+        route_through_libfabric();
     engine = wanted;
 }
 

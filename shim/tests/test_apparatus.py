@@ -185,10 +185,15 @@ def test_non_mpi_processes_are_untouched():
 
 
 def test_plain_ld_preload_recipe_works():
-    env = {"LD_PRELOAD": library(), "LOGGP_QUIET": "1", "LOGGP_OS": "1us"}
+    # no routing variables given: the library asks MPICH to route through libfabric itself
+    env = {"LD_PRELOAD": library(), "LOGGP_OS": "1us"}
     proc = run([installed("mpiexec"), "-n", NP, built("shim/tests/loggp-test-integrity")], env=env)
     assert proc.returncode == 0, proc.stderr
     assert "integrity OK" in proc.stdout
+    assert "engine libfabric, provider shm" in proc.stderr
+    off = run([installed("mpiexec"), "-n", NP, built("shim/tests/loggp-test-integrity")],
+              env={**env, "LOGGP_ROUTE": "0"})
+    assert off.returncode == 0 and "engine pmpi fallback" in off.stderr
 
 
 def test_bad_knob_file_stops_mpi_init(private_knob_file):
