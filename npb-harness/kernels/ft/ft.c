@@ -177,17 +177,16 @@ static void alltoall(ft_state *s, const double *in, double *out)
 static void fft_forward(ft_state *s, double *x1, double *x2)
 {
     const long nx = s->nx, ny = s->ny, nz = s->nz;
-    fft_lines(&s->px, 1, x1, ny, nx, s->zl, nx * ny, 1);  /* x-lines */
-    fft_lines(&s->py, 1, x1, nx, 1, s->zl, nx * ny, nx);  /* y-lines */
+    fft_lines(&s->px, 1, x1, x1, ny, nx, s->zl, nx * ny, 1);  /* x-lines */
+    fft_lines(&s->py, 1, x1, x1, nx, 1, s->zl, nx * ny, nx);  /* y-lines */
     if (s->nprocs == 1) {
-        fft_lines(&s->pz, 1, x1, nx, 1, ny, nx, nx * ny); /* z-lines */
-        memcpy(x2, x1, sizeof(double) * 2 * (size_t)s->local);
+        fft_lines(&s->pz, 1, x1, x2, nx, 1, ny, nx, nx * ny); /* z-lines */
         return;
     }
     transpose_local(x1, x2, nx * ny, s->zl);
     alltoall(s, x2, x1);
     transpose_finish(x1, x2, nx * ny, s->zl, s->nprocs);
-    fft_lines(&s->pz, 1, x2, nx * s->yl, nz, 1, 0, 1);    /* z-lines, now contiguous */
+    fft_lines(&s->pz, 1, x2, x2, nx * s->yl, nz, 1, 0, 1);    /* z-lines, now contiguous */
 }
 
 /* Inverse 3-D FFT (unscaled) of x1 into x2 (x1 is overwritten). */
@@ -195,18 +194,17 @@ static void fft_inverse(ft_state *s, double *x1, double *x2)
 {
     const long nx = s->nx, ny = s->ny, nz = s->nz;
     if (s->nprocs == 1) {
-        fft_lines(&s->pz, -1, x1, nx, 1, ny, nx, nx * ny);
-        fft_lines(&s->py, -1, x1, nx, 1, s->zl, nx * ny, nx);
-        fft_lines(&s->px, -1, x1, ny, nx, s->zl, nx * ny, 1);
-        memcpy(x2, x1, sizeof(double) * 2 * (size_t)s->local);
+        fft_lines(&s->pz, -1, x1, x2, nx, 1, ny, nx, nx * ny);
+        fft_lines(&s->py, -1, x2, x2, nx, 1, s->zl, nx * ny, nx);
+        fft_lines(&s->px, -1, x2, x2, ny, nx, s->zl, nx * ny, 1);
         return;
     }
-    fft_lines(&s->pz, -1, x1, nx * s->yl, nz, 1, 0, 1);
+    fft_lines(&s->pz, -1, x1, x1, nx * s->yl, nz, 1, 0, 1);
     transpose_local(x1, x2, nz, nx * s->yl);
     alltoall(s, x2, x1);
     transpose_finish(x1, x2, nz, nx * s->yl, s->nprocs);
-    fft_lines(&s->py, -1, x2, nx, 1, s->zl, nx * ny, nx);
-    fft_lines(&s->px, -1, x2, ny, nx, s->zl, nx * ny, 1);
+    fft_lines(&s->py, -1, x2, x2, nx, 1, s->zl, nx * ny, nx);
+    fft_lines(&s->px, -1, x2, x2, ny, nx, s->zl, nx * ny, 1);
 }
 
 /* u0 *= twiddle; u1 = u0. */

@@ -16,11 +16,12 @@ typedef struct {
 int fft_plan_init(fft_plan *p, int n);
 void fft_plan_free(fft_plan *p);
 
-/* Transforms lines of interleaved complex data (re, im pairs) in place:
+/* Transforms lines of interleaved complex data (re, im pairs):
  * y[k] = sum_j x[j] * exp(dir * 2*pi*i * j*k / n), dir = +1 or -1, no scaling.
  * Line (o, q) for o < n_outer, q < n_inner starts at complex index
- * o*outer_stride + q*inner_stride; its points are point_stride apart. */
-void fft_lines(fft_plan *p, int dir, double *data, long n_inner, long inner_stride,
+ * o*outer_stride + q*inner_stride; its points are point_stride apart. The
+ * result goes to the same positions of `out`, which may be `in`. */
+void fft_lines(fft_plan *p, int dir, const double *in, double *out, long n_inner, long inner_stride,
                long n_outer, long outer_stride, long point_stride);
 
 #endif

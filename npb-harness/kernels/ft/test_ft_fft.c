@@ -42,7 +42,7 @@ static void check_layout(int n, int dir, long n_inner, long inner_stride, long n
     }
     fft_plan plan;
     cr_assert_eq(fft_plan_init(&plan, n), 0);
-    fft_lines(&plan, dir, data, n_inner, inner_stride, n_outer, outer_stride, point_stride);
+    fft_lines(&plan, dir, data, data, n_inner, inner_stride, n_outer, outer_stride, point_stride);
     for (long o = 0; o < n_outer; o++)
         for (long q = 0; q < n_inner; q++) {
             long base = o * outer_stride + q * inner_stride;
@@ -86,8 +86,8 @@ Test(ft_fft, inverse_of_forward_is_n_times_identity)
     }
     fft_plan plan;
     cr_assert_eq(fft_plan_init(&plan, n), 0);
-    fft_lines(&plan, 1, data, 1, 0, 1, 0, 1);
-    fft_lines(&plan, -1, data, 1, 0, 1, 0, 1);
+    fft_lines(&plan, 1, data, data, 1, 0, 1, 0, 1);
+    fft_lines(&plan, -1, data, data, 1, 0, 1, 0, 1);
     for (int k = 0; k < 2 * n; k++)
         cr_assert_float_eq(data[k], n * orig[k], 1e-10 * n);
     fft_plan_free(&plan);
@@ -98,4 +98,22 @@ Test(ft_fft, rejects_lengths_that_are_not_powers_of_two)
     fft_plan plan;
     cr_assert_eq(fft_plan_init(&plan, 12), -1);
     cr_assert_eq(fft_plan_init(&plan, 0), -1);
+}
+
+Test(ft_fft, out_of_place_matches_in_place_and_keeps_input)
+{
+    enum { N = 64, LINES = 20 };
+    static double in[2 * N * LINES], copy[2 * N * LINES], out[2 * N * LINES];
+    for (int k = 0; k < 2 * N * LINES; k++)
+        in[k] = copy[k] = value(k, k & 1);
+    fft_plan plan;
+    cr_assert_eq(fft_plan_init(&plan, N), 0);
+    /* z-like lines: point stride LINES, lines adjacent */
+    fft_lines(&plan, -1, in, out, LINES, 1, 1, 0, LINES);
+    fft_lines(&plan, -1, copy, copy, LINES, 1, 1, 0, LINES);
+    for (int k = 0; k < 2 * N * LINES; k++) {
+        cr_assert_eq(out[k], copy[k], "element %d", k);
+        cr_assert_eq(in[k], value(k, k & 1), "input changed at %d", k);
+    }
+    fft_plan_free(&plan);
 }
