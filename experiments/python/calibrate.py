@@ -270,8 +270,8 @@ DISTURBED_REL_CI = 0.05
 
 
 def disturbance(run):
-    """How noisy a probe run was: the median over sizes and quantities of the relative 95 %
-    CI half-width. A run whose ranks had to share one core (other work on the machine)
+    """How noisy a probe run was: the 75th percentile over sizes and quantities of the
+    relative 95 % CI half-width. A run whose ranks had to share one core (other work on the machine)
     shows millisecond stalls and wide intervals; judged on noise, never on the values."""
     rel = []
     for e in run["sizes"]:
@@ -281,7 +281,7 @@ def disturbance(run):
             if half is None or half < 0:  # the probe writes -1 for "too few samples"
                 half = math.inf
             rel.append(half / max(abs(v["median"]), 1e-3))
-    return float(np.median(rel)) if rel else 0.0
+    return float(np.percentile(rel, 75)) if rel else 0.0
 
 
 def steady_runner(runner, attempts=3, log=print):

@@ -116,6 +116,7 @@ def test_disturbed_runs_are_repeated_and_the_quietest_kept():
     kept = runner({}, [])
     assert kept["calibration"]["disturbance"] <= cal.DISTURBED_REL_CI and not seq
     assert cal.disturbance(loud) == pytest.approx(0.5)
+    assert cal.disturbance(quiet) < cal.DISTURBED_REL_CI
 
 
 def test_median_run_outvotes_one_bad_run():
