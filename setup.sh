@@ -64,10 +64,10 @@ fi
 # --- C build, installed into the venv ---------------------------------------
 if [ ! -f "$build/CMakeCache.txt" ]; then
   say "configuring the C build in $build"
+  mkdir -p "$build"
   cmake -S "$here" -B "$build" -DCMAKE_INSTALL_PREFIX="$venv" \
-    -DMPI_C_COMPILER="$venv/bin/mpicc" >"$build.configure.log" 2>&1 ||
-    { cat "$build.configure.log" >&2; exit 1; }
-  rm -f "$build.configure.log"
+    -DMPI_C_COMPILER="$venv/bin/mpicc" >"$build/configure.log" 2>&1 ||
+    { cat "$build/configure.log" >&2; rm -f "$build/CMakeCache.txt"; exit 1; }
 fi
 say "building"
 cmake --build "$build" --parallel "$(nproc)" -- --no-print-directory >"$build/build.log" 2>&1 ||
