@@ -19,6 +19,8 @@ KNOB_TITLE = {"o": "overhead o (o_s = o_r)", "o_s": "send overhead o_s",
               "L": "latency L"}
 # Measurement and model agree when their slopes are within this factor.
 AGREEMENT = 1.5
+# Slowdowns closer to 1 than this count as no effect.
+MIN_EFFECT = 0.02
 
 
 @dataclass
@@ -102,7 +104,8 @@ def analyse(facts, runs, rng_seed=0):
                          f"(timer resolution?), no slowdowns")
             continue
         counts = _counts_from(base)
-        baselines[key] = {"median_s": t0, "n": len(base), "counts": counts}
+        spread = float(np.std(base_t, ddof=1) / np.mean(base_t)) if len(base_t) > 1 else None
+        baselines[key] = {"median_s": t0, "n": len(base), "counts": counts, "cv": spread}
         for knob in KNOB_ORDER:
             knob_rows = [r for r in rows if r["sweep"] == knob]
             if not knob_rows:
@@ -182,16 +185,26 @@ def verdict(curve):
         return "one setting only: no slope"
     if curve.model_slope is None:
         return "no profile: no model to compare"
-    measured, model = fit.slope, curve.model_slope
-    noise = max((p.high - p.low) * 50 for p in curve.points)
-    span = max(p.value for p in curve.points)
-    if abs(measured) * span < max(noise, 1.0) and abs(model) * span < max(noise, 1.0):
-        return "both measurement and model: no visible effect"
-    if model <= 0:
+    top = curve.points[-1]
+    model_top = top.model if top.model is not None else 1 + curve.model_slope * top.value / 100
+    measured_visible = not (top.low <= 1.0 <= top.high)
+    model_visible = abs(model_top - 1) >= MIN_EFFECT
+    if not measured_visible:
+        if not model_visible:
+            return "neither measurement nor model shows an effect"
+        if top.low <= model_top <= top.high:
+            return (f"too noisy to tell: the model's {model_top:.2f}x lies inside the "
+                    f"95 % interval [{top.low:.2f}, {top.high:.2f}] at the largest setting")
+        return (f"the model predicts {model_top:.2f}x at the largest setting, the measurement "
+                f"shows no significant change: the program hides the delay")
+    if curve.model_slope <= 0:
         return "the model predicts no effect but the runtime moved"
-    ratio = measured / model
+    ratio = fit.slope / curve.model_slope
     if 1 / AGREEMENT <= ratio <= AGREEMENT:
-        return f"model agrees (measured/model = {ratio:.2f})"
+        return f"model agrees (measured/model slope = {ratio:.2f})"
+    if top.low <= model_top <= top.high:
+        return (f"consistent within the noise, though the slopes differ "
+                f"(measured/model = {ratio:.2f})")
     if ratio > AGREEMENT:
         return (f"measured {ratio:.1f}x the model: delays add up along the critical path "
                 f"more than the busiest rank's count says (waiting ranks pass them on)")

@@ -91,10 +91,17 @@ def knob_figure(curves, knob, colours):
             my = [p.model for p in c.points if p.model is not None]
             ax.plot(mx, my, ls="--", color=col, lw=1, alpha=0.8)
     ax.axhline(1.0, color="grey", lw=0.8)
+    # Very wide intervals (few, noisy runs) must not squash the curves: show
+    # the estimates and models in full, clip the error bars.
+    values = [v for c in curves for p in c.points for v in (p.slowdown, p.model) if v is not None]
+    top, bottom = max(values), min(values)
+    span = max(top - bottom, 0.1)
+    ax.set_ylim(max(0.0, min(bottom, 1.0) - 0.25 * span), top + 0.35 * span)
     ax.set_xlabel(f"added {analyze.KNOB_TITLE[knob]} ({analyze.UNIT[knob]})")
     ax.set_ylabel("slowdown T(knob) / T(0)")
     ax.set_title(f"Sensitivity to {analyze.KNOB_TITLE[knob]}\n"
-                 "solid: measured (95 % bootstrap CI), dashed: count x delta model", fontsize=10)
+                 "solid: measured (95 % bootstrap CI, clipped to the plot), dashed: count x delta model",
+                 fontsize=10)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8, loc="upper left")
     return fig
@@ -294,7 +301,15 @@ def write(results_dir, calibration_path=None):
             ["calibration", calibration_path or "none (T0/B axes show increments only)"],
             ["report written", datetime.datetime.now(datetime.timezone.utc)
              .strftime("%Y-%m-%d %H:%M UTC")]]
-    sections.append("<h2>At a glance</h2><ul>" +
+    noisy = [(k, b["cv"]) for k, b in a.baselines.items() if b["cv"] is not None and b["cv"] > 0.1]
+    warning = ""
+    if noisy:
+        worst = max(noisy, key=lambda kv: kv[1])
+        warning = (f"<li><b>Noisy machine</b>: baseline runtimes vary by up to "
+                   f"{100 * worst[1]:.0f} % (coefficient of variation, {html.escape(worst[0][0])}); "
+                   f"trust only effects whose interval excludes 1, and use more repetitions "
+                   f"or a quieter machine.</li>")
+    sections.append("<h2>At a glance</h2><ul>" + warning +
                     "".join(f"<li>{s}</li>" for s in _headline(a.curves)) + "</ul>")
     if "sensitivity" in figures:
         sections.append(_img(figures["sensitivity"], "sensitivity slopes"))
@@ -346,6 +361,10 @@ def write(results_dir, calibration_path=None):
     return path
 
 
+def _pct(fraction):
+    return "" if fraction is None else f"{100 * fraction:.1f} %"
+
+
 def _setting(run):
     knobs = json.loads(run["knobs"])
     moved = [f"{k}={v}" for k, v in knobs.items() if not v.startswith("0ns")]
@@ -357,12 +376,13 @@ def _models_section(a):
     for key, base in sorted(a.baselines.items(), key=lambda kv: str(kv[0])):
         c = base["counts"]
         if c is None:
-            rows.append([f"{key[0]} np={key[1]}", base["median_s"], "", "", "", "", "", ""])
+            rows.append([f"{key[0]} np={key[1]}", base["median_s"], _pct(base["cv"]),
+                         "", "", "", "", "", ""])
             continue
-        rows.append([f"{key[0]} np={key[1]}", base["median_s"], c["sent_messages"],
+        rows.append([f"{key[0]} np={key[1]}", base["median_s"], _pct(base["cv"]), c["sent_messages"],
                      c["received_messages"], c["sent_bytes"], c["dependent_messages"],
                      c["collective_messages_estimate"], c.get("engine") or ""])
-    counts = _table(["benchmark", "T0 (s)", "sent msgs (busiest)", "received msgs (busiest)",
+    counts = _table(["benchmark", "T0 (s)", "baseline CV", "sent msgs (busiest)", "received msgs (busiest)",
                      "bytes sent (busiest)", "dependent msgs", "of which collective (est.)",
                      "engine"], rows)
     compare = _table(["benchmark", "knob", "model count", "count the measurement implies",

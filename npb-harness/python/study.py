@@ -105,7 +105,8 @@ def _on_term(signum, frame):
     raise KeyboardInterrupt
 
 
-def cmd_run(study_path, results_override=None, report=True, calibration=None, stream=sys.stderr):
+def cmd_run(study_path, results_override=None, report=True, calibration=None, stream=sys.stderr,
+            print_path=True):
     """Returns (exit status, report path or None)."""
     study = studyfile.load(study_path)
     for note in study.skipped:
@@ -137,7 +138,8 @@ def cmd_run(study_path, results_override=None, report=True, calibration=None, st
     path = None
     if report:
         path = write_report(results_dir, calibration)
-        print(path)
+        if print_path:
+            print(path)
     return (1 if bad else 0), path
 
 
@@ -209,11 +211,18 @@ def cmd_report(results_dir, calibration=None):
 
 def run_default(out_dir, calibration=None):
     """The main job's study: runs (or resumes) default.toml into out_dir and
-    returns the report's path. calibration: a calibration.json, else
-    out_dir/calibration.json when present."""
+    returns the report's path (None, with the reason on stderr, when the study
+    cannot start). calibration: a calibration.json, else
+    out_dir/calibration.json when present. Runs that fail are recorded and
+    shown in the report; they do not stop the study."""
     if calibration is None and os.path.isfile(os.path.join(out_dir, "calibration.json")):
         calibration = os.path.join(out_dir, "calibration.json")
-    _, path = cmd_run(DEFAULT_STUDY, out_dir, True, calibration)
+    try:
+        _, path = cmd_run(DEFAULT_STUDY, out_dir, True, calibration, print_path=False)
+    except (studyfile.StudyError, store.StoreError, UsageError) as e:
+        # The caller prints its own summary; the reason goes to stderr.
+        print(f"loggp study: {e}", file=sys.stderr)
+        return None
     return path
 
 
