@@ -2,9 +2,11 @@
  * and print the environment that carries them to ranks on other nodes. */
 #include "knobs.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define EXIT_USAGE 2
 
@@ -17,6 +19,7 @@ static void usage_main(FILE *out)
             "\n"
             "commands:\n"
             "  set [--o T] [--os T] [--or T] [--g T] [--G T/B] [--L T]   change the knobs given\n"
+            "      [--via netem]                                        (L, G on the testbed's links)\n"
             "  show [--json]                                            print the knobs\n"
             "  reset                                                    set every knob to 0\n"
             "  env [--format sh|mpiexec|srun] [knob options]            environment for remote ranks\n"
@@ -92,6 +95,48 @@ static int parse_knob_option(int argc, char **argv, int *i, knob_options *opts)
         opts->values.ps[ids[k]] = ps;
         opts->given |= 1u << ids[k];
     }
+    return 1;
+}
+
+/* `--via netem` hands L and G to the testbed's kernel emulation instead of
+ * libloggp.so: runs `loggp testbed netem <action> ...`. Returns 1 if argv[*i]
+ * was --via (setting *via), 0 if not, -1 on error. */
+static int parse_via(int argc, char **argv, int *i, const char **via)
+{
+    const char *arg = argv[*i];
+    if (strcmp(arg, "--via") != 0 && strncmp(arg, "--via=", 6) != 0)
+        return 0;
+    const char *value = arg[5] == '=' ? arg + 6 : (*i + 1 < argc ? argv[++*i] : NULL);
+    if (!value || (strcmp(value, "loggp") != 0 && strcmp(value, "netem") != 0)) {
+        fprintf(stderr, "%s: --via '%s': expected loggp (libloggp.so, the default) or netem (the testbed's links)\n",
+                prog, value ? value : "");
+        return -1;
+    }
+    *via = value;
+    return 1;
+}
+
+static int run_netem(const char *action, int argc, char **argv)
+{
+    char *args[32];
+    int n = 0;
+    args[n++] = "loggp";
+    args[n++] = "testbed";
+    args[n++] = "netem";
+    args[n++] = (char *)action;
+    for (int i = 0; i < argc && n < 31; i++) {
+        if (strcmp(argv[i], "--via") == 0) {
+            i++;
+            continue;
+        }
+        if (strncmp(argv[i], "--via=", 6) == 0)
+            continue;
+        args[n++] = argv[i];
+    }
+    args[n] = NULL;
+    fflush(stdout);
+    execvp("loggp", args);
+    fprintf(stderr, "%s: --via netem needs the `loggp` command on PATH (the venv's bin): %s\n", prog, strerror(errno));
     return 1;
 }
 
@@ -192,13 +237,20 @@ static void print_json(const loggp_knobs *knobs, const char *path, int exists)
 static int cmd_set(int argc, char **argv)
 {
     knob_options opts = {{{0}}, 0};
+    const char *via = "loggp";
     for (int i = 0; i < argc; i++) {
         if (is_help(argv[i])) {
-            printf("usage: %s set [--o T] [--os T] [--or T] [--g T] [--G T/B] [--L T]\n"
+            printf("usage: %s set [--o T] [--os T] [--or T] [--g T] [--G T/B] [--L T] [--via loggp|netem]\n"
                    "Changes only the knobs given; the others keep their values.\n"
-                   "--o sets both o_s and o_r. Times: 250ns, 1.5us, 2ms; G: 0.5ns/B, 2us/KiB.\n", prog);
+                   "--o sets both o_s and o_r. Times: 250ns, 1.5us, 2ms; G: 0.5ns/B, 2us/KiB.\n"
+                   "--via netem applies L and G with tc/netem on the testbed's links (`loggp testbed`).\n", prog);
             return 0;
         }
+        int v = parse_via(argc, argv, &i, &via);
+        if (v < 0)
+            return EXIT_USAGE;
+        if (v)
+            continue;
         int r = parse_knob_option(argc, argv, &i, &opts);
         if (r < 0)
             return EXIT_USAGE;
@@ -207,6 +259,12 @@ static int cmd_set(int argc, char **argv)
     }
     if (!opts.given)
         return usage_error("set: give at least one knob, e.g. `set --o 10us`%s", "");
+    if (strcmp(via, "netem") == 0) {
+        unsigned netem_ok = (1u << LOGGP_KNOB_LATENCY) | (1u << LOGGP_KNOB_GAP_PER_BYTE);
+        if (opts.given & ~netem_ok)
+            return usage_error("set: --via netem emulates only L and G (in the kernel); o and g need libloggp.so%s", "");
+        return run_netem("set", argc, argv);
+    }
     char path[4096], err[768];
     if (knob_path(path, sizeof path) != 0)
         return 1;
@@ -235,16 +293,25 @@ static int cmd_set(int argc, char **argv)
 static int cmd_show(int argc, char **argv)
 {
     int json = 0;
+    const char *via = "loggp";
     for (int i = 0; i < argc; i++) {
         if (is_help(argv[i])) {
-            printf("usage: %s show [--json]\nPrints the knob file's values (a table, or JSON).\n", prog);
+            printf("usage: %s show [--json] [--via loggp|netem]\nPrints the knob file's values (a table, or JSON);\n"
+                   "--via netem: what tc/netem applies on the testbed's links.\n", prog);
             return 0;
         }
+        int v = parse_via(argc, argv, &i, &via);
+        if (v < 0)
+            return EXIT_USAGE;
+        if (v)
+            continue;
         if (strcmp(argv[i], "--json") == 0)
             json = 1;
         else
             return usage_error("show: unknown option '%s'", argv[i]);
     }
+    if (strcmp(via, "netem") == 0)
+        return run_netem("show", argc, argv);
     char path[4096];
     if (knob_path(path, sizeof path) != 0)
         return 1;
@@ -261,13 +328,21 @@ static int cmd_show(int argc, char **argv)
 
 static int cmd_reset(int argc, char **argv)
 {
+    const char *via = "loggp";
     for (int i = 0; i < argc; i++) {
         if (is_help(argv[i])) {
-            printf("usage: %s reset\nSets every knob to 0 (also replaces a corrupt knob file).\n", prog);
+            printf("usage: %s reset [--via loggp|netem]\nSets every knob to 0 (also replaces a corrupt knob file);\n"
+                   "--via netem removes the testbed's tc/netem settings.\n", prog);
             return 0;
         }
-        return usage_error("reset: unexpected argument '%s'", argv[i]);
+        int v = parse_via(argc, argv, &i, &via);
+        if (v < 0)
+            return EXIT_USAGE;
+        if (!v)
+            return usage_error("reset: unexpected argument '%s'", argv[i]);
     }
+    if (strcmp(via, "netem") == 0)
+        return run_netem("reset", argc, argv);
     char path[4096], err[768];
     if (knob_path(path, sizeof path) != 0)
         return 1;
