@@ -54,6 +54,22 @@ static __thread int creation_depth __attribute__((tls_model("initial-exec")));
  * delayed twice and nothing recurses. */
 static __thread int in_hook __attribute__((tls_model("initial-exec")));
 
+static _Atomic int64_t clock_correction;
+/* How long a natural-transit minimum is trusted: forever when all ranks read
+ * one clock, a few seconds across hosts, where clocks drift apart. */
+static _Atomic uint64_t transit_window_ns = 10000000000u;
+
+void loggp_ofi_set_clock(int64_t correction_ns, int clocks_shared)
+{
+    atomic_store(&clock_correction, correction_ns);
+    atomic_store(&transit_window_ns, clocks_shared ? UINT64_MAX : 10000000000u);
+}
+
+static inline uint64_t clock_ns(void)
+{
+    return loggp_now_ns() + (uint64_t)atomic_load_explicit(&clock_correction, memory_order_relaxed);
+}
+
 void loggp_ofi_enable(int on)
 {
     atomic_store(&layer_enabled, on);
@@ -122,7 +138,7 @@ static void free_table(void *table)
 
 static inline uint64_t stamp(uint64_t data, int had_data)
 {
-    uint64_t t = (loggp_now_ns() >> STAMP_UNIT_SHIFT) & ((UINT64_C(1) << STAMP_BITS) - 1);
+    uint64_t t = (clock_ns() >> STAMP_UNIT_SHIFT) & ((UINT64_C(1) << STAMP_BITS) - 1);
     return (data & 0xffffffffu) | STAMP_MARK | (had_data ? 0 : STAMP_NO_DATA) | (t << STAMP_SHIFT);
 }
 
@@ -314,7 +330,6 @@ typedef struct {
 } held_entry;
 
 #define TRANSIT_BUCKETS 48
-#define TRANSIT_WINDOW_NS 1000000000u
 
 typedef struct {
     atomic_flag lock;
@@ -332,7 +347,7 @@ typedef struct {
 
 static uint64_t natural_transit(cq_state *cs, int bucket, uint64_t observed, uint64_t now)
 {
-    if (now - cs->window_start > TRANSIT_WINDOW_NS) {
+    if (now - cs->window_start > atomic_load_explicit(&transit_window_ns, memory_order_relaxed)) {
         memcpy(cs->transit_prev, cs->transit_now, sizeof cs->transit_prev);
         for (int i = 0; i < TRANSIT_BUCKETS; i++)
             cs->transit_now[i] = UINT64_MAX;
@@ -410,7 +425,7 @@ static ssize_t cq_read_held(cq_state *cs, const struct fi_ops_cq *o, struct fid_
     uint64_t held_ns = 0;
     ssize_t inner_rc = 0;
     lock(&cs->lock);
-    uint64_t now = loggp_now_ns();
+    uint64_t now = clock_ns();
     /* 1. entries whose time has come, in order */
     while (out < count && cs->count && cs->ring[cs->head].due <= now) {
         held_entry *h = &cs->ring[cs->head];
@@ -430,7 +445,7 @@ static ssize_t cq_read_held(cq_state *cs, const struct fi_ops_cq *o, struct fid_
         fi_addr_t fresh_src[BATCH];
         size_t want = count - out < BATCH ? count - out : BATCH;
         inner_rc = inner_read(o, cq, fresh, want, from, src ? fresh_src : NULL);
-        now = loggp_now_ns();
+        now = clock_ns();
         for (ssize_t i = 0; i < inner_rc; i++) {
             struct fi_cq_tagged_entry e;
             memset(&e, 0, sizeof e);
@@ -570,7 +585,7 @@ static void patch_cq(struct fid_cq *cq, enum fi_cq_format format)
     cs->has_data = format != FI_CQ_FORMAT_MSG;
     for (int i = 0; i < TRANSIT_BUCKETS; i++)
         cs->transit_now[i] = cs->transit_prev[i] = UINT64_MAX;
-    cs->window_start = loggp_now_ns();
+    cs->window_start = clock_ns();
     struct fi_ops_cq *ops = patch_table(&cq->ops, sizeof(struct fi_ops_cq), cs);
     if (!ops) {
         free(cs);

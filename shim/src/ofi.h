@@ -2,6 +2,8 @@
 #ifndef LOGGP_OFI_H
 #define LOGGP_OFI_H
 
+#include <stdint.h>
+
 /* Called by MPI_Init before the MPI library opens its fabric: whether the
  * libfabric layer may wrap what the process opens (an MPI process that chose
  * the libfabric engine). Fabrics opened while it is 0 pass through untouched. */
@@ -13,5 +15,11 @@ int loggp_ofi_active(void);
 
 /* Name of the wrapped provider ("shm", "tcp;ofi_rxm"), or "" if none. */
 const char *loggp_ofi_provider(void);
+
+/* The clock that send stamps and due times use: CLOCK_MONOTONIC plus a
+ * correction that maps it onto rank 0's clock (set after the clock
+ * synchronisation at MPI_Init; 0 before). On one host the clock is shared
+ * and the correction is 0 unless a test injects an offset. */
+void loggp_ofi_set_clock(int64_t correction_ns, int clocks_shared);
 
 #endif

@@ -30,7 +30,7 @@
 /* PMPI functions used by the layer itself, beyond the wrapped ones. */
 #define LOGGP_HELPERS(X) \
     X(Init) X(Init_thread) X(Finalize) X(Get_count) X(Type_size) X(Comm_rank) X(Comm_size) \
-    X(Test_cancelled) X(Abort) X(Get_processor_name)
+    X(Test_cancelled) X(Abort) X(Get_processor_name) X(Comm_dup) X(Comm_free)
 
 #define LOGGP_DECLARE(name) __typeof__(&PMPI_##name) name;
 static struct {
@@ -49,6 +49,14 @@ static loggp_pacer pacer;
 static _Atomic uint64_t last_gap_ns, last_bytes_ns;
 
 static const char *missing_symbol;
+
+/* Clock synchronisation result, for the profile. */
+static struct {
+    int done;
+    int64_t skew_ns;   /* test-injected offset of this rank's clock */
+    int64_t offset_ns; /* rank 0's clock minus this rank's, as estimated */
+    int64_t rtt_ns;    /* round trip of the exchange the estimate came from */
+} clock_sync;
 
 static int resolve(void)
 {
@@ -259,6 +267,69 @@ static void before_init(void)
     engine = wanted;
 }
 
+/* LOGGP_TEST_CLOCK_SKEW=RANK:NS shifts one rank's stamping clock, so tests on
+ * one host can check that the synchronisation finds and removes an offset. */
+static int64_t injected_skew(void)
+{
+    const char *spec = getenv("LOGGP_TEST_CLOCK_SKEW");
+    if (!spec || !*spec)
+        return 0;
+    char *end;
+    long rank = strtol(spec, &end, 10);
+    long long ns = *end == ':' ? strtoll(end + 1, &end, 10) : 0;
+    if (*end || rank < 0) {
+        if (world_rank == 0)
+            fprintf(stderr, "loggp: LOGGP_TEST_CLOCK_SKEW=%s: expected RANK:NANOSECONDS\n", spec);
+        real.Abort(MPI_COMM_WORLD, 1);
+    }
+    return rank == world_rank ? (int64_t)ns : 0;
+}
+
+/* Estimates each rank's clock offset to rank 0 from the exchange with the
+ * smallest round trip (the SKaMPI/ReproMPI method), so that send stamps read
+ * in one time base across hosts. */
+static void synchronise_clocks(void)
+{
+    enum { EXCHANGES = 16, TAG = 1 };
+    clock_sync.skew_ns = injected_skew();
+    const char *sync = getenv("LOGGP_CLOCK_SYNC");
+    int enabled = !sync || strcmp(sync, "0") != 0;
+    if (enabled && world_size > 1) {
+        MPI_Comm comm;
+        real.Comm_dup(MPI_COMM_WORLD, &comm);
+        int64_t best_rtt = INT64_MAX, best_offset = 0;
+        for (int peer = 1; peer < world_size; peer++) {
+            if (world_rank != 0 && world_rank != peer)
+                continue;
+            for (int k = 0; k < EXCHANGES; k++) {
+                int64_t t1, t0, t2;
+                if (world_rank == 0) {
+                    real.Recv(&t1, 1, MPI_INT64_T, peer, TAG, comm, MPI_STATUS_IGNORE);
+                    t0 = (int64_t)loggp_now_ns() + clock_sync.skew_ns;
+                    real.Send(&t0, 1, MPI_INT64_T, peer, TAG, comm);
+                } else {
+                    t1 = (int64_t)loggp_now_ns() + clock_sync.skew_ns;
+                    real.Send(&t1, 1, MPI_INT64_T, 0, TAG, comm);
+                    real.Recv(&t0, 1, MPI_INT64_T, 0, TAG, comm, MPI_STATUS_IGNORE);
+                    t2 = (int64_t)loggp_now_ns() + clock_sync.skew_ns;
+                    if (t2 - t1 < best_rtt) {
+                        best_rtt = t2 - t1;
+                        best_offset = t0 - (t1 + t2) / 2;
+                    }
+                }
+            }
+        }
+        real.Comm_free(&comm);
+        clock_sync.done = 1;
+        clock_sync.offset_ns = world_rank ? best_offset : 0;
+        clock_sync.rtt_ns = world_rank ? best_rtt : 0;
+    }
+    /* One host: CLOCK_MONOTONIC is shared, so the true offset is exactly 0 and
+     * the estimate (kept in the profile) would only add its own error. */
+    int shared = single_node() && !getenv("LOGGP_TEST_CLOCK_SKEW");
+    loggp_ofi_set_clock(shared ? 0 : clock_sync.skew_ns + clock_sync.offset_ns, shared);
+}
+
 static void after_init(void)
 {
     init_ns = loggp_now_ns();
@@ -274,6 +345,8 @@ static void after_init(void)
     engine = ofi ? ENGINE_LIBFABRIC : ENGINE_PMPI;
     if (engine == ENGINE_PMPI)
         loggp_ofi_enable(0);
+    else
+        synchronise_clocks();
     print_banner();
 }
 
@@ -392,6 +465,9 @@ static void write_profile(double wall_seconds)
                 (unsigned long long)sum.coll_calls[i], (unsigned long long)sum.coll_bytes[i]);
         first = 0;
     }
+    fprintf(f, "},\n \"clock\": {\"synchronised\": %s, \"offset_ns\": %lld, \"sync_rtt_ns\": %lld, "
+               "\"injected_skew_ns\": %lld", clock_sync.done ? "true" : "false", (long long)clock_sync.offset_ns,
+            (long long)clock_sync.rtt_ns, (long long)clock_sync.skew_ns);
     static const char *const inj[LOGGP_INJ_COUNT] = {"o_s", "o_r", "g", "G", "L"};
     fprintf(f, "},\n \"injected_ns\": {");
     for (int i = 0; i < LOGGP_INJ_COUNT; i++)

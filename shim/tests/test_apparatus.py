@@ -119,6 +119,25 @@ def test_latency_slows_allreduce_and_rma_epochs():
     assert slow_rma - base_rma > 0.6 * 60, f"RMA epoch {base_rma:.2f} -> {slow_rma:.2f} us under L=30us"
 
 
+def test_clock_synchronisation_finds_an_injected_offset(tmp_path):
+    out = tmp_path / "prof"
+    skew = 5_000_000  # rank 1's stamping clock runs 5 ms ahead
+    proc = loggp_run("--profile", out, "--", built("shim/tests/loggp-test-timing"), "pingpong", "8", "20",
+                     env={"LOGGP_TEST_CLOCK_SKEW": f"1:{skew}"})
+    assert proc.returncode == 0, proc.stderr
+    clock = json.loads((out / "profile.1.json").read_text())["clock"]
+    assert clock["synchronised"] and clock["injected_skew_ns"] == skew
+    # the estimate is good to half the best round trip
+    assert abs(clock["offset_ns"] + skew) <= clock["sync_rtt_ns"] / 2 + 10_000, clock
+
+
+def test_latency_stays_right_with_skewed_clocks():
+    skewed = {"LOGGP_TEST_CLOCK_SKEW": "1:5000000"}
+    base = timing("pingpong", "8", "200", env=skewed)["halfrtt_us"]
+    moved = timing("pingpong", "8", "200", knobs=("--L", "30us"), env=skewed)["halfrtt_us"]
+    assert_about(moved - base, 30.0, "L=30us half round trip increase with rank 1's clock 5 ms ahead")
+
+
 # ---- banner, profile ------------------------------------------------------------
 
 def test_banner_names_engine_provider_and_knobs():

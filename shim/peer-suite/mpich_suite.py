@@ -1,0 +1,768 @@
+#!/usr/bin/env python3
+"""MPICH's own test suite (test/mpi of Debian's mpich source package) as the
+judge of the apparatus: every program that passes plain must pass under
+libloggp.so with zero knobs and with nonzero knobs.
+
+Steps: obtain the source with `apt-get source mpich` into a cache outside the
+repository; compile each chosen C test directly with the venv's mpicc and the
+suite's support library (no configure run: we write its config headers);
+read process counts, arguments and environments from the testlist files; run
+every test plain (same libfabric routing as the apparatus), under `loggp run`
+with zero knobs, and with nonzero knobs; print a table and write a JSON result.
+
+Exit status: 0 when every test that passes plain also passes under the
+apparatus (and at least one passes plain), 1 otherwise, 2 for bad usage,
+3 when the source or a tool cannot be obtained.
+"""
+import argparse
+import concurrent.futures
+import datetime
+import hashlib
+import json
+import os
+import platform
+import re
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+DIRECTORIES = ("basic", "pt2pt", "coll", "rma", "comm", "datatype")
+MODES = ("plain", "zero", "loggp")
+DEFAULT_KNOBS = "o=2us,g=1us,G=0.5ns/B,L=5us"
+ZERO_KNOBS = "o=0us,g=0us,G=0ns/B,L=0us"
+KNOB_NAMES = ("o", "os", "or", "g", "G", "L")
+
+# test/mpi/basic has no testlist (the suite's top-level list comments it out),
+# and its programs do not print " No Errors": they pass on exit status 0 with
+# no "FAILURE" line. Process counts are the smallest each program is meant for.
+# netpipe and adapt are bandwidth benchmarks, not tests.
+BASIC_TESTLIST = """\
+self 1
+simple 2
+sendrecv 2
+srtest 3
+patterns 2
+wtime 1
+"""
+
+# The CI subset: quick programs across the six directories (np <= 4), each
+# exercising a different path (eager, rendezvous, probe, Ssend, collectives,
+# RMA fence/lock/atomics, communicator creation, derived datatypes).
+SMALL_SUBSET = (
+    "basic/sendrecv 2",
+    "basic/patterns 2",
+    "pt2pt/sendrecv3 2",
+    "pt2pt/anyall 2",
+    "pt2pt/mprobe 2",
+    "pt2pt/rqstatus 2",
+    "pt2pt/bsendfrag 2",
+    "coll/allred 4 arg=-count=10",
+    "coll/bcasttest 4",
+    "coll/alltoallw_zeros 2",
+    "coll/iallred 2",
+    "coll/red_scat_block 4",
+    "rma/test1 2",
+    "rma/wintest 2",
+    "rma/fetch_and_op_int 4",
+    "rma/lockcontention 3",
+    "rma/strided_acc_indexed 2",
+    "comm/dup 2",
+    "comm/cmsplit 4",
+    "comm/comm_idup 2",
+    "datatype/sendrecvt2 2",
+    "datatype/tresized 2",
+    "datatype/getpartelm 2",
+)
+
+MEMORY_LIMIT_GB = 2.0  # mem= tests above this are skipped: several run at once here
+
+
+class UsageError(Exception):
+    """Bad command-line input (exit 2)."""
+
+
+class EnvironmentProblem(Exception):
+    """Something outside the driver is missing (exit 3)."""
+
+
+@dataclass
+class TestCase:
+    directory: str
+    program: str
+    np: int
+    args: list = field(default_factory=list)
+    env: list = field(default_factory=list)
+    time_limit: int = 0
+    xfail: str = ""
+    mem: float = 0.0
+    check: str = "no-errors"  # or "exit-status" for test/mpi/basic
+
+    @property
+    def ident(self):
+        extra = [f"arg={a}" for a in self.args] + [f"env={e}" for e in self.env]
+        return " ".join([f"{self.directory}/{self.program}", str(self.np), *extra])
+
+
+# ---------------------------------------------------------------- parsing
+
+def parse_testlist(text, directory, check="no-errors"):
+    """Entries of a testlist: `program np [key=value ...]`. Lines naming a
+    subdirectory (no np), comments and configure-substituted lines (@...@,
+    disabled unless configured) are left out. Returns (tests, problems)."""
+    tests, problems = [], []
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line or line.startswith("#") or line.startswith("@"):
+            continue
+        words = line.split()
+        if len(words) < 2:
+            continue  # a subdirectory entry
+        try:
+            np_ = int(words[1])
+        except ValueError:
+            problems.append(f"{directory}/testlist line {number}: process count '{words[1]}' is not a number")
+            continue
+        test = TestCase(directory, words[0], np_, check=check)
+        for word in words[2:]:
+            key, eq, value = word.partition("=")
+            if not eq:
+                continue  # runtests ignores words that are not key=value
+            if key == "arg":
+                test.args.append(value)
+            elif key == "env":
+                test.env.append(value)
+            elif key == "timeLimit" and value.isdigit():
+                test.time_limit = int(value)
+            elif key == "xfail":
+                test.xfail = value
+            elif key == "mem":
+                try:
+                    test.mem = float(value)
+                except ValueError:
+                    problems.append(f"{directory}/testlist line {number}: mem '{value}' is not a number")
+        tests.append(test)
+    return tests, problems
+
+
+def parse_automake(text):
+    """Variable assignments of a Makefile.am (with continuation lines):
+    {name: value}. Only `name = value` and `name += value` forms."""
+    joined = re.sub(r"\\\n", " ", text)
+    variables = {}
+    for line in joined.splitlines():
+        match = re.match(r"^([A-Za-z0-9_]+)\s*(\+?=)\s*(.*)$", line)
+        if not match:
+            continue
+        name, op, value = match.groups()
+        value = value.split("#", 1)[0].strip()
+        variables[name] = (variables.get(name, "") + " " + value).strip() if op == "+=" else value
+    return variables
+
+
+def build_recipe(program, variables):
+    """(sources, cppflags, needs_dtypes, link_flags) for one program, from
+    its Makefile.am's <program>_SOURCES, _CPPFLAGS and _LDADD."""
+    canonical = re.sub(r"[^A-Za-z0-9_]", "_", program)
+    sources = variables.get(f"{canonical}_SOURCES", f"{program}.c").split()
+    sources = [s for s in sources if s.endswith(".c")]
+    cppflags = [f for f in variables.get(f"{canonical}_CPPFLAGS", "").split() if f != "$(AM_CPPFLAGS)"]
+    ldadd = variables.get(f"{canonical}_LDADD", "")
+    needs_dtypes = "LDADDDATA" in ldadd or "libdtypes" in ldadd
+    link_flags = [f for f in ldadd.split() if f.startswith("-l")]
+    return sources, cppflags, needs_dtypes, link_flags
+
+
+def parse_knobs(text):
+    """'o=2us,g=1us' -> [('o', '2us'), ('g', '1us')]; values are checked by
+    loggp-knobs later."""
+    knobs = []
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        name, eq, value = item.partition("=")
+        if not eq or not value:
+            raise UsageError(f"--knobs: '{item}' is not NAME=VALUE (e.g. {DEFAULT_KNOBS})")
+        if name not in KNOB_NAMES:
+            raise UsageError(f"--knobs: unknown knob '{name}' (known: {', '.join(KNOB_NAMES)})")
+        knobs.append((name, value))
+    if not knobs:
+        raise UsageError(f"--knobs: '{text}' gives no knob (e.g. {DEFAULT_KNOBS})")
+    return knobs
+
+
+def judge(test, returncode, output):
+    """MPICH's rule: exit 0, a " No Errors" line and no other output (besides
+    "Test Passed"). test/mpi/basic programs: exit 0 and no FAILURE line."""
+    if returncode != 0:
+        return "fail", f"exit status {returncode}"
+    lines = [line for line in output.splitlines() if line.strip()]
+    if test.check == "exit-status":
+        bad = [line for line in lines if "FAILURE" in line]
+        return ("fail", f"reported: {bad[0].strip()}") if bad else ("pass", "")
+    if not any(re.match(r"^\s*No [Ee]rrors\s*$", line) for line in lines):
+        return "fail", "no ' No Errors' line"
+    unexpected = [line for line in lines
+                  if not re.match(r"^\s*(No [Ee]rrors|Test Passed)\s*$", line)]
+    if unexpected:
+        return "fail", f"unexpected output: {unexpected[0].strip()[:200]}"
+    return "pass", ""
+
+
+# ---------------------------------------------------------------- source
+
+def has_deb_src():
+    roots = [Path("/etc/apt/sources.list"), *sorted(Path("/etc/apt/sources.list.d").glob("*"))]
+    for path in roots:
+        if path.suffix not in (".list", ".sources", "") or not path.is_file():
+            continue
+        try:
+            text = path.read_text(errors="replace")
+        except OSError:
+            continue
+        for line in text.splitlines():
+            line = line.strip()
+            if line.startswith("deb-src ") or (line.startswith("Types:") and "deb-src" in line.split()):
+                return True
+    return False
+
+
+DEB_SRC_FILE = Path("/etc/apt/sources.list.d/loggp-deb-src.sources")
+DEB_SRC_ENTRY = """\
+Types: deb-src
+URIs: http://deb.debian.org/debian
+Suites: bookworm
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+"""
+
+
+def run_logged(cmd, **kwargs):
+    proc = subprocess.run(cmd, capture_output=True, text=True, **kwargs)
+    if proc.returncode != 0:
+        raise EnvironmentProblem(f"`{shlex.join(cmd)}` failed (exit {proc.returncode}):\n"
+                                 f"{(proc.stdout + proc.stderr).strip()[-2000:]}")
+    return proc
+
+
+def suite_root(cache):
+    """test/mpi of the newest mpich source unpacked in the cache, or None."""
+    candidates = sorted(cache.glob("mpich-*/test/mpi/pt2pt/testlist.in"))
+    return candidates[-1].parents[1] if candidates else None
+
+
+def obtain_source(cache, log):
+    root = suite_root(cache)
+    if root:
+        return root
+    if not shutil.which("apt-get"):
+        raise EnvironmentProblem("apt-get not found: this driver needs Debian's mpich source package "
+                                 f"(or unpack it yourself into {cache})")
+    if not has_deb_src():
+        if os.geteuid() != 0:
+            raise EnvironmentProblem(
+                "apt has no deb-src entry, and adding one needs root. Run as root once, or add it yourself:\n"
+                f"  sudo tee {DEB_SRC_FILE} <<'EOF'\n{DEB_SRC_ENTRY}EOF\n  sudo apt-get update\n"
+                f"then run again (or unpack `apt-get source mpich` into {cache}).")
+        log(f"adding a deb-src entry for bookworm: {DEB_SRC_FILE}")
+        tmp = DEB_SRC_FILE.with_suffix(".tmp")
+        tmp.write_text(DEB_SRC_ENTRY)
+        os.replace(tmp, DEB_SRC_FILE)
+        run_logged(["apt-get", "update"])
+    cache.mkdir(parents=True, exist_ok=True)
+    log(f"apt-get source mpich (into {cache})")
+    proc = subprocess.run(["apt-get", "source", "mpich"], cwd=cache, capture_output=True, text=True)
+    if proc.returncode != 0 and "You must put some 'deb-src' URIs" in proc.stderr + proc.stdout:
+        if os.geteuid() == 0:  # entry present but lists not fetched yet
+            run_logged(["apt-get", "update"])
+            proc = subprocess.run(["apt-get", "source", "mpich"], cwd=cache, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise EnvironmentProblem(f"`apt-get source mpich` failed (exit {proc.returncode}):\n"
+                                 f"{(proc.stdout + proc.stderr).strip()[-2000:]}")
+    root = suite_root(cache)
+    if not root:
+        raise EnvironmentProblem(f"apt-get source mpich finished but {cache}/mpich-*/test/mpi is missing "
+                                 "(is dpkg-dev installed? it unpacks the source)")
+    return root
+
+
+# ---------------------------------------------------------------- build
+
+# The suite's configure would probe these; on Linux with the MPICH wheel
+# (no Fortran, no GPU) the answers are fixed.
+MPITESTCONF_H = """\
+/* Written by loggp's mpich_suite.py in place of the suite's configure. */
+#ifndef MPITESTCONF_H_INCLUDED
+#define MPITESTCONF_H_INCLUDED
+#define HAVE_STDLIB_H 1
+#define HAVE_STRING_H 1
+#define HAVE_STRINGS_H 1
+#define HAVE_UNISTD_H 1
+#define HAVE_STDINT_H 1
+#define HAVE_INTTYPES_H 1
+#define HAVE_STDARG_H 1
+#define HAVE_SYS_TYPES_H 1
+#define HAVE_SYS_STAT_H 1
+#define HAVE_SYS_TIME_H 1
+#define HAVE_SYS_RESOURCE_H 1
+#define HAVE_PTHREAD_H 1
+#define HAVE_DLFCN_H 1
+#define HAVE_GETRUSAGE 1
+#define HAVE_STRDUP 1
+#define HAVE_USLEEP 1
+#define HAVE_LONG_LONG 1
+#define HAVE_LONG_DOUBLE 1
+#define HAVE__BOOL 1
+#define HAVE_FLOAT__COMPLEX 1
+#define HAVE_DOUBLE__COMPLEX 1
+#define HAVE_LONG_DOUBLE__COMPLEX 1
+#define USE_LONG_DOUBLE_COMPLEX 1
+#define HAVE_MPI_WIN_CREATE 1
+#define STDC_HEADERS 1
+#define POINTERINT_t MPI_Aint
+#define SIZEOF_SHORT %(short)d
+#define SIZEOF_INT %(int)d
+#define SIZEOF_LONG %(long)d
+#define SIZEOF_LONG_LONG %(long_long)d
+#define SIZEOF_VOID_P %(void_p)d
+#define SIZEOF_MPI_OFFSET 8
+#define THREAD_PACKAGE_NONE 0
+#define THREAD_PACKAGE_POSIX 1
+#define THREAD_PACKAGE_SOLARIS 2
+#define THREAD_PACKAGE_WIN 3
+#define THREAD_PACKAGE_ARGOBOTS 4
+#define THREAD_PACKAGE_NAME THREAD_PACKAGE_POSIX
+#endif
+"""
+
+DTPOOLSCONF_H = """\
+/* Written by loggp's mpich_suite.py in place of dtpools' configure. */
+#define HAVE_STDLIB_H 1
+#define HAVE_STRING_H 1
+#define HAVE_STRINGS_H 1
+#define HAVE_UNISTD_H 1
+#define HAVE_STDINT_H 1
+#define HAVE_INTTYPES_H 1
+#define HAVE_LIMITS_H 1
+#define HAVE_MEMSET 1
+#define HAVE_STRDUP 1
+#define HAVE_SYS_TYPES_H 1
+#define HAVE_SYS_STAT_H 1
+#define STDC_HEADERS 1
+"""
+
+SUPPORT_SOURCES = ("util/mtest.c", "util/mtest_common.c", "util/mtest_single.c")
+
+
+def type_sizes(mpicc, workdir):
+    """sizeof of the C types the config header names, from the compiler."""
+    probe = workdir / "sizes.c"
+    probe.write_text('#include <stdio.h>\nint main(void){printf("%zu %zu %zu %zu %zu\\n",'
+                     "sizeof(short),sizeof(int),sizeof(long),sizeof(long long),sizeof(void*));return 0;}\n")
+    exe = workdir / "sizes"
+    run_logged([mpicc, str(probe), "-o", str(exe)])
+    values = [int(v) for v in run_logged([str(exe)]).stdout.split()]
+    return dict(zip(("short", "int", "long", "long_long", "void_p"), values))
+
+
+def write_atomically(path, text):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "w") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
+class Builder:
+    """Compiles tests with mpicc into build_dir; the support library (mtest,
+    dtypes, dtpools) once per mpicc."""
+
+    def __init__(self, suite, build_dir, mpicc, log):
+        self.suite = suite
+        self.mpicc = mpicc
+        self.log = log
+        stamp = hashlib.sha256(f"{mpicc}:{os.stat(mpicc).st_mtime_ns}:{suite}".encode()).hexdigest()[:12]
+        self.dir = build_dir / stamp  # a different mpicc or source gets fresh binaries
+        self.gen = self.dir / "gen"
+        self.makefiles = {}
+
+    def includes(self):
+        # dtpools' sources include "../dtpoolsconf.h": gen/dtp/../dtpoolsconf.h
+        return ["-I", str(self.gen), "-I", str(self.gen / "dtp"), "-I", str(self.suite / "include"),
+                "-I", str(self.suite / "dtpools" / "include")]
+
+    def compile(self, cmd, what):
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        if proc.returncode != 0:
+            return f"{what}: {(proc.stdout + proc.stderr).strip()[-1500:]}"
+        return ""
+
+    def prepare(self):
+        (self.gen / "dtp").mkdir(parents=True, exist_ok=True)
+        self.libmtest = self.dir / "libmtest.a"
+        self.libdtypes = self.dir / "libdtypes.a"
+        if self.libmtest.is_file() and self.libdtypes.is_file():
+            return
+        write_atomically(self.gen / "mpitestconf.h", MPITESTCONF_H % type_sizes(self.mpicc, self.gen))
+        write_atomically(self.gen / "dtpoolsconf.h", DTPOOLSCONF_H)
+        sources = [self.suite / s for s in SUPPORT_SOURCES]
+        sources += sorted((self.suite / "dtpools" / "src").glob("*.c"))
+        objects = []
+        for src in sources:
+            obj = self.dir / "support" / (src.stem + ".o")
+            obj.parent.mkdir(parents=True, exist_ok=True)
+            error = self.compile([self.mpicc, "-O2", "-w", *self.includes(), "-c", str(src), "-o", str(obj)],
+                                 f"support library {src.name}")
+            if error:
+                raise EnvironmentProblem(f"cannot build the suite's support library: {error}")
+            objects.append(str(obj))
+        dtypes_obj = self.dir / "support" / "dtypes.o"
+        error = self.compile([self.mpicc, "-O2", "-w", *self.includes(), "-c", str(self.suite / "util/dtypes.c"),
+                              "-o", str(dtypes_obj)], "util/dtypes.c")
+        if error:
+            raise EnvironmentProblem(f"cannot build the suite's support library: {error}")
+        for archive, members in ((self.libdtypes, [str(dtypes_obj)]), (self.libmtest, objects)):
+            tmp = archive.with_suffix(".tmp.a")
+            tmp.unlink(missing_ok=True)
+            run_logged(["ar", "rcs", str(tmp), *members])
+            os.replace(tmp, archive)
+
+    def makefile(self, directory):
+        if directory not in self.makefiles:
+            path = self.suite / directory / "Makefile.am"
+            self.makefiles[directory] = parse_automake(path.read_text()) if path.is_file() else {}
+        return self.makefiles[directory]
+
+    def executable(self, test):
+        return self.dir / "bin" / test.directory / test.program
+
+    def build(self, test):
+        """Compiles one program; returns an error text or ''."""
+        exe = self.executable(test)
+        sources, cppflags, needs_dtypes, link_flags = build_recipe(test.program, self.makefile(test.directory))
+        paths = [self.suite / test.directory / s for s in sources]
+        missing = [str(p.relative_to(self.suite)) for p in paths if not p.is_file()]
+        if missing:
+            return f"source missing: {', '.join(missing)}"
+        if exe.is_file() and all(exe.stat().st_mtime >= p.stat().st_mtime for p in paths):
+            return ""
+        exe.parent.mkdir(parents=True, exist_ok=True)
+        tmp = exe.with_name(f".{exe.name}.{os.getpid()}.tmp")
+        libs = ([str(self.libdtypes)] if needs_dtypes else []) + [str(self.libmtest)]
+        cmd = [self.mpicc, "-O2", "-w", *self.includes(), "-I", str(self.suite / test.directory), *cppflags,
+               *map(str, paths), "-o", str(tmp), *libs, *link_flags, "-lm"]
+        error = self.compile(cmd, "compile")
+        if error:
+            tmp.unlink(missing_ok=True)
+            return error
+        os.replace(tmp, exe)
+        return ""
+
+
+# ---------------------------------------------------------------- selection
+
+def load_tests(suite):
+    tests, problems = parse_testlist(BASIC_TESTLIST, "basic", check="exit-status")
+    for directory in DIRECTORIES[1:]:
+        path = suite / directory / "testlist.in"
+        if not path.is_file():
+            path = suite / directory / "testlist"
+        if not path.is_file():
+            problems.append(f"{directory}: no testlist in {suite / directory}")
+            continue
+        found, bad = parse_testlist(path.read_text(), directory)
+        tests += found
+        problems += bad
+    return tests, problems
+
+
+def select(tests, subset, max_np, directories):
+    """(chosen, skipped) where skipped is [(test, reason)]."""
+    chosen, skipped = [], []
+    if subset == "small":
+        by_ident = {t.ident: t for t in tests}
+        for ident in SMALL_SUBSET:
+            if ident not in by_ident:
+                raise EnvironmentProblem(f"small subset entry '{ident}' is not in this source's testlists")
+            chosen.append(by_ident[ident])
+        return [t for t in chosen if t.directory in directories], skipped
+    seen = set()
+    for test in tests:
+        if test.directory not in directories:
+            continue
+        if test.ident in seen:
+            continue  # a few lists repeat a line verbatim
+        seen.add(test.ident)
+        if test.np > max_np:
+            skipped.append((test, f"needs {test.np} ranks (> --max-np {max_np})"))
+        elif test.mem > MEMORY_LIMIT_GB:
+            skipped.append((test, f"needs {test.mem} GB (mem=, > {MEMORY_LIMIT_GB} GB)"))
+        else:
+            chosen.append(test)
+    return chosen, skipped
+
+
+# ---------------------------------------------------------------- running
+
+def routing_env(provider):
+    env = {"MPIR_CVAR_CH4_NETMOD": "ofi", "MPIR_CVAR_NOLOCAL": "1", "FI_PROVIDER": provider}
+    if provider == "tcp":
+        env["FI_TCP_IFACE"] = "lo"
+    return env
+
+
+def knob_flags(knobs):
+    flags = []
+    for name, value in knobs:
+        flags += [f"--{name}", value]
+    return flags
+
+
+def command_for(mode, test, exe, tools, knobs, provider):
+    program = [str(exe), *test.args]
+    if mode == "plain":
+        return [tools["mpiexec"], "-n", str(test.np), *program]
+    chosen = ZERO_KNOBS if mode == "zero" else knobs
+    return [tools["loggp"], "run", "-n", str(test.np), "--quiet", "--provider", provider,
+            *knob_flags(parse_knobs(chosen) if isinstance(chosen, str) else chosen), "--", *program]
+
+
+def run_one(cmd, env, timeout, cwd):
+    """Runs a command in its own session, killing the whole group on timeout.
+    Returns (returncode or None on timeout, output, seconds)."""
+    start = time.monotonic()
+    proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            stdin=subprocess.DEVNULL, text=True, errors="replace", start_new_session=True)
+    try:
+        output, _ = proc.communicate(timeout=timeout)
+        return proc.returncode, output, time.monotonic() - start
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        output, _ = proc.communicate()
+        return None, output, time.monotonic() - start
+
+
+def run_test(test, exe, modes, tools, knobs, provider, timeout, base_env, workdir):
+    """Runs one test in each mode; the apparatus modes only when plain passes
+    (a program failing plain is excluded, not judged)."""
+    outcomes = {}
+    env = dict(base_env)
+    env.update(routing_env(provider))
+    for item in test.env:
+        name, _, value = item.partition("=")
+        env[name] = value
+    limit = max(timeout, test.time_limit)
+    rundir = workdir / test.directory
+    rundir.mkdir(parents=True, exist_ok=True)
+    for mode in modes:
+        if mode != "plain" and outcomes.get("plain", {}).get("status") != "pass":
+            outcomes[mode] = {"status": "not-run", "detail": "failed plain"}
+            continue
+        cmd = command_for(mode, test, exe, tools, knobs, provider)
+        returncode, output, seconds = run_one(cmd, env, limit, rundir)
+        if returncode is None:
+            status, detail = "timeout", f"no exit within {limit} s"
+        else:
+            status, detail = judge(test, returncode, output)
+        outcomes[mode] = {"status": status, "detail": detail, "seconds": round(seconds, 2),
+                          "command": shlex.join(cmd),
+                          "output": output[-3000:] if status != "pass" else ""}
+    return outcomes
+
+
+# ---------------------------------------------------------------- report
+
+def summarize(results, directories):
+    summary = {}
+    for directory in directories + ("total",):
+        rows = [r for r in results if directory in ("total", r["directory"])]
+        entry = {"tests": len(rows), "programs": len({r["program"] for r in rows})}
+        for mode in MODES:
+            entry[mode] = {s: sum(1 for r in rows if r["outcomes"].get(mode, {}).get("status") == s)
+                           for s in ("pass", "fail", "timeout", "not-run", "build-failed")}
+        entry["regressions"] = sum(1 for r in rows if r["regression"])
+        summary[directory] = entry
+    return summary
+
+
+def table(summary):
+    lines = [f"{'directory':10} {'tests':>5} {'progs':>5} " +
+             " ".join(f"{m + ' pass/fail':>16}" for m in MODES) + f" {'regress':>8}"]
+    for name, entry in summary.items():
+        cells = []
+        for mode in MODES:
+            counts = entry[mode]
+            failed = counts["fail"] + counts["timeout"] + counts["build-failed"]
+            cells.append(f"{counts['pass']:>7}/{failed:<8}")
+        lines.append(f"{name:10} {entry['tests']:>5} {entry['programs']:>5} " + " ".join(cells) +
+                     f" {entry['regressions']:>8}")
+    return "\n".join(lines)
+
+
+def find_tool(name):
+    path = shutil.which(name)
+    if not path:
+        raise EnvironmentProblem(f"'{name}' is not on PATH (put the loggp venv's bin/ first on PATH)")
+    return path
+
+
+def positive_int(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"'{text}' must be at least 1")
+    return value
+
+
+def parser():
+    default_cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "loggp" / "mpich-src"
+    p = argparse.ArgumentParser(prog="mpich_suite.py", allow_abbrev=False,
+                                description="Run MPICH's test/mpi programs plain and under libloggp.so.")
+    p.add_argument("--subset", choices=("small", "full"), default="small",
+                   help="small: the CI set (~20 quick programs); full: every testlist entry of "
+                        f"{', '.join(DIRECTORIES)} within --max-np")
+    p.add_argument("--jobs", type=positive_int, default=1, help="tests run at once (and compile jobs)")
+    p.add_argument("--timeout", type=positive_int, default=120,
+                   help="seconds per run (a testlist timeLimit above it wins); default 120")
+    p.add_argument("--out", default="peer-suite-result.json", help="JSON result file (written atomically)")
+    p.add_argument("--cache-dir", type=Path, default=Path(os.environ.get("LOGGP_MPICH_CACHE", default_cache)),
+                   help="where the mpich source is unpacked and tests are built (default %(default)s, "
+                        "or $LOGGP_MPICH_CACHE)")
+    p.add_argument("--knobs", default=DEFAULT_KNOBS, help="nonzero knobs for the third run (default %(default)s)")
+    p.add_argument("--provider", choices=("shm", "tcp"), default="shm", help="libfabric provider (default shm)")
+    p.add_argument("--max-np", type=positive_int, default=4, help="skip tests needing more ranks (default 4)")
+    p.add_argument("--dirs", default=",".join(DIRECTORIES),
+                   help="comma-separated test directories (default all six)")
+    p.add_argument("--match", help="only tests whose id contains this text")
+    return p
+
+
+def main(argv=None):
+    try:
+        args = parser().parse_args(argv)
+    except SystemExit as exit_:
+        return exit_.code
+    log = lambda text: print(f"mpich_suite: {text}", file=sys.stderr, flush=True)  # noqa: E731
+    try:
+        knobs = parse_knobs(args.knobs)
+        directories = tuple(d for d in (x.strip() for x in args.dirs.split(",")) if d)
+        unknown = [d for d in directories if d not in DIRECTORIES]
+        if unknown or not directories:
+            raise UsageError(f"--dirs: unknown directory '{(unknown or [args.dirs])[0]}' "
+                             f"(known: {', '.join(DIRECTORIES)})")
+        out = Path(args.out)
+        if out.is_dir():
+            raise UsageError(f"--out '{out}' is a directory")
+        if not out.resolve().parent.is_dir():
+            raise UsageError(f"--out '{out}': directory {out.resolve().parent} does not exist")
+        tools = {name: find_tool(name) for name in ("mpicc", "mpiexec", "loggp", "loggp-knobs")}
+        for zero_or_not in (knobs, parse_knobs(ZERO_KNOBS)):
+            check = subprocess.run([tools["loggp-knobs"], "env", "--format", "sh", *knob_flags(zero_or_not)],
+                                   capture_output=True, text=True)
+            if check.returncode != 0:
+                raise UsageError(f"--knobs '{args.knobs}': {check.stderr.strip()}")
+
+        cache = args.cache_dir.expanduser().resolve()
+        suite = obtain_source(cache, log)
+        all_tests, problems = load_tests(suite)
+        for problem in problems:
+            log(f"warning: {problem}")
+        chosen, skipped = select(all_tests, args.subset, args.max_np, directories)
+        if args.match:
+            chosen = [t for t in chosen if args.match in t.ident]
+        if not chosen:
+            raise UsageError("no test selected (check --dirs, --match, --max-np)")
+
+        builder = Builder(suite, cache / "build", tools["mpicc"], log)
+        log(f"building the support library and {len({(t.directory, t.program) for t in chosen})} programs "
+            f"in {builder.dir}")
+        builder.prepare()
+        programs = sorted({(t.directory, t.program): t for t in chosen}.items())
+        with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+            build_errors = dict(zip([key for key, _ in programs],
+                                    pool.map(lambda item: builder.build(item[1]), programs)))
+
+        base_env = dict(os.environ)
+        workdir = Path(tempfile.mkdtemp(prefix="mpich-suite-"))
+        base_env["LOGGP_KNOB_FILE"] = str(workdir / "knobs")  # a user's live knob file must not leak in
+        for name in ("LOGGP_OS", "LOGGP_OR", "LOGGP_GAP", "LOGGP_GAP_PER_BYTE", "LOGGP_LATENCY",
+                     "LOGGP_PROFILE", "LOGGP_QUIET", "LOGGP_ENGINE"):
+            base_env.pop(name, None)
+        started = datetime.datetime.now(datetime.timezone.utc)
+
+        def work(test):
+            error = build_errors[(test.directory, test.program)]
+            if error:
+                return {mode: {"status": "build-failed" if mode == "plain" else "not-run", "detail": error}
+                        for mode in MODES}
+            return run_test(test, builder.executable(test), MODES, tools, knobs, args.provider, args.timeout,
+                            base_env, workdir)
+
+        results = []
+        with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+            futures = {pool.submit(work, t): t for t in chosen}
+            for done, future in enumerate(concurrent.futures.as_completed(futures), 1):
+                test = futures[future]
+                outcomes = future.result()
+                regression = outcomes["plain"]["status"] == "pass" and any(
+                    outcomes[m]["status"] != "pass" for m in MODES[1:])
+                results.append({"id": test.ident, "directory": test.directory, "program": test.program,
+                                "np": test.np, "args": test.args, "env": test.env, "xfail": test.xfail,
+                                "outcomes": outcomes, "regression": regression})
+                marks = " ".join(f"{m}={outcomes[m]['status']}" for m in MODES)
+                log(f"[{done}/{len(chosen)}] {test.ident}: {marks}" + ("  <-- REGRESSION" if regression else ""))
+        order = {t.ident: i for i, t in enumerate(chosen)}
+        results.sort(key=lambda r: order[r["id"]])
+        shutil.rmtree(workdir, ignore_errors=True)
+
+        summary = summarize(results, directories)
+        plain_passes = summary["total"]["plain"]["pass"]
+        regressions = [r for r in results if r["regression"]]
+        document = {
+            "started": started.isoformat(timespec="seconds"),
+            "finished": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "machine": {"host": platform.node(), "system": platform.platform(), "cpus": os.cpu_count()},
+            "command": shlex.join([Path(sys.argv[0]).name, *(argv if argv is not None else sys.argv[1:])]),
+            "source": str(suite.parents[1].name), "mpicc": tools["mpicc"], "provider": args.provider,
+            "knobs": {"zero": ZERO_KNOBS, "loggp": args.knobs}, "subset": args.subset, "max_np": args.max_np,
+            "timeout": args.timeout, "summary": summary,
+            "excluded_plain_failures": [{"id": r["id"], "status": r["outcomes"]["plain"]["status"],
+                                         "detail": r["outcomes"]["plain"]["detail"]}
+                                        for r in results if r["outcomes"]["plain"]["status"] != "pass"],
+            "regressions": [r["id"] for r in regressions],
+            "skipped": [{"id": t.ident, "reason": reason} for t, reason in skipped],
+            "tests": results,
+        }
+        write_atomically(out, json.dumps(document, indent=1) + "\n")
+        print(table(summary))
+        if skipped:
+            print(f"skipped {len(skipped)} testlist entries (see 'skipped' in {out})")
+        for r in regressions:
+            bad = {m: r["outcomes"][m] for m in MODES[1:] if r["outcomes"][m]["status"] != "pass"}
+            for mode, outcome in bad.items():
+                print(f"REGRESSION {r['id']} [{mode}]: {outcome['status']} ({outcome['detail']})\n"
+                      f"  command: {outcome.get('command', '')}")
+        print(f"result: {out}")
+        if plain_passes == 0:
+            log("no test passed plain: nothing was judged")
+            return 1
+        return 1 if regressions else 0
+    except UsageError as err:
+        print(f"mpich_suite: {err}", file=sys.stderr)
+        return 2
+    except EnvironmentProblem as err:
+        print(f"mpich_suite: {err}", file=sys.stderr)
+        return 3
+
+
+if __name__ == "__main__":
+    sys.exit(main())
