@@ -24,6 +24,7 @@ static void usage_main(FILE *out)
             "  reset                                                    set every knob to 0\n"
             "  env [--format sh|mpiexec|srun] [knob options]            environment for remote ranks\n"
             "  path                                                     print the knob file's path\n"
+            "  parse [knob options]                                     check values, print them as JSON\n"
             "\n"
             "Knobs are increments over the machine's own LogGP parameters, with units:\n"
             "  times: ps, ns, us, ms, s (e.g. 10us, 1.5us);  G: time per byte (0.5ns/B, 2us/KiB)\n"
@@ -419,6 +420,38 @@ static int cmd_env(int argc, char **argv)
     return 0;
 }
 
+/* Validates knob values and prints them as numbers, for programs that need
+ * the values (the study runner, the analysis) without a parser of their own. */
+static int cmd_parse(int argc, char **argv)
+{
+    knob_options opts = {{{0}}, 0};
+    for (int i = 0; i < argc; i++) {
+        if (is_help(argv[i])) {
+            printf("usage: %s parse [--o T] [--os T] [--or T] [--g T] [--G T/B] [--L T]\n"
+                   "Checks the values given and prints them as JSON: nanoseconds, G in ns per byte.\n", prog);
+            return 0;
+        }
+        int r = parse_knob_option(argc, argv, &i, &opts);
+        if (r < 0)
+            return EXIT_USAGE;
+        if (r == 0)
+            return usage_error("parse: unknown option '%s'", argv[i]);
+    }
+    printf("{");
+    int first = 1;
+    for (int i = 0; i < LOGGP_KNOB_COUNT; i++) {
+        if (!(opts.given & (1u << i)))
+            continue;
+        char ns[48], text[64];
+        loggp_format_ns(opts.values.ps[i], ns, sizeof ns);
+        loggp_format_knob((loggp_knob_id)i, opts.values.ps[i], text, sizeof text);
+        printf("%s\"%s\": {\"ns\": %s, \"text\": \"%s\"}", first ? "" : ", ", loggp_knob_table[i].name, ns, text);
+        first = 0;
+    }
+    printf("}\n");
+    return 0;
+}
+
 static int cmd_path(int argc, char **argv)
 {
     if (argc > 0) {
@@ -451,9 +484,10 @@ int main(int argc, char **argv)
         int (*run)(int, char **);
     } commands[] = {
         {"set", cmd_set}, {"show", cmd_show}, {"reset", cmd_reset}, {"env", cmd_env}, {"path", cmd_path},
+        {"parse", cmd_parse},
     };
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (strcmp(cmd, commands[i].name) == 0)
             return commands[i].run(argc - 2, argv + 2);
-    return usage_error("unknown command '%s' (expected set, show, reset, env or path)", cmd);
+    return usage_error("unknown command '%s' (expected set, show, reset, env, path or parse)", cmd);
 }

@@ -1,0 +1,112 @@
+"""The loggp-knobs command: set/show/reset/env/parse/path, exit codes, help,
+and refusal of unsafe or corrupt knob files."""
+import json
+import os
+
+import pytest
+
+from conftest import installed, run
+
+
+def knobs(*args, **kw):
+    return run([installed("loggp-knobs"), *args], **kw)
+
+
+def test_set_changes_only_the_knobs_given(private_knob_file):
+    assert knobs("set", "--o", "10us").returncode == 0
+    assert knobs("set", "--L", "2.5us", "--G", "0.5ns/B").returncode == 0
+    shown = json.loads(knobs("show", "--json").stdout)
+    assert shown["file"] == str(private_knob_file) and shown["exists"]
+    assert shown["knobs"] == {"o_s": "10us", "o_r": "10us", "g": "0ns", "G": "0.5ns/B", "L": "2.5us"}
+    assert shown["knobs_ns"] == {"o_s": 10000, "o_r": 10000, "g": 0, "G_per_byte": 0.5, "L": 2500}
+    assert oct(private_knob_file.stat().st_mode & 0o777) == "0o600"
+    assert oct(private_knob_file.parent.stat().st_mode & 0o777) == "0o700"
+
+
+def test_show_table_and_reset(private_knob_file):
+    knobs("set", "--os", "1us", check=True)
+    table = knobs("show").stdout
+    assert "o_s  1us" in table and str(private_knob_file) in table
+    assert knobs("reset").returncode == 0
+    assert json.loads(knobs("show", "--json").stdout)["knobs_ns"]["o_s"] == 0
+
+
+def test_env_formats_carry_the_current_knobs(private_knob_file):
+    knobs("set", "--g", "3us", check=True)
+    sh = knobs("env").stdout
+    assert "export LOGGP_GAP=3us\n" in sh and "export LOGGP_OS=0ns\n" in sh
+    genv = knobs("env", "--format", "mpiexec", "--L", "7us").stdout.split()
+    assert genv[:3] == ["-genv", "LOGGP_OS", "0ns"] and ["-genv", "LOGGP_LATENCY", "7us"] == genv[-3:]
+    srun = knobs("env", "--format", "srun").stdout.strip()
+    assert srun.startswith("--export=ALL,LOGGP_OS=0ns,") and "LOGGP_GAP=3us" in srun
+    # env with overrides does not change the file
+    assert json.loads(knobs("show", "--json").stdout)["knobs"]["L"] == "0ns"
+
+
+def test_parse_prints_numbers():
+    out = json.loads(knobs("parse", "--L", "5us", "--G", "1us/KiB").stdout)
+    assert out == {"G": {"ns": 0.977, "text": "0.977ns/B"}, "L": {"ns": 5000, "text": "5us"}}
+
+
+@pytest.mark.parametrize("args,mention", [
+    (["set", "--o", "10"], "'10'"),
+    (["set", "--L", "-1us"], "negative"),
+    (["set", "--G", "5ns"], "'5ns'"),
+    (["set", "--g", "nan"], "'nan'"),
+    (["set", "--L", "11s"], "10 s"),
+    (["set", "--x", "1us"], "--x"),
+    (["set"], "at least one knob"),
+    (["set", "--o", "1us", "--os", "2us"], "given twice"),
+    (["set", "--L"], "needs a value"),
+    (["set", "--o", "1us", "--via", "netem"], "only L and G"),
+    (["set", "--L", "1us", "--via", "carrier-pigeon"], "carrier-pigeon"),
+    (["show", "--yaml"], "--yaml"),
+    (["env", "--format", "csh"], "csh"),
+    (["reset", "now"], "now"),
+    (["frobnicate"], "frobnicate"),
+    ([], "usage"),
+])
+def test_bad_use_exits_2_naming_the_problem(args, mention, private_knob_file):
+    proc = knobs(*args)
+    assert proc.returncode == 2, proc
+    assert mention in proc.stderr
+    assert not private_knob_file.exists(), "bad use must not write the knob file"
+
+
+@pytest.mark.parametrize("command", ["set", "show", "reset", "env", "path", "parse"])
+def test_help_on_each_command(command):
+    proc = knobs(command, "--help")
+    assert proc.returncode == 0 and "usage:" in proc.stdout
+
+
+def test_corrupt_file_is_refused_until_reset(private_knob_file):
+    knobs("set", "--o", "1us", check=True)
+    private_knob_file.write_text(private_knob_file.read_text() + "L = lots\n")
+    for args in (["show"], ["set", "--g", "1us"], ["env"]):
+        proc = knobs(*args)
+        assert proc.returncode == 1 and "corrupt" in proc.stderr and "line" in proc.stderr, proc
+    assert "L = lots" in private_knob_file.read_text(), "a refused file is left as it was"
+    assert knobs("reset").returncode == 0
+    assert knobs("show").returncode == 0
+
+
+def test_symlinked_file_is_refused(private_knob_file, tmp_path):
+    target = tmp_path / "elsewhere"
+    target.write_text("o_s = 1us\no_r = 1us\ng = 0ns\nG = 0ns/B\nL = 0ns\n")
+    target.chmod(0o600)
+    private_knob_file.parent.mkdir(mode=0o700, parents=True)
+    os.symlink(target, private_knob_file)
+    proc = knobs("show")
+    assert proc.returncode == 1 and "symbolic link" in proc.stderr
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to create a file owned by another user")
+def test_file_of_another_user_is_refused(private_knob_file):
+    knobs("set", "--o", "1us", check=True)
+    os.chown(private_knob_file, 12345, 12345)
+    proc = knobs("show")
+    assert proc.returncode == 1 and "owned by uid 12345" in proc.stderr
+
+
+def test_path_follows_the_environment(private_knob_file):
+    assert knobs("path").stdout.strip() == str(private_knob_file)
