@@ -368,6 +368,8 @@ static inline int is_receive(uint64_t flags)
 /* Strips the stamp from a receive entry and returns its due time. */
 static uint64_t receive_due(cq_state *cs, struct fi_cq_tagged_entry *e, const loggp_delays *d, uint64_t now)
 {
+    if (!(e->flags & FI_RECV))
+        return 0; /* a multi-receive buffer's release: no message, it only keeps its place */
     uint64_t extra = d->L + loggp_bytes_delay_ns(d->G_ps, e->len);
     if (!cs->has_data || !(e->flags & FI_REMOTE_CQ_DATA) || !(e->data & STAMP_MARK))
         return extra ? now + extra : 0;
