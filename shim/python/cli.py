@@ -7,6 +7,7 @@ import sys
 
 SUBCOMMANDS = {
     "run": ("loggp.run", "run an MPI application under libloggp.so with knobs"),
+    "testbed": ("loggp.testbed", "emulated hosts as network namespaces; link latency and rate with tc"),
     "bench": ("loggp.bench", "figures about the apparatus: transparency, knob accuracy"),
     "main": ("loggp.mainjob", "the main job: quick calibration, then the default study"),
     "probe": ("loggp.experiments.probe", "run loggp-probe and print the LogGP signature"),
