@@ -133,6 +133,8 @@ def parser():
     p.add_argument("--launcher", default="mpiexec",
                    help="mpiexec (default), srun, or a template with {np}, {program}, {hostfile}")
     p.add_argument("--hostfile", help="host file for the launcher")
+    p.add_argument("--testbed", nargs="?", const="", metavar="NAME",
+                   help="one rank per emulated host of a `loggp testbed` (needs root; default name tb)")
     p.add_argument("--quiet", action="store_true", help="no banner from rank 0")
     p.add_argument("--dry-run", action="store_true", help="print the exact command instead of running it")
     p.add_argument("program", nargs=argparse.REMAINDER, help="-- PROGRAM ARGS...")
@@ -152,8 +154,14 @@ def build(args, base_env):
         raise RunError("--provider applies to the libfabric engine, not --engine pmpi")
     env = {}
     env.update(knob_environment(knob_args))
-    single_host = args.launcher == "mpiexec" and not args.hostfile
-    env.update(routing_environment(args.engine, args.provider, base_env, single_host))
+    if args.testbed is not None:
+        from loggp.testbed import launch_plan
+        routing, cmd = launch_plan(args, program)
+    else:
+        single_host = args.launcher == "mpiexec" and not args.hostfile
+        routing = routing_environment(args.engine, args.provider, base_env, single_host)
+        cmd = launcher_command(args.launcher, args.np, program, args.hostfile)
+    env.update(routing)
     lib = str(find_library())
     preload = base_env.get("LD_PRELOAD", "")
     env["LD_PRELOAD"] = lib + (":" + preload if preload and lib not in preload.split(":") else "")
@@ -162,7 +170,7 @@ def build(args, base_env):
         env["LOGGP_PROFILE"] = str(Path(args.profile).resolve())
     if args.quiet:
         env["LOGGP_QUIET"] = "1"
-    return env, launcher_command(args.launcher, args.np, program, args.hostfile)
+    return env, cmd
 
 
 def main(argv):
