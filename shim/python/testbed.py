@@ -1,0 +1,581 @@
+"""`loggp testbed`: N emulated hosts on one machine, as Linux network namespaces.
+
+Layout of a testbed NAME (default "tb"):
+  loggp-NAME-sw      "switch" namespace holding the bridge loggp-br and ports loggp-p<i>
+  loggp-NAME-h<i>    host namespace i: interface loggp-eth0 = the peer of loggp-p<i>,
+                     address <subnet>.(i+1)/24 (subnet 198.18.0.0/24, the benchmarking range)
+Every interface is created inside a namespace of the testbed, so the root namespace gets no
+interface, address or route; nothing is routed or forwarded to the outside.
+
+The system is the state: a testbed is whatever loggp-NAME-* namespaces exist. A small run
+directory (/run/loggp/testbed-NAME) holds generated files: the hostfile, the launcher that
+Hydra calls instead of ssh, and the knobs last applied by `netem set`.
+"""
+import argparse
+import ipaddress
+import json
+import os
+import re
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+DEFAULT_NAME = "tb"
+DEFAULT_SUBNET = "198.18.0.0/24"
+BENCHMARK_RANGE = ipaddress.ip_network("198.18.0.0/15")
+HOST_IFACE = "loggp-eth0"
+BRIDGE = "loggp-br"
+MAX_HOSTS = 64
+NAME_RE = re.compile(r"[a-z0-9]{1,12}")
+# Set only by tests: make step N of `up` fail, to prove the rollback.
+FAIL_AT_ENV = "LOGGP_TESTBED_FAIL_AT"
+# tbf: the bucket holds a little more than one full frame, so bursts stay short; the queue
+# holds more than TCP keeps in flight, so nothing is dropped.
+TBF_BURST_BYTES = 4096
+TBF_LIMIT_BYTES = 4 << 20
+NETEM_LIMIT_PACKETS = 100000
+
+
+class TestbedError(Exception):
+    """A failure reported without a traceback (exit 1)."""
+
+
+class UsageError(TestbedError):
+    """Bad usage or a bad value (exit 2)."""
+
+
+# ---------------------------------------------------------------- names and discovery
+
+def check_name(name):
+    if not NAME_RE.fullmatch(name or ""):
+        raise UsageError(f"testbed name '{name}': expected 1-12 lowercase letters or digits")
+    return name
+
+
+def default_name():
+    return os.environ.get("LOGGP_TESTBED") or DEFAULT_NAME
+
+
+def switch_ns(name):
+    return f"loggp-{name}-sw"
+
+
+def host_ns(name, index):
+    return f"loggp-{name}-h{index}"
+
+
+def run_dir(name):
+    return Path(os.environ.get("LOGGP_TESTBED_RUN_DIR", "/run/loggp")) / f"testbed-{name}"
+
+
+def require_root():
+    if os.geteuid() != 0:
+        raise TestbedError("network namespaces need root (CAP_SYS_ADMIN and CAP_NET_ADMIN): run as root, "
+                           "e.g. sudo loggp testbed ...")
+
+
+def ip_command():
+    found = shutil.which("ip")
+    if not found:
+        raise TestbedError("'ip' (iproute2) not found on PATH")
+    return found
+
+
+def tc_command():
+    found = shutil.which("tc")
+    if not found:
+        raise TestbedError("'tc' (iproute2) not found on PATH")
+    return found
+
+
+def sh(cmd, check=True):
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if check and proc.returncode != 0:
+        raise TestbedError(f"{shlex.join(cmd)}: {proc.stderr.strip() or f'exit {proc.returncode}'}")
+    return proc
+
+
+def namespaces():
+    """Names of all network namespaces iproute2 knows."""
+    out = sh([ip_command(), "netns", "list"]).stdout
+    return [line.split()[0] for line in out.splitlines() if line.strip()]
+
+
+def discover(name):
+    """What exists of testbed NAME: {'switch': bool, 'hosts': [(index, ns, address or None)]}."""
+    existing = set(namespaces())
+    pattern = re.compile(rf"loggp-{re.escape(name)}-h(\d+)")
+    hosts = []
+    for ns in existing:
+        m = pattern.fullmatch(ns)
+        if m:
+            hosts.append((int(m.group(1)), ns, host_address(ns)))
+    hosts.sort()
+    return {"name": name, "switch": switch_ns(name) in existing, "hosts": hosts}
+
+
+def host_address(ns):
+    proc = sh([ip_command(), "-n", ns, "-4", "-o", "addr", "show", "dev", HOST_IFACE], check=False)
+    m = re.search(r"inet (\S+)/", proc.stdout)
+    return m.group(1) if m else None
+
+
+def complete(state):
+    """A testbed is usable when the switch and hosts 0..N-1 all exist with addresses."""
+    hosts = state["hosts"]
+    return (state["switch"] and bool(hosts) and [h[0] for h in hosts] == list(range(len(hosts)))
+            and all(h[2] for h in hosts))
+
+
+# ---------------------------------------------------------------- up / down
+
+def host_addresses(subnet, count):
+    net = ipaddress.ip_network(subnet)
+    return [str(net.network_address + i + 1) for i in range(count)]
+
+
+def parse_subnet(text):
+    try:
+        net = ipaddress.ip_network(text, strict=True)
+    except ValueError as err:
+        raise UsageError(f"--subnet '{text}': {err}") from None
+    if net.version != 4 or not net.subnet_of(BENCHMARK_RANGE) or net.prefixlen > 24:
+        raise UsageError(f"--subnet '{text}': expected an IPv4 /24 or larger inside 198.18.0.0/15 "
+                         "(the benchmarking range, never routed)")
+    return str(net)
+
+
+def up_steps(name, hosts, subnet):
+    """The commands that build a testbed, in order. Every link is created inside the switch
+    namespace with its peer sent straight into a host namespace."""
+    ip = ip_command()
+    sw = switch_ns(name)
+    prefix = ipaddress.ip_network(subnet).prefixlen
+    no_ipv6 = "echo 1 > /proc/sys/net/ipv6/conf/all/disable_ipv6; echo 1 > /proc/sys/net/ipv6/conf/default/disable_ipv6"
+    steps = [
+        (f"create namespace {sw}", [ip, "netns", "add", sw]),
+        (f"disable IPv6 in {sw}", [ip, "netns", "exec", sw, "/bin/sh", "-c", no_ipv6]),
+        (f"create bridge {BRIDGE} in {sw}", [ip, "-n", sw, "link", "add", BRIDGE, "type", "bridge"]),
+        (f"bring {BRIDGE} up", [ip, "-n", sw, "link", "set", BRIDGE, "up"]),
+    ]
+    for i, address in enumerate(host_addresses(subnet, hosts)):
+        ns, port = host_ns(name, i), f"loggp-p{i}"
+        steps += [
+            (f"create namespace {ns}", [ip, "netns", "add", ns]),
+            (f"disable IPv6 in {ns}", [ip, "netns", "exec", ns, "/bin/sh", "-c", no_ipv6]),
+            (f"create veth {port} <-> {ns}:{HOST_IFACE}",
+             [ip, "-n", sw, "link", "add", port, "type", "veth", "peer", "name", HOST_IFACE, "netns", ns]),
+            (f"attach {port} to {BRIDGE}", [ip, "-n", sw, "link", "set", port, "master", BRIDGE, "up"]),
+            (f"address {address} on {ns}", [ip, "-n", ns, "addr", "add", f"{address}/{prefix}", "dev", HOST_IFACE]),
+            (f"bring {ns}:{HOST_IFACE} up", [ip, "-n", ns, "link", "set", HOST_IFACE, "up"]),
+            (f"bring {ns}:lo up", [ip, "-n", ns, "link", "set", "lo", "up"]),
+        ]
+    return steps
+
+
+def up(name, hosts, subnet, out=sys.stdout):
+    require_root()
+    state = discover(name)
+    if state["switch"] or state["hosts"]:
+        if complete(state) and len(state["hosts"]) == hosts:
+            write_run_files(state)
+            print(f"testbed '{name}' is already up with {hosts} hosts", file=out)
+            return state
+        raise TestbedError(f"testbed '{name}' already exists ({len(state['hosts'])} hosts): "
+                           f"run `loggp testbed down --name {name}` first")
+    fail_at = os.environ.get(FAIL_AT_ENV)
+    try:
+        for number, (what, cmd) in enumerate(up_steps(name, hosts, subnet), start=1):
+            if fail_at == str(number):
+                raise TestbedError(f"step {number} ({what}): failure injected by {FAIL_AT_ENV}")
+            try:
+                sh(cmd)
+            except TestbedError as err:
+                raise TestbedError(f"step {number} ({what}): {err}") from None
+        state = discover(name)
+        if not complete(state) or len(state["hosts"]) != hosts:
+            raise TestbedError(f"testbed '{name}' is incomplete after setup: {state}")
+        write_run_files(state)
+    except BaseException as err:
+        leftovers = teardown(name)
+        note = "; rolled back" if not leftovers else f"; rollback left {', '.join(leftovers)}"
+        if isinstance(err, TestbedError):
+            raise TestbedError(f"up failed: {err}{note}") from None
+        raise
+    print(f"testbed '{name}' up: {hosts} hosts on {subnet}", file=out)
+    return state
+
+
+def kill_namespace_processes(ns):
+    """Processes still inside a namespace keep it alive: end them (they were started in our
+    namespace, by `loggp run --testbed`)."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        pids = [int(p) for p in sh([ip_command(), "netns", "pids", ns], check=False).stdout.split()]
+        if not pids:
+            return
+        for pid in pids:
+            try:
+                os.kill(pid, sig)
+            except ProcessLookupError:
+                pass
+        time.sleep(0.2)
+
+
+def teardown(name):
+    """Removes every namespace of testbed NAME (their interfaces and qdiscs go with them) and its
+    run directory. Returns what could not be removed."""
+    state = discover(name)
+    ordered = [ns for _, ns, _ in state["hosts"]] + ([switch_ns(name)] if state["switch"] else [])
+    for ns in ordered:
+        kill_namespace_processes(ns)
+        sh([ip_command(), "netns", "del", ns], check=False)
+    shutil.rmtree(run_dir(name), ignore_errors=True)
+    left = discover(name)
+    return [ns for _, ns, _ in left["hosts"]] + ([switch_ns(name)] if left["switch"] else [])
+
+
+def down(name, out=sys.stdout):
+    require_root()
+    state = discover(name)
+    if not state["switch"] and not state["hosts"]:
+        shutil.rmtree(run_dir(name), ignore_errors=True)
+        print(f"testbed '{name}' is not up", file=out)
+        return
+    leftovers = teardown(name)
+    if leftovers:
+        raise TestbedError(f"could not remove {', '.join(leftovers)}")
+    print(f"testbed '{name}' down", file=out)
+
+
+# ---------------------------------------------------------------- generated files
+
+def write_atomic(path, text, mode=0o644):
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o755)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def launcher_script(state):
+    """Hydra calls its ssh launcher as `EXEC [options] HOST COMMAND...`, COMMAND quoted for a
+    remote shell. This runs COMMAND in the namespace of the host with that address and refuses
+    any other host, so no proxy is ever started outside the testbed."""
+    ip = ip_command()
+    cases = "\n".join(f"  {address}) ns={ns} ;;" for _, ns, address in state["hosts"])
+    return f"""#!/bin/sh
+# Generated by `loggp testbed` for testbed '{state["name"]}': Hydra's launcher into its namespaces.
+while [ $# -gt 0 ] && [ "${{1#-}}" != "$1" ]; do shift; done
+host=$1
+[ $# -gt 0 ] && shift
+case "$host" in
+{cases}
+  *) echo "loggp testbed launcher: '$host' is not a host of testbed '{state["name"]}'" >&2; exit 255 ;;
+esac
+exec {shlex.quote(ip)} netns exec "$ns" /bin/sh -c "$*"
+"""
+
+
+def write_run_files(state):
+    directory = run_dir(state["name"])
+    write_atomic(directory / "hostfile", "".join(f"{address}\n" for _, _, address in state["hosts"]))
+    write_atomic(directory / "launch", launcher_script(state), mode=0o755)
+    return directory
+
+
+# ---------------------------------------------------------------- `loggp run --testbed`
+
+def launch_plan(args, program):
+    """Routing environment and command for `loggp run --testbed`: mpiexec starts inside the first
+    host's namespace, one rank per host, every message over libfabric tcp across the veths."""
+    from loggp.run import RunError, find_program
+    name = args.testbed or default_name()
+    try:
+        check_name(name)
+    except UsageError as err:
+        raise RunError(f"--testbed: {err}") from None
+    if args.launcher != "mpiexec" or args.hostfile:
+        raise RunError("--testbed chooses its own launcher and hosts: drop --launcher and --hostfile")
+    if args.engine == "pmpi":
+        raise RunError("--testbed routes MPI through libfabric tcp; it cannot be combined with --engine pmpi")
+    if args.provider not in (None, "tcp"):
+        raise RunError(f"--provider {args.provider}: a testbed's hosts talk over tcp only")
+    if os.geteuid() != 0:
+        raise RunError("--testbed needs root (it enters network namespaces)")
+    try:
+        state = discover(name)
+    except TestbedError as err:
+        raise RunError(str(err)) from None
+    if not complete(state):
+        raise RunError(f"testbed '{name}' is not up: run `loggp testbed up --hosts N --name {name}`")
+    if args.np > len(state["hosts"]):
+        raise RunError(f"-n {args.np}: testbed '{name}' has {len(state['hosts'])} hosts (one rank per host); "
+                       f"run `loggp testbed down` and `up --hosts {args.np}`")
+    directory = write_run_files(state)
+    env = {"FI_PROVIDER": "tcp", "FI_TCP_IFACE": HOST_IFACE, "MPIR_CVAR_CH4_NETMOD": "ofi",
+           "MPIR_CVAR_NOLOCAL": "1"}
+    cmd = [ip_command(), "netns", "exec", state["hosts"][0][1], find_program("mpiexec"),
+           "-f", str(directory / "hostfile"), "-n", str(args.np), "-iface", HOST_IFACE,
+           "-launcher", "ssh", "-launcher-exec", str(directory / "launch"), *program]
+    return env, cmd
+
+
+# ---------------------------------------------------------------- knob values
+
+TIME_UNITS_NS = {"ps": 1e-3, "ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
+CANONICAL = re.compile(r"([0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?)(ps|ns|us|ms|s)(/B)?")
+
+
+def canonical_ns(text, per_byte):
+    """Nanoseconds (per byte for G) from loggp-knobs' canonical output, e.g. 50us, 1.953ns/B."""
+    m = CANONICAL.fullmatch(text)
+    if not m or bool(m.group(3)) != per_byte:
+        raise TestbedError(f"unexpected knob value '{text}' from loggp-knobs")
+    return float(m.group(1)) * TIME_UNITS_NS[m.group(2)]
+
+
+def parse_knobs(latency, per_byte):
+    """Validates --L and --G with loggp-knobs (the project's one knob parser) and returns them in
+    ns and ns/B (None for a knob not given)."""
+    from loggp.run import RunError, knob_environment
+    given = [(flag, value) for flag, value in (("L", latency), ("G", per_byte)) if value is not None]
+    try:
+        env = knob_environment(given)
+    except RunError as err:
+        raise UsageError(str(err)) from None
+    result = {"L": None, "G": None}
+    if latency is not None:
+        result["L"] = canonical_ns(env["LOGGP_LATENCY"], per_byte=False)
+    if per_byte is not None:
+        result["G"] = canonical_ns(env["LOGGP_GAP_PER_BYTE"], per_byte=True)
+    return result
+
+
+def rate_bytes_per_s(g_ns_per_byte):
+    """G = x ns/B becomes a link rate of 1e9/x bytes per second (tc's 'bps' unit is bytes/s)."""
+    return round(1e9 / g_ns_per_byte)
+
+
+def netem_delay_us(l_ns):
+    return f"{l_ns / 1000:.3f}us"
+
+
+# ---------------------------------------------------------------- tc backend
+
+def qdisc_commands(l_ns, g_ns):
+    """tc commands (after `tc -n NS`) for one host's interface. L: netem delay of the full L on the
+    egress of every host interface; a packet from A to B passes only A's host interface egress, so
+    the one-way latency grows by exactly L. G: tbf at 1/G bytes per second, the root; with both,
+    netem is tbf's child, so a packet is delayed by L and then paced at the rate."""
+    cmds = []
+    delay = ["netem", "delay", netem_delay_us(l_ns), "limit", str(NETEM_LIMIT_PACKETS)] if l_ns else None
+    if g_ns:
+        cmds.append(["qdisc", "add", "dev", HOST_IFACE, "root", "handle", "1:", "tbf",
+                     "rate", f"{rate_bytes_per_s(g_ns)}bps", "burst", str(TBF_BURST_BYTES),
+                     "limit", str(TBF_LIMIT_BYTES)])
+        if delay:
+            cmds.append(["qdisc", "add", "dev", HOST_IFACE, "parent", "1:1", "handle", "10:", *delay])
+    elif delay:
+        cmds.append(["qdisc", "add", "dev", HOST_IFACE, "root", "handle", "10:", *delay])
+    return cmds
+
+
+def qdiscs(ns):
+    """The qdisc lines tc reports on a host interface (the default noqueue is no setting)."""
+    out = sh([tc_command(), "-n", ns, "qdisc", "show", "dev", HOST_IFACE]).stdout
+    return [line.strip() for line in out.splitlines() if line.strip() and not line.startswith("qdisc noqueue")]
+
+
+def clear_qdiscs(ns):
+    if qdiscs(ns):
+        sh([tc_command(), "-n", ns, "qdisc", "del", "dev", HOST_IFACE, "root"])
+
+
+def netem_supported(ns):
+    """Whether this kernel has sch_netem: try it on the host namespace's own loopback."""
+    tc = tc_command()
+    proc = sh([tc, "-n", ns, "qdisc", "add", "dev", "lo", "root", "netem", "delay", "0us"], check=False)
+    if proc.returncode == 0:
+        sh([tc, "-n", ns, "qdisc", "del", "dev", "lo", "root"], check=False)
+        return True, ""
+    return False, proc.stderr.strip()
+
+
+def up_state(name):
+    require_root()
+    state = discover(name)
+    if not complete(state):
+        raise TestbedError(f"testbed '{name}' is not up: run `loggp testbed up --hosts N --name {name}`")
+    return state
+
+
+def applied_knobs(name):
+    try:
+        return json.loads((run_dir(name) / "netem.json").read_text())
+    except (OSError, ValueError):
+        return {"L_ns": 0.0, "G_ns_per_byte": 0.0}
+
+
+def netem_set(name, latency, per_byte, out=sys.stdout):
+    knobs = parse_knobs(latency, per_byte)
+    if knobs["L"] is None and knobs["G"] is None:
+        raise UsageError("netem set: give --L and/or --G")
+    state = up_state(name)
+    # Knobs not given keep their applied value, as with `loggp-knobs set`.
+    previous = applied_knobs(name)
+    l_ns = knobs["L"] if knobs["L"] is not None else previous.get("L_ns", 0.0)
+    g_ns = knobs["G"] if knobs["G"] is not None else previous.get("G_ns_per_byte", 0.0)
+    if g_ns and rate_bytes_per_s(g_ns) < 1000:
+        raise UsageError(f"--G '{per_byte}': {g_ns:g} ns/B is a rate under 1000 bytes/s, too slow for tbf")
+    if l_ns:
+        ok, why = netem_supported(state["hosts"][0][1])
+        if not ok:
+            raise TestbedError(f"--L {latency or netem_delay_us(l_ns)}: this kernel has no netem qdisc "
+                               f"(CONFIG_NET_SCH_NETEM; tc says: {why}); nothing changed. Use the libloggp.so "
+                               "knob instead: loggp run --testbed --L ...")
+    try:
+        for _, ns, _ in state["hosts"]:
+            clear_qdiscs(ns)
+            for cmd in qdisc_commands(l_ns, g_ns):
+                sh([tc_command(), "-n", ns, *cmd])
+    except TestbedError as err:
+        for _, ns, _ in state["hosts"]:
+            sh([tc_command(), "-n", ns, "qdisc", "del", "dev", HOST_IFACE, "root"], check=False)
+        (run_dir(name) / "netem.json").unlink(missing_ok=True)
+        raise TestbedError(f"netem set failed, every host link reset to no qdisc: {err}") from None
+    write_atomic(run_dir(name) / "netem.json", json.dumps({"L_ns": l_ns, "G_ns_per_byte": g_ns}) + "\n")
+    parts = []
+    if l_ns:
+        parts.append(f"L={netem_delay_us(l_ns)} (netem delay on every {HOST_IFACE} egress)")
+    if g_ns:
+        parts.append(f"G={g_ns:g}ns/B (tbf rate {rate_bytes_per_s(g_ns)} bytes/s)")
+    print(f"testbed '{name}': " + (", ".join(parts) or "no delay, no rate limit"), file=out)
+
+
+def netem_reset(name, out=sys.stdout):
+    state = up_state(name)
+    for _, ns, _ in state["hosts"]:
+        clear_qdiscs(ns)
+    (run_dir(name) / "netem.json").unlink(missing_ok=True)
+    print(f"testbed '{name}': link qdiscs removed", file=out)
+
+
+def netem_show(name, as_json, out=sys.stdout):
+    state = up_state(name)
+    report = {"name": name, "knobs": applied_knobs(name),
+              "hosts": [{"namespace": ns, "address": address, "interface": HOST_IFACE, "qdiscs": qdiscs(ns)}
+                        for _, ns, address in state["hosts"]]}
+    if as_json:
+        print(json.dumps(report, indent=2), file=out)
+        return
+    knobs = report["knobs"]
+    print(f"testbed '{name}': L={netem_delay_us(knobs['L_ns'])} G={knobs['G_ns_per_byte']:g}ns/B", file=out)
+    for host in report["hosts"]:
+        lines = host["qdiscs"] or ["(none: default noqueue)"]
+        print(f"  {host['namespace']} {host['address']} {HOST_IFACE}: {lines[0]}", file=out)
+        for line in lines[1:]:
+            print(f"  {'':{len(host['namespace']) + len(host['address']) + len(HOST_IFACE) + 3}}{line}", file=out)
+
+
+def status(name, as_json, out=sys.stdout):
+    require_root()
+    state = discover(name)
+    report = {"name": name, "up": complete(state), "switch": switch_ns(name) if state["switch"] else None,
+              "hosts": [{"index": i, "namespace": ns, "address": address,
+                         "qdiscs": qdiscs(ns) if address else []} for i, ns, address in state["hosts"]]}
+    if as_json:
+        print(json.dumps(report, indent=2), file=out)
+        return 0
+    if not state["switch"] and not state["hosts"]:
+        print(f"testbed '{name}' is not up", file=out)
+        return 0
+    word = "up" if report["up"] else "INCOMPLETE (run `loggp testbed down`)"
+    print(f"testbed '{name}' {word}: switch {report['switch']}, {len(state['hosts'])} hosts", file=out)
+    for host in report["hosts"]:
+        qd = "; ".join(host["qdiscs"]) or "no qdisc"
+        print(f"  h{host['index']} {host['namespace']} {host['address'] or '-'} ({qd})", file=out)
+    return 0
+
+
+# ---------------------------------------------------------------- command line
+
+def host_count(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
+    if not 1 <= value <= MAX_HOSTS:
+        raise argparse.ArgumentTypeError(f"'{text}' must be between 1 and {MAX_HOSTS}")
+    return value
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message):
+        self.print_usage(sys.stderr)
+        print(f"{self.prog}: error: {message}", file=sys.stderr)
+        sys.exit(2)
+
+
+def parser():
+    p = Parser(prog="loggp testbed", allow_abbrev=False,
+               description="Emulated hosts as network namespaces joined by a bridge (needs root).")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=Parser)
+
+    def named(cmd, **kw):
+        c = sub.add_parser(cmd, allow_abbrev=False, **kw)
+        c.add_argument("--name", default=None, help=f"testbed name (default $LOGGP_TESTBED or '{DEFAULT_NAME}')")
+        return c
+
+    c = named("up", help="create N hosts")
+    c.add_argument("--hosts", type=host_count, required=True, help="number of emulated hosts")
+    c.add_argument("--subnet", default=DEFAULT_SUBNET, help=f"host addresses (default {DEFAULT_SUBNET})")
+    named("down", help="remove the testbed (idempotent)")
+    c = named("status", help="what exists")
+    c.add_argument("--json", action="store_true")
+    netem = sub.add_parser("netem", help="latency and rate on the links with tc")
+    nsub = netem.add_subparsers(dest="netem_command", required=True, parser_class=Parser)
+    c = nsub.add_parser("set", allow_abbrev=False, help="apply L (netem delay) and/or G (tbf rate)")
+    c.add_argument("--name", default=None)
+    c.add_argument("--L", metavar="T", help="one-way latency added between any two hosts (e.g. 50us)")
+    c.add_argument("--G", metavar="T/B", help="time per byte: link rate 1/G (e.g. 8ns/B = 125 MB/s)")
+    c = nsub.add_parser("show", allow_abbrev=False, help="what is applied where")
+    c.add_argument("--name", default=None)
+    c.add_argument("--json", action="store_true")
+    c = nsub.add_parser("reset", allow_abbrev=False, help="remove the link qdiscs")
+    c.add_argument("--name", default=None)
+    return p
+
+
+def main(argv):
+    args = parser().parse_args(argv)
+    try:
+        name = check_name(args.name if args.name is not None else default_name())
+        if args.command == "up":
+            up(name, args.hosts, parse_subnet(args.subnet))
+        elif args.command == "down":
+            down(name)
+        elif args.command == "status":
+            status(name, args.json)
+        elif args.netem_command == "set":
+            netem_set(name, args.L, args.G)
+        elif args.netem_command == "show":
+            netem_show(name, args.json)
+        else:
+            netem_reset(name)
+    except UsageError as err:
+        print(f"loggp testbed: {err}", file=sys.stderr)
+        return 2
+    except TestbedError as err:
+        print(f"loggp testbed: {err}", file=sys.stderr)
+        return 1
+    return 0
