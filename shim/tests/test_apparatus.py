@@ -61,6 +61,18 @@ def test_data_arrives_intact(engine, provider, knobs):
     assert "integrity OK" in proc.stdout
 
 
+@pytest.mark.parametrize("engine", ["pmpi", "libfabric"])
+def test_thread_multiple_is_safe(tmp_path, engine):
+    out = tmp_path / "prof"
+    proc = loggp_run("--engine", engine, "--o", "1us", "--L", "2us", "--profile", out, "--",
+                     built("shim/tests/loggp-test-threads"))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "threads OK" in proc.stdout
+    prof = json.loads((out / "profile.0.json").read_text())
+    # 4 threads x 300 rounds, counted by per-thread counters
+    assert prof["sent"]["messages"] == 1200 and prof["received"]["messages"] == 1200
+
+
 # ---- the fallback (PMPI) engine -------------------------------------------------
 
 def test_fallback_overhead_moves_the_pingpong():
