@@ -12,6 +12,7 @@ directory (/run/loggp/testbed-NAME) holds generated files: the hostfile, the lau
 Hydra calls instead of ssh, and the knobs last applied by `netem set`.
 """
 import argparse
+import io
 import ipaddress
 import json
 import os
@@ -507,6 +508,71 @@ def status(name, as_json, out=sys.stdout):
     return 0
 
 
+# ---------------------------------------------------------------- calibration
+
+ZERO_KNOBS = ["--o", "0ns", "--g", "0ns", "--G", "0ns/B"]
+
+
+def probe_once(name, latency_knob, time_limit):
+    """loggp-probe at 8 bytes between hosts 0 and 1, every other libloggp knob fixed at zero."""
+    with tempfile.TemporaryDirectory(prefix="loggp-testbed-") as tmp:
+        result = Path(tmp, "probe.json")
+        cmd = [sys.executable, "-m", "loggp.cli", "run", "--testbed", name, "-n", "2", "--quiet",
+               *ZERO_KNOBS, "--L", latency_knob, "--", "loggp-probe", "--sizes", "8", "--no-refine",
+               "--time-limit", str(time_limit), "--quiet", "--json", str(result)]
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120 + 4 * time_limit)
+        if proc.returncode != 0 or not result.is_file():
+            raise TestbedError(f"loggp-probe failed (exit {proc.returncode}): {proc.stderr.strip()[-500:]}")
+        summary = json.loads(result.read_text())["summary"]
+    return {"L_us": summary["L_us"], "T_us": summary["T_us"], "o_s_us": summary["o_s_us"],
+            "o_r_us": summary["o_r_us"]}
+
+
+def calibrate(name, latency, time_limit, json_path, out=sys.stdout):
+    """L added by libloggp.so and by netem, each measured with loggp-probe across two namespaces."""
+    l_ns = parse_knobs(latency, None)["L"]
+    if not l_ns:
+        raise UsageError(f"--L '{latency}': calibration needs a latency above zero")
+    state = up_state(name)
+    if len(state["hosts"]) < 2:
+        raise TestbedError(f"testbed '{name}' has {len(state['hosts'])} host; calibration needs 2")
+    if any(qdiscs(ns) for _, ns, _ in state["hosts"]):
+        raise TestbedError(f"testbed '{name}' has link qdiscs applied: run `loggp testbed netem reset` first")
+    set_us = l_ns / 1000
+    rows = [{"method": "baseline", "set_L_us": 0.0, **probe_once(name, "0ns", time_limit)}]
+    rows.append({"method": "libloggp", "set_L_us": set_us, **probe_once(name, latency, time_limit)})
+    ok, why = netem_supported(state["hosts"][0][1])
+    if ok:
+        try:
+            netem_set(name, latency, None, out=io.StringIO())
+            rows.append({"method": "netem", "set_L_us": set_us, **probe_once(name, "0ns", time_limit)})
+        finally:
+            netem_reset(name, out=io.StringIO())
+    else:
+        rows.append({"method": "netem", "set_L_us": set_us, "unavailable": f"kernel has no netem qdisc ({why})"})
+    base = rows[0]["L_us"]
+    for row in rows[1:]:
+        if "L_us" in row:
+            row["added_L_us"] = row["L_us"] - base
+            row["error_pct"] = 100 * (row["added_L_us"] - set_us) / set_us
+    report = {"schema": "loggp-testbed-calibrate/1", "testbed": name, "hosts": [h[2] for h in state["hosts"][:2]],
+              "message_bytes": 8, "set_L_us": set_us, "rows": rows}
+    print(f"L on testbed '{name}' between {report['hosts'][0]} and {report['hosts'][1]} "
+          f"(loggp-probe, 8 B, medians in us)", file=out)
+    print(f"{'method':10s} {'set L':>9s} {'T(8B)':>9s} {'L':>9s} {'added L':>9s} {'error':>8s}", file=out)
+    for row in rows:
+        if "L_us" not in row:
+            print(f"{row['method']:10s} {row['set_L_us']:9.3f}  unavailable: {row['unavailable']}", file=out)
+            continue
+        added = f"{row['added_L_us']:9.3f}" if "added_L_us" in row else f"{'-':>9s}"
+        error = f"{row['error_pct']:7.1f}%" if "error_pct" in row else f"{'-':>8s}"
+        print(f"{row['method']:10s} {row['set_L_us']:9.3f} {row['T_us']:9.3f} {row['L_us']:9.3f} {added} {error}",
+              file=out)
+    if json_path:
+        write_atomic(Path(json_path), json.dumps(report, indent=2) + "\n")
+    return report
+
+
 # ---------------------------------------------------------------- command line
 
 def host_count(text):
@@ -542,6 +608,10 @@ def parser():
     named("down", help="remove the testbed (idempotent)")
     c = named("status", help="what exists")
     c.add_argument("--json", action="store_true")
+    c = named("calibrate", help="L through libloggp.so and through netem, measured side by side")
+    c.add_argument("--L", default="50us", metavar="T", help="latency to set (default 50us)")
+    c.add_argument("--time-limit", type=float, default=3.0, metavar="S", help="loggp-probe budget per run (default 3)")
+    c.add_argument("--json", metavar="FILE", help="also write the report as JSON (atomically)")
     netem = sub.add_parser("netem", help="latency and rate on the links with tc")
     nsub = netem.add_subparsers(dest="netem_command", required=True, parser_class=Parser)
     c = nsub.add_parser("set", allow_abbrev=False, help="apply L (netem delay) and/or G (tbf rate)")
@@ -566,6 +636,10 @@ def main(argv):
             down(name)
         elif args.command == "status":
             status(name, args.json)
+        elif args.command == "calibrate":
+            if not (0 < args.time_limit <= 60):
+                raise UsageError(f"--time-limit '{args.time_limit}': expected seconds in (0, 60]")
+            calibrate(name, args.L, args.time_limit, args.json)
         elif args.netem_command == "set":
             netem_set(name, args.L, args.G)
         elif args.netem_command == "show":

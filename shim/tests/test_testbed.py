@@ -206,6 +206,28 @@ def test_latency_from_netem_shows_in_halfrtt(two_hosts, no_qdiscs):
     assert 100 <= delayed - base <= 400, (base, delayed)
 
 
+def test_calibrate_reports_L_from_both_methods(two_hosts, no_qdiscs, tmp_path):
+    report_path = tmp_path / "cal.json"
+    proc = loggp("testbed", "calibrate", "--name", NAME, "--L", "100us", "--time-limit", "2",
+                 "--json", str(report_path), timeout=180)
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(report_path.read_text())
+    rows = {row["method"]: row for row in report["rows"]}
+    assert set(rows) == {"baseline", "libloggp", "netem"}
+    assert rows["libloggp"]["set_L_us"] == 100
+    assert 50 <= rows["libloggp"]["added_L_us"] <= 150, rows
+    if "unavailable" in rows["netem"]:
+        assert "netem" in rows["netem"]["unavailable"]
+    else:
+        assert 50 <= rows["netem"]["added_L_us"] <= 150, rows
+    for method in rows:
+        assert re.search(rf"^{method}\s", proc.stdout, re.M), proc.stdout
+    for _, ns, _ in testbed.discover(NAME)["hosts"]:
+        assert testbed.qdiscs(ns) == [], "calibration must leave no qdisc"
+    bad = loggp("testbed", "calibrate", "--name", NAME, "--L", "0us")
+    assert bad.returncode == 2 and "'0us'" in bad.stderr
+
+
 def test_rate_and_units():
     assert testbed.rate_bytes_per_s(1.0) == 1_000_000_000
     assert testbed.rate_bytes_per_s(8.0) == 125_000_000
