@@ -90,6 +90,10 @@ def analyse(facts, runs, rng_seed=0):
     groups = {}
     for r in ok:
         groups.setdefault((r["benchmark"], r["np"], r["class"]), []).append(r)
+    grid = sum(1 for r in ok if r["sweep"] == "grid")
+    if grid:
+        notes.append(f"{grid} runs moved several knobs at once (grid = true); they are in "
+                     f"runs.csv but not in the one-knob curves")
     curves, baselines = [], {}
     for key in sorted(groups, key=lambda k: (k[0], k[1], k[2] or "")):
         rows = groups[key]

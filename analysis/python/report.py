@@ -78,8 +78,11 @@ def _colours(labels):
 
 def knob_figure(curves, knob, colours):
     fig, ax = plt.subplots(figsize=(7, 4.2))
-    for c in curves:
-        x = [p.value for p in c.points]
+    # Nudge each benchmark sideways a little so the error bars stay apart.
+    xmax = max(p.value for c in curves for p in c.points) or 1.0
+    for i, c in enumerate(curves):
+        dodge = (i - (len(curves) - 1) / 2) * 0.008 * xmax
+        x = [p.value + dodge for p in c.points]
         y = [p.slowdown for p in c.points]
         err = [[p.slowdown - p.low for p in c.points], [p.high - p.slowdown for p in c.points]]
         col = colours[c.label]
@@ -311,6 +314,7 @@ def write(results_dir, calibration_path=None):
                    f"or a quieter machine.</li>")
     sections.append("<h2>At a glance</h2><ul>" + warning +
                     "".join(f"<li>{s}</li>" for s in _headline(a.curves)) + "</ul>")
+    sections.append(_glance_table(a.curves))
     if "sensitivity" in figures:
         sections.append(_img(figures["sensitivity"], "sensitivity slopes"))
     sections.append("<h2>Sensitivity table</h2>" + _table(
@@ -359,6 +363,39 @@ def write(results_dir, calibration_path=None):
     path = os.path.join(out_dir, "report.html")
     _atomic_write(path, page)
     return path
+
+
+def _glance_table(curves):
+    """Benchmarks x knobs: slowdown at the largest setting, shaded by size,
+    greyed when its interval includes 1 (not significant)."""
+    knobs = [k for k in analyze.KNOB_ORDER if any(c.knob == k for c in curves)]
+    labels = sorted({c.label for c in curves})
+    if not knobs:
+        return ""
+    by = {(c.label, c.knob): c for c in curves}
+    head = "".join(f"<th>{html.escape(k)} = {max(p.value for c in curves if c.knob == k for p in c.points):g}"
+                   f" {analyze.UNIT[k]}</th>" for k in knobs)
+    body = []
+    for label in labels:
+        cells = []
+        for k in knobs:
+            c = by.get((label, k))
+            if c is None:
+                cells.append("<td></td>")
+                continue
+            p = c.points[-1]
+            significant = not (p.low <= 1.0 <= p.high)
+            strength = min(1.0, max(0.0, (p.slowdown - 1) / 2)) if significant else 0.0
+            colour = f"rgba(220,60,40,{0.12 + 0.6 * strength:.2f})" if significant else "#f4f4f4"
+            style = f"background:{colour}" + ("" if significant else ";color:#888")
+            cells.append(f'<td style="{style}">{p.slowdown:.2f}x<br><small>[{p.low:.2f}, '
+                         f'{p.high:.2f}]</small></td>')
+        body.append(f"<tr><td>{html.escape(label)}</td>{''.join(cells)}</tr>")
+    return ("<p>Slowdown at each knob's largest setting, with its 95 % interval. Red: the "
+            "interval excludes 1 (a real slowdown), the deeper the larger; grey: not "
+            "distinguishable from noise.</p>"
+            f"<table><thead><tr><th>benchmark</th>{head}</tr></thead><tbody>{''.join(body)}"
+            "</tbody></table>")
 
 
 def _pct(fraction):

@@ -137,7 +137,9 @@ def execute(study, bench, plan_row, results_dir, facts):
         "kind": bench.kind, "class": plan_row["class"], "np": plan_row["np"],
         "sweep": plan_row["sweep"], "knobs": plan_row["knobs"],
         **{store.KNOB_COLUMNS[k]: units.parse(k, knobs[k]) for k in units.KNOBS},
-        "command": shlex.join(cmd), "started_at": started.isoformat(timespec="milliseconds"),
+        # As it would read after the rename, so it can be rerun by hand.
+        "command": shlex.join(cmd).replace(os.path.abspath(tmp), os.path.abspath(final)),
+        "started_at": started.isoformat(timespec="milliseconds"),
         "finished_at": finished.isoformat(timespec="milliseconds"), "wall_seconds": wall,
         "runtime_seconds": report.time_seconds,
         "verified": None if report.verified is None else int(report.verified),

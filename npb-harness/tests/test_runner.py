@@ -191,3 +191,29 @@ def test_default_study_is_valid():
     assert {b.nps for b in study.benchmarks} == {(2,)}
     assert {"o", "g", "G", "L"} <= set(study.sweep) | {"o"}
     assert all(b.kind == "kernel" for b in study.benchmarks)
+
+
+def test_command_passes_all_five_knobs_profile_launcher_and_hostfile(write_study, tmp_path):
+    hosts = tmp_path / "hosts"
+    hosts.write_text("node1\nnode2\n")
+    path = write_study("""
+        np = 4
+        [launcher]
+        kind = "srun"
+        hostfile = "hosts"
+        [sweep]
+        G = ["2us/KiB"]
+        [[benchmark]]
+        command = "{fake} S --sleep 0"
+        runtime_regex = '(x)'
+        """)
+    study = studyfile.load(path)
+    s = next(s for s in study.settings() if s.sweep == "G")
+    plan_row = {"np": s.np, "class": s.klass, "knobs": __import__("json").dumps(dict(s.knobs))}
+    from loggp.harness import runner
+    cmd = runner.build_command(study, study.benchmarks[0], plan_row, "/p")
+    i = cmd.index("run")
+    assert cmd[i:] == ["run", "-n", "4", "--os", "0ns", "--or", "0ns", "--g", "0ns",
+                       "--G", "2us/KiB", "--L", "0ns", "--profile", "/p", "--launcher", "srun",
+                       "--hostfile", str(hosts), "--", study.benchmarks[0].argv_template[0],
+                       "S", "--sleep", "0"]
