@@ -117,7 +117,11 @@ def discover(name):
         if m:
             hosts.append((int(m.group(1)), ns, host_address(ns)))
     hosts.sort()
-    return {"name": name, "switch": switch_ns(name) in existing, "hosts": hosts}
+    try:
+        expected = json.loads((run_dir(name) / "state.json").read_text())["hosts"]
+    except (OSError, ValueError, KeyError, TypeError):
+        expected = None
+    return {"name": name, "switch": switch_ns(name) in existing, "hosts": hosts, "expected_hosts": expected}
 
 
 def host_address(ns):
@@ -129,8 +133,9 @@ def host_address(ns):
 def complete(state):
     """A testbed is usable when the switch and hosts 0..N-1 all exist with addresses."""
     hosts = state["hosts"]
+    expected = state.get("expected_hosts")
     return (state["switch"] and bool(hosts) and [h[0] for h in hosts] == list(range(len(hosts)))
-            and all(h[2] for h in hosts))
+            and all(h[2] for h in hosts) and expected in (None, len(hosts)))
 
 
 # ---------------------------------------------------------------- up / down
@@ -198,6 +203,7 @@ def up(name, hosts, subnet, out=sys.stdout):
                 sh(cmd)
             except TestbedError as err:
                 raise TestbedError(f"step {number} ({what}): {err}") from None
+        write_atomic(run_dir(name) / "state.json", json.dumps({"hosts": hosts, "subnet": subnet}) + "\n")
         state = discover(name)
         if not complete(state) or len(state["hosts"]) != hosts:
             raise TestbedError(f"testbed '{name}' is incomplete after setup: {state}")
@@ -501,7 +507,9 @@ def status(name, as_json, out=sys.stdout):
         print(f"testbed '{name}' is not up", file=out)
         return 0
     word = "up" if report["up"] else "INCOMPLETE (run `loggp testbed down`)"
-    print(f"testbed '{name}' {word}: switch {report['switch']}, {len(state['hosts'])} hosts", file=out)
+    expected = state.get("expected_hosts")
+    of = f" of {expected}" if expected is not None and expected != len(state["hosts"]) else ""
+    print(f"testbed '{name}' {word}: switch {report['switch']}, {len(state['hosts'])}{of} hosts", file=out)
     for host in report["hosts"]:
         qd = "; ".join(host["qdiscs"]) or "no qdisc"
         print(f"  h{host['index']} {host['namespace']} {host['address'] or '-'} ({qd})", file=out)

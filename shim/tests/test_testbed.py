@@ -110,6 +110,18 @@ def test_up_creates_hosts_on_a_bridge_and_down_removes_them(clean):
     assert again.returncode == 0 and "not up" in again.stdout
 
 
+def test_a_host_removed_by_hand_makes_the_testbed_incomplete(clean):
+    assert loggp("testbed", "up", "--hosts", "2", "--name", NAME).returncode == 0
+    subprocess.run(["ip", "netns", "del", f"loggp-{NAME}-h1"], check=True)
+    status = json.loads(loggp("testbed", "status", "--json", "--name", NAME).stdout)
+    assert status["up"] is False and len(status["hosts"]) == 1
+    assert "INCOMPLETE" in loggp("testbed", "status", "--name", NAME).stdout
+    proc = loggp("run", "--testbed", NAME, "-n", "1", "--", "true")
+    assert proc.returncode == 2 and "not up" in proc.stderr
+    assert loggp("testbed", "down", "--name", NAME).returncode == 0
+    assert not ours()
+
+
 @pytest.mark.parametrize("step", [1, 2, 5, 7, 11, 18])
 def test_failed_up_leaves_nothing(clean, step):
     total = len(testbed.up_steps(NAME, 2, testbed.DEFAULT_SUBNET))
@@ -201,7 +213,7 @@ def test_latency_from_netem_shows_in_halfrtt(two_hosts, no_qdiscs):
     proc = loggp("testbed", "netem", "set", "--L", "200us", "--name", NAME)
     assert proc.returncode == 0, proc.stderr
     for _, ns, _ in testbed.discover(NAME)["hosts"]:
-        assert any("netem" in q and "delay 200us" in q for q in testbed.qdiscs(ns))
+        assert any(re.search(r"netem .*delay (200(\.0*)?us|0?\.20*ms)", q) for q in testbed.qdiscs(ns))
     delayed = min(halfrtt() for _ in range(3))
     assert 100 <= delayed - base <= 400, (base, delayed)
 
