@@ -404,7 +404,7 @@ class Builder:
             return f"{what}: {(proc.stdout + proc.stderr).strip()[-1500:]}"
         return ""
 
-    def prepare(self):
+    def prepare(self, jobs=1):
         (self.gen / "dtp").mkdir(parents=True, exist_ok=True)
         self.libmtest = self.dir / "libmtest.a"
         self.libdtypes = self.dir / "libdtypes.a"
@@ -414,20 +414,18 @@ class Builder:
         write_atomically(self.gen / "dtpoolsconf.h", DTPOOLSCONF_H)
         sources = [self.suite / s for s in SUPPORT_SOURCES]
         sources += sorted((self.suite / "dtpools" / "src").glob("*.c"))
-        objects = []
-        for src in sources:
-            obj = self.dir / "support" / (src.stem + ".o")
-            obj.parent.mkdir(parents=True, exist_ok=True)
-            error = self.compile([self.mpicc, "-O2", "-w", *self.includes(), "-c", str(src), "-o", str(obj)],
-                                 f"support library {src.name}")
-            if error:
-                raise EnvironmentProblem(f"cannot build the suite's support library: {error}")
-            objects.append(str(obj))
-        dtypes_obj = self.dir / "support" / "dtypes.o"
-        error = self.compile([self.mpicc, "-O2", "-w", *self.includes(), "-c", str(self.suite / "util/dtypes.c"),
-                              "-o", str(dtypes_obj)], "util/dtypes.c")
-        if error:
-            raise EnvironmentProblem(f"cannot build the suite's support library: {error}")
+        sources.append(self.suite / "util" / "dtypes.c")
+        (self.dir / "support").mkdir(parents=True, exist_ok=True)
+        objects = [self.dir / "support" / (src.stem + ".o") for src in sources]
+        with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
+            errors = pool.map(lambda pair: self.compile(
+                [self.mpicc, "-O2", "-w", *self.includes(), "-c", str(pair[0]), "-o", str(pair[1])],
+                f"support library {pair[0].name}"), zip(sources, objects))
+            errors = [e for e in errors if e]
+        if errors:
+            raise EnvironmentProblem(f"cannot build the suite's support library: {errors[0]}")
+        dtypes_obj = str(objects.pop())
+        objects = [str(o) for o in objects]
         for archive, members in ((self.libdtypes, [str(dtypes_obj)]), (self.libmtest, objects)):
             tmp = archive.with_suffix(".tmp.a")
             tmp.unlink(missing_ok=True)
@@ -606,6 +604,18 @@ def table(summary):
     return "\n".join(lines)
 
 
+def library_fingerprint(loggp_tool):
+    """sha256 and mtime of the libloggp.so `loggp run` preloads: the lead may
+    reinstall it during a long run, which would mix two versions."""
+    override = os.environ.get("LOGGP_LIBRARY")
+    lib = Path(override) if override else Path(loggp_tool).resolve().parent.parent / "lib" / "libloggp.so"
+    if not lib.is_file():
+        return {"path": str(lib), "sha256": None}
+    digest = hashlib.sha256(lib.read_bytes()).hexdigest()
+    stamp = datetime.datetime.fromtimestamp(lib.stat().st_mtime, datetime.timezone.utc)
+    return {"path": str(lib), "sha256": digest, "mtime": stamp.isoformat(timespec="seconds")}
+
+
 def find_tool(name):
     path = shutil.which(name)
     if not path:
@@ -685,7 +695,7 @@ def main(argv=None):
         builder = Builder(suite, cache / "build", tools["mpicc"], log)
         log(f"building the support library and {len({(t.directory, t.program) for t in chosen})} programs "
             f"in {builder.dir}")
-        builder.prepare()
+        builder.prepare(args.jobs)
         programs = sorted({(t.directory, t.program): t for t in chosen}.items())
         with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
             build_errors = dict(zip([key for key, _ in programs],
@@ -698,6 +708,7 @@ def main(argv=None):
                      "LOGGP_PROFILE", "LOGGP_QUIET", "LOGGP_ENGINE"):
             base_env.pop(name, None)
         started = datetime.datetime.now(datetime.timezone.utc)
+        library_before = library_fingerprint(tools["loggp"])
 
         def work(test):
             error = build_errors[(test.directory, test.program)]
@@ -725,6 +736,9 @@ def main(argv=None):
         shutil.rmtree(workdir, ignore_errors=True)
 
         summary = summarize(results, directories)
+        library_after = library_fingerprint(tools["loggp"])
+        if library_after != library_before:
+            log(f"warning: {library_after['path']} changed during the run: results mix two versions, rerun")
         plain_passes = summary["total"]["plain"]["pass"]
         regressions = [r for r in results if r["regression"]]
         document = {
@@ -734,7 +748,8 @@ def main(argv=None):
             "command": shlex.join([Path(sys.argv[0]).name, *(argv if argv is not None else sys.argv[1:])]),
             "source": str(suite.parents[1].name), "mpicc": tools["mpicc"], "provider": args.provider,
             "knobs": {"zero": ZERO_KNOBS, "loggp": args.knobs}, "subset": args.subset, "max_np": args.max_np,
-            "timeout": args.timeout, "summary": summary,
+            "timeout": args.timeout, "library": library_before,
+            "library_changed_during_run": library_after != library_before, "summary": summary,
             "excluded_plain_failures": [{"id": r["id"], "status": r["outcomes"]["plain"]["status"],
                                          "detail": r["outcomes"]["plain"]["detail"]}
                                         for r in results if r["outcomes"]["plain"]["status"] != "pass"],
