@@ -10,6 +10,9 @@ class CalibrationError(Exception):
 
 
 def load(path):
+    """The regimes of a calibration.json: top-level "regimes", or under
+    "baseline" as `loggp calibrate` writes them. B_bytes_per_us may be null
+    (a regime with no measurable per-byte cost)."""
     try:
         with open(path) as f:
             data = json.load(f)
@@ -17,25 +20,34 @@ def load(path):
         raise CalibrationError(f"cannot read calibration {path}: {e.strerror}") from None
     except ValueError as e:
         raise CalibrationError(f"calibration {path} is not JSON: {e}") from None
-    regimes = data.get("regimes") if isinstance(data, dict) else None
+    regimes = None
+    if isinstance(data, dict):
+        regimes = data.get("regimes")
+        if regimes is None and isinstance(data.get("baseline"), dict):
+            regimes = data["baseline"].get("regimes")
     if not isinstance(regimes, list) or not regimes:
-        raise CalibrationError(f"calibration {path} has no 'regimes' list")
+        raise CalibrationError(f"calibration {path} has no 'regimes' list "
+                               f"(at the top level or under 'baseline')")
     for i, r in enumerate(regimes):
         for key in ("m_min", "m_max", "T0_us", "B_bytes_per_us"):
             v = r.get(key) if isinstance(r, dict) else None
+            if key == "B_bytes_per_us" and v is None and isinstance(r, dict) and key in r:
+                continue
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
                 raise CalibrationError(f"calibration {path}: regime {i} has a bad {key!r}: {v!r}")
-        if r["B_bytes_per_us"] <= 0:
+        if r["B_bytes_per_us"] is not None and r["B_bytes_per_us"] <= 0:
             raise CalibrationError(f"calibration {path}: regime {i} has B_bytes_per_us "
                                    f"{r['B_bytes_per_us']} (must be > 0)")
     return regimes
 
 
 def base_values(regimes):
-    """(T0 in us of the small-message regime, B in bytes/us of the bulk regime)."""
+    """(T0 in us of the small-message regime, B in bytes/us of the largest-message
+    regime with a finite bandwidth, or None when no regime has one)."""
     small = min(regimes, key=lambda r: r["m_min"])
-    bulk = max(regimes, key=lambda r: r["m_max"])
-    return small["T0_us"], bulk["B_bytes_per_us"]
+    finite = [r for r in regimes if r["B_bytes_per_us"] is not None]
+    bulk = max(finite, key=lambda r: r["m_max"]) if finite else None
+    return small["T0_us"], bulk["B_bytes_per_us"] if bulk else None
 
 
 def added_T0_us(knob, value_us):

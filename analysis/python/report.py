@@ -153,7 +153,8 @@ def linear_model_figure(curves, colours, regimes):
     a0.set_ylabel("slowdown")
     a0.set_title("o and L both raise T0: do they cost the same?", fontsize=10)
     if base_B:
-        a1.set_xlabel("B, bulk bandwidth (bytes/us)")
+        a1.set_xlabel("B, bulk bandwidth (bytes/us, log scale)")
+        a1.set_xscale("log")
         a1.invert_xaxis()
         a1.set_title("G lowers B (axis reversed: slower to the right)", fontsize=10)
     else:

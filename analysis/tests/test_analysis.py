@@ -174,6 +174,12 @@ def test_calibration_input(tmp_path):
     # 1/B' = 1/8000 + 0.5 ns/B = 0.000125 + 0.0005 us/B
     assert calibration.bandwidth(8000, 0.5) == pytest.approx(1 / 0.000625)
     assert calibration.added_T0_us("o", 3) == 6 and calibration.added_T0_us("G", 3) == 0
+    # As `loggp calibrate` writes it: under "baseline", a flat regime with B = null.
+    path.write_text(json.dumps({"schema": 1, "baseline": {"regimes": [
+        {"m_min": 1, "m_max": 4096, "T0_us": 1.3, "B_bytes_per_us": 6000.0},
+        {"m_min": 5120, "m_max": 14336, "T0_us": 1382.0, "B_bytes_per_us": 12000.0},
+        {"m_min": 16384, "m_max": 1048576, "T0_us": 1264.0, "B_bytes_per_us": None}]}}))
+    assert calibration.base_values(calibration.load(str(path))) == (1.3, 12000.0)
     path.write_text('{"regimes": [{"m_min": 0, "m_max": 1, "T0_us": 1, "B_bytes_per_us": 0}]}')
     with pytest.raises(calibration.CalibrationError, match="B_bytes_per_us"):
         calibration.load(str(path))

@@ -13,6 +13,8 @@ import signal
 import socket
 import sys
 
+from loggp.analysis.calibration import CalibrationError, load as load_calibration
+
 from . import runner, store, studyfile
 
 DEFAULT_STUDY = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
@@ -64,7 +66,7 @@ def main(argv=None):
     except studyfile.StudyError as e:
         print(f"loggp study: {e}", file=sys.stderr)
         return 2
-    except (store.StoreError, UsageError) as e:
+    except (store.StoreError, UsageError, CalibrationError) as e:
         print(f"loggp study: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
@@ -109,6 +111,8 @@ def cmd_run(study_path, results_override=None, report=True, calibration=None, st
             print_path=True):
     """Returns (exit status, report path or None)."""
     study = studyfile.load(study_path)
+    if calibration is not None:
+        load_calibration(calibration)   # a bad file stops us before the runs, not after
     for note in study.skipped:
         print(f"loggp study: skipping optional benchmark {note}", file=stream)
     results_dir = results_dir_for(study, results_override)
@@ -203,8 +207,8 @@ def write_report(results_dir, calibration=None):
 def cmd_report(results_dir, calibration=None):
     if not os.path.isfile(os.path.join(results_dir, store.DB_NAME)):
         raise UsageError(f"{results_dir} has no {store.DB_NAME}: not a study results folder")
-    if calibration is not None and not os.path.isfile(calibration):
-        raise UsageError(f"calibration file {calibration!r} does not exist")
+    if calibration is not None:
+        load_calibration(calibration)
     print(write_report(results_dir, calibration))
     return 0
 
@@ -219,7 +223,7 @@ def run_default(out_dir, calibration=None):
         calibration = os.path.join(out_dir, "calibration.json")
     try:
         _, path = cmd_run(DEFAULT_STUDY, out_dir, True, calibration, print_path=False)
-    except (studyfile.StudyError, store.StoreError, UsageError) as e:
+    except (studyfile.StudyError, store.StoreError, UsageError, CalibrationError) as e:
         # The caller prints its own summary; the reason goes to stderr.
         print(f"loggp study: {e}", file=sys.stderr)
         return None
