@@ -86,7 +86,8 @@ static struct {
     double dxi, deta, dzeta, dssp, dt;
     direction dir[3];
     double *u, *rsd, *frct;
-    double (*a)[5][5], (*b)[5][5], (*c)[5][5], (*d)[5][5];
+    double (*a)[5][5], (*b)[5][5], (*c)[5][5];
+    double (*dfac)[5][5]; /* factored diagonal block per point: u is fixed during both sweeps */
     double *sbuf, *rbuf, *line_flux, *tv;
     double rsdnm[5], errnm[5], frc;
 } g;
@@ -438,37 +439,46 @@ static void rhs(void)
  * the lower sweep (neighbour behind), +1 for the upper (neighbour ahead).
  * M = side dt t2 J - dt t1 (V + diag(dd)), with J the inviscid flux
  * Jacobian dF/dU and V the Jacobian of the viscous flux. */
-static void neighbour_block(int dir, int side, const double *x, double M[5][5])
+/* always inlined: every call site has constant dir and side */
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+static inline void neighbour_block(int dir, int side, const double *x, double M[5][5])
 {
+    /* Every entry is written (no memset: a library call per block costs
+     * more than the block). */
     const direction *D = &g.dir[dir];
     const int n = dir + 1; /* momentum component along dir */
-    const double c34 = C3 * C4, c1345 = C1 * C3 * C4 * C5;
+    const double c34 = C3 * C4, c1345 = C1 * C3 * C4 * C5, fn = (4.0 / 3.0) * c34;
     const double ai = side * g.dt * D->t2, av = g.dt * D->t1;
     const double t1 = 1.0 / x[0], t2 = t1 * t1, t3 = t1 * t2;
     const double sq = x[1] * x[1] + x[2] * x[2] + x[3] * x[3];
     const double vn = x[n] * t1;
-    memset(M, 0, sizeof(double) * 25);
     M[0][0] = -av * D->dd[0];
-    M[0][n] = ai;
+    for (int c = 1; c <= 3; c++)
+        M[0][c] = c == n ? ai : 0.0;
+    M[0][4] = 0.0;
     double v40 = 0.0;
     for (int m = 1; m <= 3; m++) {
-        double f = m == n ? (4.0 / 3.0) * c34 : c34;
+        double f = m == n ? fn : c34;
         v40 -= (f - c1345) * t3 * (x[m] * x[m]);
-        M[4][m] = -av * (f - c1345) * t2 * x[m];
-        if (m == n)
-            continue;
-        M[m][0] = ai * (-(x[m] * x[n]) * t2) - av * (-f * t2 * x[m]);
-        M[m][m] = ai * vn - av * f * t1 - av * D->dd[m];
-        M[m][n] = ai * (x[m] * t1);
-        M[n][m] = ai * (-C2 * (x[m] * t1));
-        M[4][m] += ai * (-C2 * (x[m] * x[n]) * t2);
+        if (m == n) {
+            M[n][0] = ai * (-vn * vn + 0.50 * C2 * (sq * t2)) - av * (-fn * t2 * x[n]);
+            for (int c = 1; c <= 3; c++)
+                M[n][c] = c == n ? ai * ((2.0 - C2) * vn) - av * fn * t1 - av * D->dd[n]
+                                 : ai * (-C2 * (x[c] * t1));
+            M[n][4] = ai * C2;
+            M[4][n] = -av * (fn - c1345) * t2 * x[n] +
+                      ai * (C1 * (x[4] * t1) - 0.50 * C2 * ((sq + 2.0 * x[n] * x[n]) * t2));
+        } else {
+            M[m][0] = ai * (-(x[m] * x[n]) * t2) - av * (-c34 * t2 * x[m]);
+            for (int c = 1; c <= 3; c++)
+                M[m][c] = c == m ? ai * vn - av * c34 * t1 - av * D->dd[m] : c == n ? ai * (x[m] * t1) : 0.0;
+            M[m][4] = 0.0;
+            M[4][m] = -av * (c34 - c1345) * t2 * x[m] + ai * (-C2 * (x[m] * x[n]) * t2);
+        }
     }
-    const double fn = (4.0 / 3.0) * c34;
-    M[n][0] = ai * (-vn * vn + 0.50 * C2 * (sq * t2)) - av * (-fn * t2 * x[n]);
-    M[n][n] = ai * ((2.0 - C2) * vn) - av * fn * t1 - av * D->dd[n];
-    M[n][4] = ai * C2;
     M[4][0] = ai * ((C2 * sq * t2 - C1 * (x[4] * t1)) * vn) - av * (v40 - c1345 * t2 * x[4]);
-    M[4][n] += ai * (C1 * (x[4] * t1) - 0.50 * C2 * ((sq + 2.0 * x[n] * x[n]) * t2));
     M[4][4] = ai * (C1 * vn) - av * c1345 * t1 - av * D->dd[4];
 }
 
@@ -502,13 +512,15 @@ static void diagonal_block(const double *x, double M[5][5])
     const double c1345 = C1 * C3 * C4 * C5, s = 2.0 * g.dt;
     const double t1 = 1.0 / x[0], t2 = t1 * t1, t3 = t1 * t2;
     const double tc = diag_k.t1sum * c1345;
-    memset(M, 0, sizeof(double) * 25);
     M[0][0] = 1.0 + s * diag_k.ddsum[0];
+    for (int c = 1; c < 5; c++)
+        M[0][c] = 0.0;
     double v40 = 0.0;
     for (int m = 1; m <= 3; m++) {
         double f = diag_k.f[m];
         M[m][0] = s * (-f * t2 * x[m]);
-        M[m][m] = 1.0 + s * (f * t1) + s * diag_k.ddsum[m];
+        for (int c = 1; c < 5; c++)
+            M[m][c] = c == m ? 1.0 + s * (f * t1) + s * diag_k.ddsum[m] : 0.0;
         M[4][m] = s * (f - tc) * t2 * x[m];
         v40 -= (f - tc) * t3 * (x[m] * x[m]);
     }
@@ -516,39 +528,68 @@ static void diagonal_block(const double *x, double M[5][5])
     M[4][4] = 1.0 + s * tc * t1 + s * diag_k.ddsum[4];
 }
 
-/* Solves M x = v in place (Gaussian elimination, no pivoting: M is
- * diagonally dominant). */
-static void solve5(double M[5][5], double *v)
+/* LU factorization of a 5x5 block in place (Gaussian elimination without
+ * pivoting: the diagonal blocks are diagonally dominant); the multipliers
+ * replace the eliminated entries and the pivots are stored inverted, so
+ * that each of the two solves per step multiplies instead of divides. */
+static inline void factor5(double M[5][5])
 {
-    double t[5][5];
-    memcpy(t, M, sizeof t);
-    for (int p = 0; p < 4; p++) {
-        double inv = 1.0 / t[p][p];
+#pragma GCC unroll 5
+    for (int p = 0; p < 5; p++) {
+        double inv = 1.0 / M[p][p];
+        M[p][p] = inv;
+#pragma GCC unroll 4
         for (int r = p + 1; r < 5; r++) {
-            double f = inv * t[r][p];
+            double f = inv * M[r][p];
+            M[r][p] = f;
+#pragma GCC unroll 4
             for (int c = p + 1; c < 5; c++)
-                t[r][c] -= f * t[p][c];
-            v[r] -= v[p] * f;
+                M[r][c] -= f * M[p][c];
         }
-    }
-    for (int r = 4; r >= 0; r--) {
-        for (int c = r + 1; c < 5; c++)
-            v[r] -= t[r][c] * v[c];
-        v[r] /= t[r][r];
     }
 }
 
-static void matvec_sub(double M[5][5], const double *x, double scale, double *acc)
+/* Solves M x = v in place with the factors from factor5(). */
+static inline void solve5(const double (*restrict M)[5], double *restrict v)
+{
+    double x0 = v[0], x1 = v[1], x2 = v[2], x3 = v[3], x4 = v[4];
+    x1 -= x0 * M[1][0];
+    x2 -= x0 * M[2][0];
+    x3 -= x0 * M[3][0];
+    x4 -= x0 * M[4][0];
+    x2 -= x1 * M[2][1];
+    x3 -= x1 * M[3][1];
+    x4 -= x1 * M[4][1];
+    x3 -= x2 * M[3][2];
+    x4 -= x2 * M[4][2];
+    x4 -= x3 * M[4][3];
+    x4 *= M[4][4];
+    x3 = (x3 - M[3][4] * x4) * M[3][3];
+    x2 = (x2 - M[2][3] * x3 - M[2][4] * x4) * M[2][2];
+    x1 = (x1 - M[1][2] * x2 - M[1][3] * x3 - M[1][4] * x4) * M[1][1];
+    x0 = (x0 - M[0][1] * x1 - M[0][2] * x2 - M[0][3] * x3 - M[0][4] * x4) * M[0][0];
+    v[0] = x0;
+    v[1] = x1;
+    v[2] = x2;
+    v[3] = x3;
+    v[4] = x4;
+}
+
+static inline void matvec_sub(const double (*restrict M)[5], const double *restrict x, double scale,
+                              double *restrict acc)
 {
     for (int r = 0; r < 5; r++)
         acc[r] -= scale * (M[r][0] * x[0] + M[r][1] * x[1] + M[r][2] * x[2] + M[r][3] * x[3] + M[r][4] * x[4]);
 }
 
 /* Lower sweep for line j of plane k: blocks from the k-1, j-1, i-1 neighbours. */
+#define DFAC(i, j, k) g.dfac[(i) + (size_t)(g.nx + 2) * ((j) + (size_t)(g.ny + 2) * (k))]
+
 static void lower_line(int j, int k)
 {
     for (int i = g.ist; i <= g.iend; i++) {
-        diagonal_block(AT(g.u, i, j, k), g.d[i]);
+        diagonal_block(AT(g.u, i, j, k), DFAC(i, j, k));
+        factor5(DFAC(i, j, k));
         neighbour_block(2, -1, AT(g.u, i, j, k - 1), g.a[i]);
         neighbour_block(1, -1, AT(g.u, i, j - 1, k), g.b[i]);
         neighbour_block(0, -1, AT(g.u, i - 1, j, k), g.c[i]);
@@ -559,7 +600,7 @@ static void lower_line(int j, int k)
         double *v = AT(g.rsd, i, j, k);
         matvec_sub(g.b[i], AT(g.rsd, i, j - 1, k), OMEGA, v);
         matvec_sub(g.c[i], AT(g.rsd, i - 1, j, k), OMEGA, v);
-        solve5(g.d[i], v);
+        solve5(DFAC(i, j, k), v);
     }
 }
 
@@ -567,7 +608,6 @@ static void lower_line(int j, int k)
 static void upper_line(int j, int k)
 {
     for (int i = g.ist; i <= g.iend; i++) {
-        diagonal_block(AT(g.u, i, j, k), g.d[i]);
         neighbour_block(0, +1, AT(g.u, i + 1, j, k), g.a[i]);
         neighbour_block(1, +1, AT(g.u, i, j + 1, k), g.b[i]);
         neighbour_block(2, +1, AT(g.u, i, j, k + 1), g.c[i]);
@@ -583,7 +623,7 @@ static void upper_line(int j, int k)
         double *t = tv + 5 * i;
         matvec_sub(g.b[i], AT(g.rsd, i, j + 1, k), -OMEGA, t);
         matvec_sub(g.a[i], AT(g.rsd, i + 1, j, k), -OMEGA, t);
-        solve5(g.d[i], t);
+        solve5(DFAC(i, j, k), t);
         double *v = AT(g.rsd, i, j, k);
         for (int m = 0; m < 5; m++)
             v[m] -= t[m];
@@ -848,7 +888,7 @@ int main(int argc, char **argv)
     g.a = xmalloc(sizeof(double[5][5]) * (size_t)(g.nx + 2));
     g.b = xmalloc(sizeof(double[5][5]) * (size_t)(g.nx + 2));
     g.c = xmalloc(sizeof(double[5][5]) * (size_t)(g.nx + 2));
-    g.d = xmalloc(sizeof(double[5][5]) * (size_t)(g.nx + 2));
+    g.dfac = xmalloc(sizeof(double[5][5]) * (size_t)(g.nx + 2) * (g.ny + 2) * (g.nz + 1));
     g.tv = xmalloc(sizeof(double) * 5 * (size_t)(g.nx + 2));
     size_t buf = 10 * (size_t)nmax * g.nz;
     g.sbuf = xmalloc(sizeof(double) * buf);
@@ -895,7 +935,7 @@ int main(int argc, char **argv)
     free(g.a);
     free(g.b);
     free(g.c);
-    free(g.d);
+    free(g.dfac);
     free(g.tv);
     free(g.sbuf);
     free(g.rbuf);
