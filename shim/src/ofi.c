@@ -29,6 +29,7 @@
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
 #include <rdma/fi_tagged.h>
+#include <rdma/providers/fi_prov.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -287,6 +288,8 @@ static int h_cntr_close(struct fid *fid)
 
 static void patch_cntr(struct fid_cntr *cntr)
 {
+    if (cntr->ops && cntr->ops->read == h_cntr_read)
+        return; /* already ours (preloaded and loaded as a hook at once) */
     cntr_state *cs = calloc(1, sizeof *cs);
     if (!cs)
         return;
@@ -578,6 +581,8 @@ static void patch_cq(struct fid_cq *cq, enum fi_cq_format format)
     default:
         return; /* no flags to tell receives from the rest: leave it alone */
     }
+    if (cq->ops && cq->ops->read == h_cq_read)
+        return;
     cq_state *cs = calloc(1, sizeof *cs);
     if (!cs)
         return;
@@ -1141,6 +1146,8 @@ static int h_tx_ctx(struct fid_ep *sep, int index, struct fi_tx_attr *attr, stru
 
 static void patch_ep(struct fid_ep *ep, int stamps)
 {
+    if (ep->fid.ops && ep->fid.ops->close == h_ep_close)
+        return;
     ep_state *s = calloc(1, sizeof *s);
     if (!s)
         return;
@@ -1264,6 +1271,8 @@ static int h_domain_close(struct fid *fid)
 
 static void patch_domain(struct fid_domain *domain, const struct fi_info *info)
 {
+    if (domain->fid.ops && domain->fid.ops->close == h_domain_close)
+        return;
     domain_state *ds = calloc(1, sizeof *ds);
     if (!ds)
         return;
@@ -1331,6 +1340,8 @@ static int h_fabric_close(struct fid *fid)
 
 static void patch_fabric(struct fid_fabric *fabric)
 {
+    if (fabric->fid.ops && fabric->fid.ops->close == h_fabric_close)
+        return;
     struct fi_ops_fabric *ops = patch_table(&fabric->ops, sizeof *ops, NULL);
     if (!ops)
         return;
@@ -1345,7 +1356,54 @@ static void patch_fabric(struct fid_fabric *fabric)
     HOOK(ops, struct fi_ops_fabric, domain2, h_fabric_domain2);
 }
 
-/* ---- the entry point ---- */
+/* ---- the entry points ---- */
+
+/* As a libfabric hook provider (FI_HOOK=loggp, FI_PROVIDER_PATH naming the
+ * folder with libloggp-fi.so): libfabric hands over each fabric it opens.
+ * Without the PMPI layer nobody loaded the knobs yet: load them here. */
+static pthread_once_t hook_once = PTHREAD_ONCE_INIT;
+
+static void hook_start(void)
+{
+    char err[1024];
+    if (loggp_live_start(err, sizeof err) != 0) {
+        fprintf(stderr, "loggp: libfabric hook: %s; the hook stays off\n", err);
+        return;
+    }
+    atomic_store(&layer_enabled, 1);
+}
+
+static int hook_fabric(struct fi_fabric_attr *attr, struct fid_fabric **fabric, void *context)
+{
+    (void)context;
+    if (!attr || !attr->fabric)
+        return -FI_EINVAL;
+    if (!atomic_load(&layer_enabled))
+        pthread_once(&hook_once, hook_start);
+    if (atomic_load(&layer_enabled))
+        patch_fabric(attr->fabric);
+    *fabric = attr->fabric; /* patched in place: the hooked fabric is the fabric */
+    return 0;
+}
+
+static void hook_cleanup(void)
+{
+}
+
+static struct fi_provider hook_provider = {
+    .version = FI_VERSION(0, 1),
+    .fi_version = FI_VERSION(1, 3),
+    .name = "loggp",
+    .getinfo = NULL, /* what makes libfabric treat it as a hook */
+    .fabric = hook_fabric,
+    .cleanup = hook_cleanup,
+};
+
+struct fi_provider *fi_prov_ini(void);
+struct fi_provider *fi_prov_ini(void)
+{
+    return &hook_provider;
+}
 
 typedef int (*fi_fabric_fn)(struct fi_fabric_attr *, struct fid_fabric **, void *);
 
