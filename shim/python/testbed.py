@@ -15,6 +15,7 @@ import argparse
 import io
 import ipaddress
 import json
+import math
 import os
 import re
 import shlex
@@ -35,9 +36,12 @@ MAX_HOSTS = 64
 NAME_RE = re.compile(r"[a-z0-9]{1,12}")
 # Set only by tests: make step N of `up` fail, to prove the rollback.
 FAIL_AT_ENV = "LOGGP_TESTBED_FAIL_AT"
-# tbf: the bucket holds a little more than one full frame, so bursts stay short; the queue
-# holds more than TCP keeps in flight, so nothing is dropped.
+# tbf: the bucket holds 1 ms at the rate, at least two full frames. A bucket smaller than a
+# 64 KiB GSO packet makes tbf cut it into frames, and per-frame costs then cap the rate well
+# below fast links; 1 ms keeps line-rate bursts short. The queue holds more than TCP keeps in
+# flight, so nothing is dropped.
 TBF_BURST_BYTES = 4096
+TBF_BURST_S = 1e-3
 TBF_LIMIT_BYTES = 4 << 20
 NETEM_LIMIT_PACKETS = 100000
 
@@ -387,9 +391,10 @@ def qdisc_commands(l_ns, g_ns):
     cmds = []
     delay = ["netem", "delay", netem_delay_us(l_ns), "limit", str(NETEM_LIMIT_PACKETS)] if l_ns else None
     if g_ns:
+        rate = rate_bytes_per_s(g_ns)
+        burst = max(TBF_BURST_BYTES, math.ceil(rate * TBF_BURST_S))
         cmds.append(["qdisc", "add", "dev", HOST_IFACE, "root", "handle", "1:", "tbf",
-                     "rate", f"{rate_bytes_per_s(g_ns)}bps", "burst", str(TBF_BURST_BYTES),
-                     "limit", str(TBF_LIMIT_BYTES)])
+                     "rate", f"{rate}bps", "burst", str(burst), "limit", str(max(TBF_LIMIT_BYTES, 2 * burst))])
         if delay:
             cmds.append(["qdisc", "add", "dev", HOST_IFACE, "parent", "1:1", "handle", "10:", *delay])
     elif delay:
@@ -546,6 +551,8 @@ def calibrate(name, latency, time_limit, json_path, out=sys.stdout):
         raise TestbedError(f"testbed '{name}' has {len(state['hosts'])} host; calibration needs 2")
     if any(qdiscs(ns) for _, ns, _ in state["hosts"]):
         raise TestbedError(f"testbed '{name}' has link qdiscs applied: run `loggp testbed netem reset` first")
+    # No qdisc is applied, so knobs remembered from an earlier set are stale.
+    (run_dir(name) / "netem.json").unlink(missing_ok=True)
     set_us = l_ns / 1000
     rows = [{"method": "baseline", "set_L_us": 0.0, **probe_once(name, "0ns", time_limit)}]
     rows.append({"method": "libloggp", "set_L_us": set_us, **probe_once(name, latency, time_limit)})

@@ -4,6 +4,7 @@ timings. Needs root; every test tears down what it creates, also on failure."""
 import json
 import os
 import re
+import shutil
 import subprocess
 
 import pytest
@@ -165,6 +166,22 @@ def test_bad_usage_exits_2(clean):
     assert proc.returncode == 2 and f"testbed '{NAME}' is not up" in proc.stderr
 
 
+def test_without_root_a_clear_error(clean):
+    setpriv = shutil.which("setpriv")
+    if not setpriv:
+        pytest.skip("setpriv (util-linux) is needed to drop root for this test")
+    as_nobody = [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", installed("loggp")]
+    start = run([*as_nobody, "--help"])
+    if start.returncode != 0:
+        pytest.skip(f"the installation is not readable by uid 65534: {start.stderr.strip()[-200:]}")
+    for args in (["testbed", "up", "--hosts", "2"], ["testbed", "down"], ["testbed", "netem", "reset"]):
+        proc = run([*as_nobody, *args, "--name", NAME])
+        assert proc.returncode == 1 and "need root" in proc.stderr, (args, proc.stderr)
+    proc = run([*as_nobody, "run", "--testbed", NAME, "-n", "2", "--", "true"])
+    assert proc.returncode == 2 and "needs root" in proc.stderr, proc.stderr
+    assert not ours()
+
+
 def test_ranks_run_in_different_namespaces(two_hosts):
     proc = loggp("run", "--testbed", NAME, "-n", "2", "--quiet", "--", "ip", "netns", "identify")
     assert proc.returncode == 0, proc.stderr
@@ -252,3 +269,8 @@ def test_rate_and_units():
     assert both[1][4:6] == ["parent", "1:1"] and "50.000us" in both[1]
     assert testbed.qdisc_commands(50_000, 0)[0][4:8] == ["root", "handle", "10:", "netem"]
     assert testbed.qdisc_commands(0, 0) == []
+    def burst(g):
+        cmd = testbed.qdisc_commands(0, g)[0]
+        return int(cmd[cmd.index("burst") + 1])
+    assert burst(8.0) == 125_000        # 1 ms at 125 MB/s
+    assert burst(500.0) == 4096         # at least two full frames
