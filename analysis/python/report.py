@@ -237,16 +237,22 @@ def _headline(curves):
     fitted = [c for c in curves if c.fit]
     if not fitted:
         return ["No knob sweep has two settings with successful runs yet."]
-    for bench in sorted({c.benchmark for c in fitted}):
-        cs = [c for c in fitted if c.benchmark == bench]
-        worst = max(cs, key=lambda c: c.points[-1].slowdown)
-        p = worst.points[-1]
-        part = (f"<b>{html.escape(bench)}</b>: largest slowdown {p.slowdown:.2f}x "
-                f"[{p.low:.2f}, {p.high:.2f}] at {worst.knob} = {p.value:g} {worst.unit}")
+    for bench in sorted({c.label for c in fitted}):
+        cs = [c for c in fitted if c.label == bench]
+        real = [c for c in cs if not (c.points[-1].low <= 1.0 <= c.points[-1].high)]
+        real.sort(key=lambda c: -c.points[-1].slowdown)
+        if real:
+            effects = ", ".join(
+                f"{c.knob} = {c.points[-1].value:g} {c.unit}: {c.points[-1].slowdown:.2f}x "
+                f"[{c.points[-1].low:.2f}, {c.points[-1].high:.2f}]" for c in real)
+            part = f"<b>{html.escape(bench)}</b> slows down under {html.escape(effects)}"
+        else:
+            part = (f"<b>{html.escape(bench)}</b>: no slowdown distinguishable from noise "
+                    f"at the largest settings")
         per = ", ".join(f"{c.knob} {c.fit.slope:+.3g} %/{c.unit}"
                         + (f" (R<sup>2</sup> {c.fit.r2:.2f})" if c.fit.r2 is not None else "")
                         for c in cs)
-        out.append(f"{part}; slopes: {per}.")
+        out.append(f"{part}. Slopes: {per}.")
     return out
 
 

@@ -217,3 +217,14 @@ def test_command_passes_all_five_knobs_profile_launcher_and_hostfile(write_study
                        "--G", "2us/KiB", "--L", "0ns", "--profile", "/p", "--launcher", "srun",
                        "--hostfile", str(hosts), "--", study.benchmarks[0].argv_template[0],
                        "S", "--sleep", "0"]
+
+
+def test_second_runner_on_the_same_results_is_refused(write_study, tmp_path, capsys):
+    import fcntl
+    results = tmp_path / "res"
+    results.mkdir()
+    with open(results / ".lock", "w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        assert study_cli.main(["run", write_study(RESUME), "--results", str(results)]) == 2
+    assert "another `loggp study run` is working on" in capsys.readouterr().err
+    assert not (results / "results.sqlite").exists()
