@@ -229,3 +229,20 @@ def test_report_writes_html_plots_and_csv(tmp_path):
         slow = list(csv.DictReader(f))
     assert len(slow) == 2 * (5 + 3)       # two benchmarks x (o: 0 + 4 values, L: 0 + 2)
     assert not [n for n in os.listdir(out) if n.startswith(".tmp-")]
+
+
+@pytest.mark.parametrize("keep", ["nothing_ok", "baseline_only", "one_value"])
+def test_report_on_thin_results_does_not_crash(tmp_path, keep):
+    runs = synthetic_runs()
+    if keep == "nothing_ok":
+        runs = [dict(r, status="failed", runtime_seconds=None, error="exit status 3") for r in runs]
+    elif keep == "baseline_only":
+        runs = [r for r in runs if r["sweep"] == "baseline"]
+    else:
+        runs = [r for r in runs if r["sweep"] == "baseline" or r["o_s_ns"] == 5000.0]
+    results = str(tmp_path / "res")
+    write_store(results, runs)
+    page = open(report.write(results)).read()
+    assert "loggp study: synthetic" in page
+    if keep == "nothing_ok":
+        assert page.count("exit status 3") == len(runs)
