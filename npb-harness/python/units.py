@@ -1,8 +1,8 @@
 """Knob values with units, as `loggp run` and loggp-knobs accept them.
 
 Times: "800ps", "250ns", "1.5us", "2ms", "0.1s". G, time per byte: "0.5ns/B",
-"2us/KiB", "1ms/MB". Internally times are nanoseconds (float) and G is
-nanoseconds per byte, so the analysis can report % per us and % per ns/B.
+"2us/KiB", "1ms/MB". Parsed, times are nanoseconds (float) and G is
+nanoseconds per byte; the text itself is what `loggp run` gets.
 """
 import re
 
@@ -11,8 +11,6 @@ KNOBS = ("o_s", "o_r", "g", "G", "L")
 # Martin's overhead knob did.
 SWEEP_KNOBS = ("o", "o_s", "o_r", "g", "G", "L")
 FLAGS = {"o_s": "--os", "o_r": "--or", "g": "--g", "G": "--G", "L": "--L"}
-ENV = {"o_s": "LOGGP_OS", "o_r": "LOGGP_OR", "g": "LOGGP_GAP",
-       "G": "LOGGP_GAP_PER_BYTE", "L": "LOGGP_LATENCY"}
 
 TIME_UNITS_NS = {"ps": 1e-3, "ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
 BYTE_UNITS = {"B": 1, "KB": 1000, "KiB": 1024, "MB": 1000**2, "MiB": 1024**2}
@@ -52,25 +50,3 @@ def parse(knob, text):
     if value > MAX_NS:
         raise UnitError(f"{knob} value {text!r} is over the 10 s limit")
     return value
-
-
-def format_value(knob, ns):
-    """Inverse of parse for display and for `loggp run` flags: exact to 1 ps."""
-    suffix = "/B" if is_per_byte(knob) else ""
-    ps = round(ns * 1000)
-    if ps == 0:
-        return "0ns" + suffix
-    for unit, scale in (("s", 10**12), ("ms", 10**9), ("us", 10**6), ("ns", 10**3)):
-        if ps >= scale:
-            text = f"{ps / scale:.12f}".rstrip("0").rstrip(".")
-            return text + unit + suffix
-    return f"{ps}ps{suffix}"
-
-
-def display_unit(knob):
-    """Unit the analysis reports slopes in."""
-    return "ns/B" if is_per_byte(knob) else "us"
-
-
-def to_display(knob, ns):
-    return ns if is_per_byte(knob) else ns / 1000.0

@@ -142,3 +142,16 @@ def test_unreadable_and_non_utf8_files(tmp_path):
     bad.write_bytes(b"name = \"\xff\"\n")
     with pytest.raises(studyfile.StudyError, match="UTF-8"):
         studyfile.load(str(bad))
+
+
+def test_knob_units():
+    from loggp.harness import units
+    assert units.parse("o_s", "1.5us") == 1500
+    assert units.parse("L", "800ps") == pytest.approx(0.8)
+    assert units.parse("g", "0.1s") == 1e8
+    assert units.parse("G", "2us/KiB") == pytest.approx(2000 / 1024)
+    assert units.parse("G", "1ms/MB") == pytest.approx(1.0)
+    for knob, bad in (("o_s", "5"), ("o_s", "-1us"), ("o_s", "1 lightyear"), ("G", "1ns"),
+                      ("L", "1ns/B"), ("L", "11s"), ("g", 5), ("o_s", "nanus")):
+        with pytest.raises(units.UnitError):
+            units.parse(knob, bad)
