@@ -168,6 +168,38 @@ static int load_or_report(const char *path, loggp_knobs *knobs, int *exists)
     return 0;
 }
 
+static void print_table(const loggp_knobs *knobs, const char *path, int exists);
+
+/* Read-modify-write of the knob file under its lock: the options given go on
+ * top of the file's values (or of zeros, for reset, which also replaces a
+ * corrupt file). Prints the result. */
+static int write_knobs(const knob_options *opts, int from_zero)
+{
+    char path[4096], err[768];
+    if (knob_path(path, sizeof path) != 0)
+        return 1;
+    int lock = loggp_knobs_lock(path, err, sizeof err);
+    if (lock < 0) {
+        fprintf(stderr, "%s: %s\n", prog, err);
+        return 1;
+    }
+    loggp_knobs knobs = {{0}};
+    int exists;
+    if (!from_zero && load_or_report(path, &knobs, &exists) != 0) {
+        loggp_knobs_unlock(lock);
+        return 1;
+    }
+    apply_options(&knobs, opts);
+    int rc = loggp_knobs_save(path, &knobs, err, sizeof err);
+    loggp_knobs_unlock(lock);
+    if (rc != 0) {
+        fprintf(stderr, "%s: %s\n", prog, err);
+        return 1;
+    }
+    print_table(&knobs, path, 1);
+    return 0;
+}
+
 static void print_table(const loggp_knobs *knobs, const char *path, int exists)
 {
     printf("%-4s %-12s %s\n", "knob", "value", "meaning");
@@ -266,29 +298,7 @@ static int cmd_set(int argc, char **argv)
             return usage_error("set: --via netem emulates only L and G (in the kernel); o and g need libloggp.so%s", "");
         return run_netem("set", argc, argv);
     }
-    char path[4096], err[768];
-    if (knob_path(path, sizeof path) != 0)
-        return 1;
-    int lock = loggp_knobs_lock(path, err, sizeof err);
-    if (lock < 0) {
-        fprintf(stderr, "%s: %s\n", prog, err);
-        return 1;
-    }
-    loggp_knobs knobs;
-    int exists;
-    if (load_or_report(path, &knobs, &exists) != 0) {
-        loggp_knobs_unlock(lock);
-        return 1;
-    }
-    apply_options(&knobs, &opts);
-    int rc = loggp_knobs_save(path, &knobs, err, sizeof err);
-    loggp_knobs_unlock(lock);
-    if (rc != 0) {
-        fprintf(stderr, "%s: %s\n", prog, err);
-        return 1;
-    }
-    print_table(&knobs, path, 1);
-    return 0;
+    return write_knobs(&opts, 0);
 }
 
 static int cmd_show(int argc, char **argv)
@@ -344,23 +354,8 @@ static int cmd_reset(int argc, char **argv)
     }
     if (strcmp(via, "netem") == 0)
         return run_netem("reset", argc, argv);
-    char path[4096], err[768];
-    if (knob_path(path, sizeof path) != 0)
-        return 1;
-    loggp_knobs zero = {{0}};
-    int lock = loggp_knobs_lock(path, err, sizeof err);
-    if (lock < 0) {
-        fprintf(stderr, "%s: %s\n", prog, err);
-        return 1;
-    }
-    int rc = loggp_knobs_save(path, &zero, err, sizeof err);
-    loggp_knobs_unlock(lock);
-    if (rc != 0) {
-        fprintf(stderr, "%s: %s\n", prog, err);
-        return 1;
-    }
-    print_table(&zero, path, 1);
-    return 0;
+    knob_options none = {{{0}}, 0};
+    return write_knobs(&none, 1);
 }
 
 static int cmd_env(int argc, char **argv)

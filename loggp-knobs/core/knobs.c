@@ -2,6 +2,7 @@
  * environment. Exact decimal arithmetic (no strtod) so that "0.1us" is
  * exactly 100000 ps and formatting round-trips. */
 #include "knobs.h"
+#include "knobs_internal.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -21,7 +22,7 @@ const loggp_knob_info loggp_knob_table[LOGGP_KNOB_COUNT] = {
                             "latency: delay before a message becomes visible to the receiver"},
 };
 
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
+void loggp_set_err(char *err, size_t errlen, const char *fmt, ...)
 {
     if (!err || !errlen)
         return;
@@ -77,18 +78,18 @@ typedef unsigned __int128 u128;
 int loggp_parse_knob(loggp_knob_id id, const char *text, int64_t *out, char *err, size_t errlen)
 {
     if ((unsigned)id >= LOGGP_KNOB_COUNT) {
-        set_err(err, errlen, "unknown knob");
+        loggp_set_err(err, errlen, "unknown knob");
         return -1;
     }
     const int per_byte = loggp_knob_table[id].per_byte;
     const char *example = per_byte ? "0.5ns/B" : "10us";
     if (!text || !*text) {
-        set_err(err, errlen, "empty value (expected e.g. %s)", example);
+        loggp_set_err(err, errlen, "empty value (expected e.g. %s)", example);
         return -1;
     }
     const char *p = text;
     if (*p == '-') {
-        set_err(err, errlen, "'%s': negative values are not allowed (knobs are increments >= 0)", text);
+        loggp_set_err(err, errlen, "'%s': negative values are not allowed (knobs are increments >= 0)", text);
         return -1;
     }
     if (*p == '+')
@@ -111,7 +112,7 @@ int loggp_parse_knob(loggp_knob_id id, const char *text, int64_t *out, char *err
         p++;
         while (*p >= '0' && *p <= '9') {
             if (frac_digits >= 18) {
-                set_err(err, errlen, "'%s': too many decimal places", text);
+                loggp_set_err(err, errlen, "'%s': too many decimal places", text);
                 return -1;
             }
             mantissa = mantissa * 10 + (u128)(*p - '0');
@@ -122,17 +123,17 @@ int loggp_parse_knob(loggp_knob_id id, const char *text, int64_t *out, char *err
     }
     (void)int_digits;
     if (!any_digit) {
-        set_err(err, errlen, "'%s': not a number with a unit (expected e.g. %s)", text, example);
+        loggp_set_err(err, errlen, "'%s': not a number with a unit (expected e.g. %s)", text, example);
         return -1;
     }
     if (*p == 'e' || *p == 'E') {
         /* "1e3us" would read as unit "e3us"; say what is wrong instead. */
-        set_err(err, errlen, "'%s': exponents are not accepted; write the value with a unit (e.g. %s)",
+        loggp_set_err(err, errlen, "'%s': exponents are not accepted; write the value with a unit (e.g. %s)",
                 text, example);
         return -1;
     }
     if (!*p) {
-        set_err(err, errlen, "'%s': a bare number has no unit (expected e.g. %s)", text, example);
+        loggp_set_err(err, errlen, "'%s': a bare number has no unit (expected e.g. %s)", text, example);
         return -1;
     }
 
@@ -144,19 +145,19 @@ int loggp_parse_knob(loggp_knob_id id, const char *text, int64_t *out, char *err
     uint64_t divisor = 1;
     if (per_byte) {
         if (!tu || !slash) {
-            set_err(err, errlen, "'%s': unknown unit '%s' for a time per byte "
+            loggp_set_err(err, errlen, "'%s': unknown unit '%s' for a time per byte "
                     "(use ps, ns, us, ms or s per B, KiB, MiB, GiB, kB, MB or GB, e.g. 0.5ns/B)", text, unit);
             return -1;
         }
         const size_unit *su = find_size_unit(slash + 1);
         if (!su) {
-            set_err(err, errlen, "'%s': unknown size unit '%s' (use B, KiB, MiB, GiB, kB, MB or GB)",
+            loggp_set_err(err, errlen, "'%s': unknown size unit '%s' (use B, KiB, MiB, GiB, kB, MB or GB)",
                     text, slash + 1);
             return -1;
         }
         divisor = su->bytes;
     } else if (!tu || slash) {
-        set_err(err, errlen, "'%s': unknown time unit '%s' (use ps, ns, us, ms or s)", text, unit);
+        loggp_set_err(err, errlen, "'%s': unknown time unit '%s' (use ps, ns, us, ms or s)", text, unit);
         return -1;
     }
 
@@ -178,7 +179,7 @@ int loggp_parse_knob(loggp_knob_id id, const char *text, int64_t *out, char *err
     return 0;
 
 too_large:
-    set_err(err, errlen, "'%s': over the largest accepted value, 10 s%s", text, per_byte ? " per byte" : "");
+    loggp_set_err(err, errlen, "'%s': over the largest accepted value, 10 s%s", text, per_byte ? " per byte" : "");
     return -1;
 }
 
@@ -257,7 +258,7 @@ int loggp_knobs_apply_env(loggp_knobs *knobs, unsigned *from_env, char *err, siz
             continue;
         char why[256];
         if (loggp_parse_knob((loggp_knob_id)i, value, &knobs->ps[i], why, sizeof why) != 0) {
-            set_err(err, errlen, "%s=%s: %s", loggp_knob_table[i].env, value, why);
+            loggp_set_err(err, errlen, "%s=%s: %s", loggp_knob_table[i].env, value, why);
             return -1;
         }
         mask |= 1u << i;

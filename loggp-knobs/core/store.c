@@ -3,6 +3,7 @@
  * calls that are safe there (no stdio buffering shared with the application). */
 #define _GNU_SOURCE
 #include "knobs.h"
+#include "knobs_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -16,16 +17,6 @@
 #include <unistd.h>
 
 #define KNOB_FILE_MAX 16384
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (!err || !errlen)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
 
 int loggp_knob_file_path(char *buf, size_t len, char *err, size_t errlen)
 {
@@ -41,12 +32,12 @@ int loggp_knob_file_path(char *buf, size_t len, char *err, size_t errlen)
         else if (home && *home)
             n = snprintf(buf, len, "%s/.config/loggp/knobs", home);
         else {
-            set_err(err, errlen, "cannot place the knob file: neither LOGGP_KNOB_FILE, XDG_CONFIG_HOME nor HOME is set");
+            loggp_set_err(err, errlen, "cannot place the knob file: neither LOGGP_KNOB_FILE, XDG_CONFIG_HOME nor HOME is set");
             return -1;
         }
     }
     if (n < 0 || (size_t)n >= len) {
-        set_err(err, errlen, "knob file path too long");
+        loggp_set_err(err, errlen, "knob file path too long");
         return -1;
     }
     return 0;
@@ -84,7 +75,7 @@ int loggp_knobs_parse_text(const char *text, loggp_knobs *knobs, char *err, size
     unsigned seen = 0;
     size_t textlen = strlen(text);
     if (textlen >= KNOB_FILE_MAX) {
-        set_err(err, errlen, "larger than %d bytes", KNOB_FILE_MAX);
+        loggp_set_err(err, errlen, "larger than %d bytes", KNOB_FILE_MAX);
         return -1;
     }
     char copy[KNOB_FILE_MAX];
@@ -103,23 +94,23 @@ int loggp_knobs_parse_text(const char *text, loggp_knobs *knobs, char *err, size
         }
         char *eq = strchr(s, '=');
         if (!eq) {
-            set_err(err, errlen, "line %d: expected 'name = value', got '%s'", lineno, s);
+            loggp_set_err(err, errlen, "line %d: expected 'name = value', got '%s'", lineno, s);
             return -1;
         }
         *eq = '\0';
         char *key = trim(s), *value = trim(eq + 1);
         int id = loggp_knob_by_name(key);
         if (id < 0) {
-            set_err(err, errlen, "line %d: unknown knob '%s' (known: o_s, o_r, g, G, L)", lineno, key);
+            loggp_set_err(err, errlen, "line %d: unknown knob '%s' (known: o_s, o_r, g, G, L)", lineno, key);
             return -1;
         }
         if (seen & (1u << id)) {
-            set_err(err, errlen, "line %d: knob '%s' given twice", lineno, key);
+            loggp_set_err(err, errlen, "line %d: knob '%s' given twice", lineno, key);
             return -1;
         }
         char why[256];
         if (loggp_parse_knob((loggp_knob_id)id, value, &parsed.ps[id], why, sizeof why) != 0) {
-            set_err(err, errlen, "line %d: %s: %s", lineno, key, why);
+            loggp_set_err(err, errlen, "line %d: %s: %s", lineno, key, why);
             return -1;
         }
         seen |= 1u << id;
@@ -127,7 +118,7 @@ int loggp_knobs_parse_text(const char *text, loggp_knobs *knobs, char *err, size
     }
     for (int i = 0; i < LOGGP_KNOB_COUNT; i++) {
         if (!(seen & (1u << i))) {
-            set_err(err, errlen, "knob '%s' is missing", loggp_knob_table[i].name);
+            loggp_set_err(err, errlen, "knob '%s' is missing", loggp_knob_table[i].name);
             return -1;
         }
     }
@@ -147,36 +138,36 @@ int loggp_knobs_load(const char *path, loggp_knobs *knobs, int *exists, char *er
             return 0;
         }
         if (errno == ELOOP)
-            set_err(err, errlen, "knob file %s is a symbolic link; refusing to follow it", path);
+            loggp_set_err(err, errlen, "knob file %s is a symbolic link; refusing to follow it", path);
         else
-            set_err(err, errlen, "cannot open knob file %s: %s", path, strerror(errno));
+            loggp_set_err(err, errlen, "cannot open knob file %s: %s", path, strerror(errno));
         return -1;
     }
     struct stat st;
     if (fstat(fd, &st) != 0) {
-        set_err(err, errlen, "cannot stat knob file %s: %s", path, strerror(errno));
+        loggp_set_err(err, errlen, "cannot stat knob file %s: %s", path, strerror(errno));
         close(fd);
         return -1;
     }
     if (!S_ISREG(st.st_mode)) {
-        set_err(err, errlen, "knob file %s is not a regular file", path);
+        loggp_set_err(err, errlen, "knob file %s is not a regular file", path);
         close(fd);
         return -1;
     }
     if (st.st_uid != geteuid()) {
-        set_err(err, errlen, "knob file %s is owned by uid %u, not by you (uid %u); refusing it",
+        loggp_set_err(err, errlen, "knob file %s is owned by uid %u, not by you (uid %u); refusing it",
                 path, (unsigned)st.st_uid, (unsigned)geteuid());
         close(fd);
         return -1;
     }
     if (st.st_mode & (S_IWGRP | S_IWOTH)) {
-        set_err(err, errlen, "knob file %s is writable by others (mode %03o); refusing it (chmod 600)",
+        loggp_set_err(err, errlen, "knob file %s is writable by others (mode %03o); refusing it (chmod 600)",
                 path, (unsigned)(st.st_mode & 0777));
         close(fd);
         return -1;
     }
     if (st.st_size >= KNOB_FILE_MAX) {
-        set_err(err, errlen, "knob file %s is corrupt: larger than %d bytes", path, KNOB_FILE_MAX);
+        loggp_set_err(err, errlen, "knob file %s is corrupt: larger than %d bytes", path, KNOB_FILE_MAX);
         close(fd);
         return -1;
     }
@@ -187,7 +178,7 @@ int loggp_knobs_load(const char *path, loggp_knobs *knobs, int *exists, char *er
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0) {
-            set_err(err, errlen, "cannot read knob file %s: %s", path, strerror(errno));
+            loggp_set_err(err, errlen, "cannot read knob file %s: %s", path, strerror(errno));
             close(fd);
             return -1;
         }
@@ -200,11 +191,11 @@ int loggp_knobs_load(const char *path, loggp_knobs *knobs, int *exists, char *er
     close(fd);
     text[used] = '\0';
     if (memchr(text, '\0', used)) {
-        set_err(err, errlen, "knob file %s is corrupt: it contains NUL bytes", path);
+        loggp_set_err(err, errlen, "knob file %s is corrupt: it contains NUL bytes", path);
         return -1;
     }
     if (loggp_knobs_parse_text(text, knobs, why, sizeof why) != 0) {
-        set_err(err, errlen, "knob file %s is corrupt: %s", path, why);
+        loggp_set_err(err, errlen, "knob file %s is corrupt: %s", path, why);
         return -1;
     }
     if (exists)
@@ -233,7 +224,7 @@ static int ensure_private_dir(const char *dir, char *err, size_t errlen)
     struct stat st;
     if (lstat(dir, &st) != 0) {
         if (errno != ENOENT) {
-            set_err(err, errlen, "cannot inspect directory %s: %s", dir, strerror(errno));
+            loggp_set_err(err, errlen, "cannot inspect directory %s: %s", dir, strerror(errno));
             return -1;
         }
         char parent[PATH_MAX];
@@ -242,25 +233,25 @@ static int ensure_private_dir(const char *dir, char *err, size_t errlen)
             ensure_private_dir(parent, err, errlen) != 0)
             return -1;
         if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
-            set_err(err, errlen, "cannot create directory %s: %s", dir, strerror(errno));
+            loggp_set_err(err, errlen, "cannot create directory %s: %s", dir, strerror(errno));
             return -1;
         }
         if (lstat(dir, &st) != 0) {
-            set_err(err, errlen, "cannot inspect directory %s: %s", dir, strerror(errno));
+            loggp_set_err(err, errlen, "cannot inspect directory %s: %s", dir, strerror(errno));
             return -1;
         }
     }
     if (!S_ISDIR(st.st_mode)) {
-        set_err(err, errlen, "%s is not a directory (a symbolic link or a file); refusing to write the knob file there", dir);
+        loggp_set_err(err, errlen, "%s is not a directory (a symbolic link or a file); refusing to write the knob file there", dir);
         return -1;
     }
     if (st.st_uid != geteuid()) {
-        set_err(err, errlen, "directory %s is owned by uid %u, not by you; refusing to write the knob file there",
+        loggp_set_err(err, errlen, "directory %s is owned by uid %u, not by you; refusing to write the knob file there",
                 dir, (unsigned)st.st_uid);
         return -1;
     }
     if (st.st_mode & (S_IWGRP | S_IWOTH)) {
-        set_err(err, errlen, "directory %s is writable by others (mode %03o); refusing to write the knob file there",
+        loggp_set_err(err, errlen, "directory %s is writable by others (mode %03o); refusing to write the knob file there",
                 dir, (unsigned)(st.st_mode & 0777));
         return -1;
     }
@@ -271,19 +262,19 @@ int loggp_knobs_save(const char *path, const loggp_knobs *knobs, char *err, size
 {
     char dir[PATH_MAX];
     if (parent_dir(path, dir, sizeof dir) != 0) {
-        set_err(err, errlen, "knob file path too long: %s", path);
+        loggp_set_err(err, errlen, "knob file path too long: %s", path);
         return -1;
     }
     if (ensure_private_dir(dir, err, errlen) != 0)
         return -1;
     char tmp[PATH_MAX];
     if (snprintf(tmp, sizeof tmp, "%s/.knobs.XXXXXX", dir) >= (int)sizeof tmp) {
-        set_err(err, errlen, "knob file path too long: %s", path);
+        loggp_set_err(err, errlen, "knob file path too long: %s", path);
         return -1;
     }
     int fd = mkostemp(tmp, O_CLOEXEC);
     if (fd < 0) {
-        set_err(err, errlen, "cannot create a temporary file in %s: %s", dir, strerror(errno));
+        loggp_set_err(err, errlen, "cannot create a temporary file in %s: %s", dir, strerror(errno));
         return -1;
     }
     char text[4096];
@@ -310,7 +301,7 @@ int loggp_knobs_save(const char *path, const loggp_knobs *knobs, char *err, size
         if (!failed)
             saved_errno = errno;
         unlink(tmp);
-        set_err(err, errlen, "cannot write knob file %s: %s", path, strerror(saved_errno));
+        loggp_set_err(err, errlen, "cannot write knob file %s: %s", path, strerror(saved_errno));
         return -1;
     }
     return 0;
@@ -321,19 +312,19 @@ int loggp_knobs_lock(const char *path, char *err, size_t errlen)
     char dir[PATH_MAX], lock[PATH_MAX];
     if (parent_dir(path, dir, sizeof dir) != 0 ||
         snprintf(lock, sizeof lock, "%s/.knobs.lock", dir) >= (int)sizeof lock) {
-        set_err(err, errlen, "knob file path too long: %s", path);
+        loggp_set_err(err, errlen, "knob file path too long: %s", path);
         return -1;
     }
     if (ensure_private_dir(dir, err, errlen) != 0)
         return -1;
     int fd = open(lock, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0) {
-        set_err(err, errlen, "cannot open lock file %s: %s", lock, strerror(errno));
+        loggp_set_err(err, errlen, "cannot open lock file %s: %s", lock, strerror(errno));
         return -1;
     }
     while (flock(fd, LOCK_EX) != 0) {
         if (errno != EINTR) {
-            set_err(err, errlen, "cannot lock %s: %s", lock, strerror(errno));
+            loggp_set_err(err, errlen, "cannot lock %s: %s", lock, strerror(errno));
             close(fd);
             return -1;
         }

@@ -602,49 +602,40 @@ int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_
     return rc;
 }
 
+/* Sendrecv and Sendrecv_replace: a send (counted, delayed under the fallback
+ * engine) and a receive, around one call. */
+#define SENDRECV_BODY(name, dest, count, type, call)                        \
+    loggp_counters *c = loggp_my_counters();                                \
+    COUNT_CALL(c, name);                                                    \
+    MPI_Status local;                                                       \
+    MPI_Status *st = status == MPI_STATUS_IGNORE ? &local : status;         \
+    uint64_t bytes = type_bytes(count, type);                               \
+    int delaying = (dest) != MPI_PROC_NULL && fallback_on();                \
+    loggp_delays d;                                                         \
+    if ((dest) != MPI_PROC_NULL)                                            \
+        count_sent(c, bytes);                                               \
+    if (delaying)                                                           \
+        fallback_before_send(c, &d);                                        \
+    int rc = call;                                                          \
+    if (delaying)                                                           \
+        fallback_after_send(&d, bytes);                                     \
+    if (rc == MPI_SUCCESS)                                                  \
+        received(c, st);                                                    \
+    return rc;
+
 int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf,
                  int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
 {
-    loggp_counters *c = loggp_my_counters();
-    COUNT_CALL(c, Sendrecv);
-    MPI_Status local;
-    MPI_Status *st = status == MPI_STATUS_IGNORE ? &local : status;
-    uint64_t bytes = type_bytes(sendcount, sendtype);
-    int delaying = dest != MPI_PROC_NULL && fallback_on();
-    loggp_delays d;
-    if (dest != MPI_PROC_NULL)
-        count_sent(c, bytes);
-    if (delaying)
-        fallback_before_send(c, &d);
-    int rc = real.Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag,
-                           comm, st);
-    if (delaying)
-        fallback_after_send(&d, bytes);
-    if (rc == MPI_SUCCESS)
-        received(c, st);
-    return rc;
+    SENDRECV_BODY(Sendrecv, dest, sendcount, sendtype,
+                  real.Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source,
+                                recvtag, comm, st))
 }
 
 int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int sendtag, int source, int recvtag,
                          MPI_Comm comm, MPI_Status *status)
 {
-    loggp_counters *c = loggp_my_counters();
-    COUNT_CALL(c, Sendrecv_replace);
-    MPI_Status local;
-    MPI_Status *st = status == MPI_STATUS_IGNORE ? &local : status;
-    uint64_t bytes = type_bytes(count, type);
-    int delaying = dest != MPI_PROC_NULL && fallback_on();
-    loggp_delays d;
-    if (dest != MPI_PROC_NULL)
-        count_sent(c, bytes);
-    if (delaying)
-        fallback_before_send(c, &d);
-    int rc = real.Sendrecv_replace(buf, count, type, dest, sendtag, source, recvtag, comm, st);
-    if (delaying)
-        fallback_after_send(&d, bytes);
-    if (rc == MPI_SUCCESS)
-        received(c, st);
-    return rc;
+    SENDRECV_BODY(Sendrecv_replace, dest, count, type,
+                  real.Sendrecv_replace(buf, count, type, dest, sendtag, source, recvtag, comm, st))
 }
 
 /* Persistent sends remember their size (or that they go nowhere: MPI_PROC_NULL). */

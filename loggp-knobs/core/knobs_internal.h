@@ -1,0 +1,10 @@
+/* Helpers shared by the knob library's own files. */
+#ifndef LOGGP_KNOBS_INTERNAL_H
+#define LOGGP_KNOBS_INTERNAL_H
+
+#include <stddef.h>
+
+/* snprintf into an optional error buffer. */
+void loggp_set_err(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+#endif
