@@ -160,7 +160,16 @@ def execute(study, bench, plan_row, results_dir, facts):
     if os.path.exists(final):
         shutil.rmtree(final)  # left by a run killed between rename and commit
     os.rename(tmp, final)
+    _fsync_dir(runs_dir)   # the rename itself survives a power cut before the row commits
     return row
+
+
+def _fsync_dir(path):
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def _wait(proc, timeout):
