@@ -473,17 +473,17 @@ static int choose_round(const mg_state *s, const cand *list, int *next, int want
     double mine = list[*next].val, best;
     MPI_Allreduce(&mine, &best, 1, MPI_DOUBLE, want_max ? MPI_MAX : MPI_MIN, MPI_COMM_WORLD);
     int won = best == mine;
-    long g[4] = {0, 0, 0, 0}, gg[4];
+    int g[4] = {0, 0, 0, 0}, gg[4]; /* rank and global position, 4 ints as the reference */
     if (won) {
         const int *m = s->m[s->lt];
         long pos = list[*next].pos;
         g[0] = s->me;
-        g[1] = s->start[0] + pos % m[0] - 1;
-        g[2] = s->start[1] + (pos / m[0]) % m[1] - 1;
-        g[3] = s->start[2] + pos / ((long)m[0] * m[1]) - 1;
+        g[1] = (int)(s->start[0] + pos % m[0] - 1);
+        g[2] = (int)(s->start[1] + (pos / m[0]) % m[1] - 1);
+        g[3] = (int)(s->start[2] + pos / ((long)m[0] * m[1]) - 1);
         (*next)--;
     }
-    MPI_Allreduce(g, gg, 4, MPI_LONG, MPI_MAX, MPI_COMM_WORLD);
+    MPI_Allreduce(g, gg, 4, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     return won;
 }
 
