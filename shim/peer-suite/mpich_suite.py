@@ -542,8 +542,14 @@ def run_one(cmd, env, timeout, cwd):
         output, _ = proc.communicate(timeout=timeout)
         return proc.returncode, output, time.monotonic() - start
     except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        output, _ = proc.communicate()
+        # mpiexec cleans up its ranks on SIGTERM (they run in sessions of
+        # their own); SIGKILL the group only if it does not exit.
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            output, _ = proc.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            output, _ = proc.communicate()
         return None, output, time.monotonic() - start
 
 
@@ -718,6 +724,29 @@ def main(argv=None):
             return run_test(test, builder.executable(test), MODES, tools, knobs, args.provider, args.timeout,
                             base_env, workdir)
 
+        order = {t.ident: i for i, t in enumerate(chosen)}
+
+        def document(results, complete):
+            results = sorted(results, key=lambda r: order[r["id"]])
+            return {
+                "complete": complete,
+                "started": started.isoformat(timespec="seconds"),
+                "finished": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+                "machine": {"host": platform.node(), "system": platform.platform(), "cpus": os.cpu_count()},
+                "command": shlex.join([Path(sys.argv[0]).name, *(argv if argv is not None else sys.argv[1:])]),
+                "source": str(suite.parents[1].name), "mpicc": tools["mpicc"], "provider": args.provider,
+                "knobs": {"zero": ZERO_KNOBS, "loggp": args.knobs}, "subset": args.subset,
+                "max_np": args.max_np, "timeout": args.timeout, "library": library_before,
+                "library_changed_during_run": library_fingerprint(tools["loggp"]) != library_before,
+                "summary": summarize(results, directories),
+                "excluded_plain_failures": [{"id": r["id"], "status": r["outcomes"]["plain"]["status"],
+                                             "detail": r["outcomes"]["plain"]["detail"]}
+                                            for r in results if r["outcomes"]["plain"]["status"] != "pass"],
+                "regressions": [r["id"] for r in results if r["regression"]],
+                "skipped": [{"id": t.ident, "reason": reason} for t, reason in skipped],
+                "tests": results,
+            }
+
         results = []
         with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
             futures = {pool.submit(work, t): t for t in chosen}
@@ -731,33 +760,17 @@ def main(argv=None):
                                 "outcomes": outcomes, "regression": regression})
                 marks = " ".join(f"{m}={outcomes[m]['status']}" for m in MODES)
                 log(f"[{done}/{len(chosen)}] {test.ident}: {marks}" + ("  <-- REGRESSION" if regression else ""))
-        order = {t.ident: i for i, t in enumerate(chosen)}
-        results.sort(key=lambda r: order[r["id"]])
+                # a partial result survives an interrupted long run
+                write_atomically(out, json.dumps(document(results, False), indent=1) + "\n")
         shutil.rmtree(workdir, ignore_errors=True)
 
-        summary = summarize(results, directories)
-        library_after = library_fingerprint(tools["loggp"])
-        if library_after != library_before:
-            log(f"warning: {library_after['path']} changed during the run: results mix two versions, rerun")
+        final = document(results, True)
+        summary = final["summary"]
+        if final["library_changed_during_run"]:
+            log(f"warning: {library_before['path']} changed during the run: results mix two versions, rerun")
         plain_passes = summary["total"]["plain"]["pass"]
-        regressions = [r for r in results if r["regression"]]
-        document = {
-            "started": started.isoformat(timespec="seconds"),
-            "finished": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-            "machine": {"host": platform.node(), "system": platform.platform(), "cpus": os.cpu_count()},
-            "command": shlex.join([Path(sys.argv[0]).name, *(argv if argv is not None else sys.argv[1:])]),
-            "source": str(suite.parents[1].name), "mpicc": tools["mpicc"], "provider": args.provider,
-            "knobs": {"zero": ZERO_KNOBS, "loggp": args.knobs}, "subset": args.subset, "max_np": args.max_np,
-            "timeout": args.timeout, "library": library_before,
-            "library_changed_during_run": library_after != library_before, "summary": summary,
-            "excluded_plain_failures": [{"id": r["id"], "status": r["outcomes"]["plain"]["status"],
-                                         "detail": r["outcomes"]["plain"]["detail"]}
-                                        for r in results if r["outcomes"]["plain"]["status"] != "pass"],
-            "regressions": [r["id"] for r in regressions],
-            "skipped": [{"id": t.ident, "reason": reason} for t, reason in skipped],
-            "tests": results,
-        }
-        write_atomically(out, json.dumps(document, indent=1) + "\n")
+        regressions = [r for r in final["tests"] if r["regression"]]
+        write_atomically(out, json.dumps(final, indent=1) + "\n")
         print(table(summary))
         if skipped:
             print(f"skipped {len(skipped)} testlist entries (see 'skipped' in {out})")
