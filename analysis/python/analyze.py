@@ -44,6 +44,8 @@ class Curve:
     baseline_s: float
     points: list                    # ascending value, baseline (0) first
     fit: stats.Fit | None = None
+    slope_low: float | None = None        # 95 % bootstrap interval of the slope
+    slope_high: float | None = None
     flags: list = field(default_factory=list)
     model_slope: float | None = None      # % per unit
     profile_count: float | None = None    # the model's count from the profile
@@ -142,6 +144,7 @@ def _curve(key, knob, base, knob_rows, t0, counts, rng):
     by_value = {}
     for r in knob_rows:
         by_value.setdefault(r[KNOB_COLUMN[knob]], []).append(r)
+    samples = [base_t] + [[r["runtime_seconds"] for r in by_value[v]] for v in sorted(by_value)]
     cost = models.per_unit_cost(counts, knob)
     s, lo, hi = stats.slowdown(base_t, base_t, rng)
     points = [Point(0.0, len(base_t), t0, s, lo, hi, 1.0 if cost is not None or knob == "g" else None,
@@ -166,6 +169,8 @@ def _curve(key, knob, base, knob_rows, t0, counts, rng):
     x = [p.value for p in points]
     y = [100 * (p.slowdown - 1) for p in points]
     curve.fit = stats.linear_fit(x, y)
+    if curve.fit is not None:
+        curve.slope_low, curve.slope_high = stats.slope_interval(x, samples, rng)
     half = [100 * (p.high - p.low) / 2 for p in points]
     curve.flags = stats.flags(x, y, half, curve.fit)
     if cost is not None:

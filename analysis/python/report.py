@@ -23,7 +23,8 @@ METHOD = ("Slowdown is the ratio of median runtimes T(knob)/T(0), T being the be
           "independently); with few repetitions they are coarse. Sensitivity is the least-squares "
           "slope of the slowdown in percent against the knob (baseline included), with its R^2. "
           "A jump is a step three times steeper than the overall slope and above the noise; a "
-          "plateau a step adding under a quarter of the predicted rise.")
+          "plateau a step adding under a quarter of the predicted rise. The slope's interval "
+          "bootstraps every setting's runs (baseline included) and refits.")
 
 
 def _atomic_write(path, data, mode="w"):
@@ -214,13 +215,14 @@ def sensitivity_rows(curves):
         top = c.points[-1]
         rows.append([c.benchmark, c.np, c.klass or "", c.knob, c.unit,
                      round(c.baseline_s, 6), c.fit.slope if c.fit else None,
-                     c.fit.r2 if c.fit else None, c.model_slope,
+                     c.slope_low, c.slope_high, c.fit.r2 if c.fit else None, c.model_slope,
                      top.value, top.slowdown, top.low, top.high,
                      c.profile_count, c.effective_count, _flags_text(c), c.verdict])
     return rows
 
 
-SENS_HEADER = ["benchmark", "np", "class", "knob", "unit", "T0_s", "slope_pct_per_unit", "r2",
+SENS_HEADER = ["benchmark", "np", "class", "knob", "unit", "T0_s", "slope_pct_per_unit",
+               "slope_ci_low", "slope_ci_high", "r2",
                "model_slope_pct_per_unit", "max_value", "slowdown_at_max", "ci_low", "ci_high",
                "profile_count", "effective_count", "flags", "model_vs_measurement"]
 SLOW_HEADER = ["benchmark", "np", "class", "knob", "value", "unit", "runs", "median_s",
@@ -325,10 +327,11 @@ def write(results_dir, calibration_path=None):
     if "sensitivity" in figures:
         sections.append(_img(figures["sensitivity"], "sensitivity slopes"))
     sections.append("<h2>Sensitivity table</h2>" + _table(
-        ["benchmark", "np", "class", "knob", "T0 (s)", "slope (%/unit)", "R^2",
+        ["benchmark", "np", "class", "knob", "T0 (s)", "slope (%/unit) [95 % CI]", "R^2",
          "model slope", "max setting", "slowdown there [95 % CI]", "flags", "model vs measurement"],
         [[c.benchmark, c.np, c.klass or "", f"{c.knob} ({c.unit})", c.baseline_s,
-          c.fit.slope if c.fit else None, c.fit.r2 if c.fit else None, c.model_slope,
+          f"{c.fit.slope:.3g} [{c.slope_low:.3g}, {c.slope_high:.3g}]" if c.fit else None,
+          c.fit.r2 if c.fit else None, c.model_slope,
           f"{c.points[-1].value:g} {c.unit}",
           f"{c.points[-1].slowdown:.3f} [{c.points[-1].low:.3f}, {c.points[-1].high:.3f}]",
           _flags_text(c) or "-", c.verdict] for c in a.curves]))

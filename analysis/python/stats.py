@@ -72,3 +72,22 @@ def flags(x, slowdown_pct, ci_halfwidth_pct, fit, min_effect_pct=2.0):
               and slowdown_pct[i - 1] > min_effect_pct):
             out.append(("plateau", x[i - 1], x[i]))
     return out
+
+
+def slope_interval(x, samples, rng=None, resamples=BOOTSTRAP_RESAMPLES):
+    """95 % percentile-bootstrap interval of the slope (% per unit of x) of
+    100*(median(T(x))/median(T(0)) - 1) against x. samples[0] are the baseline
+    runtimes (x[0] = 0), samples[i] the runtimes at x[i]; each resample draws
+    every setting's runs (baseline included) with replacement."""
+    rng = np.random.default_rng(0) if rng is None else rng
+    x = np.asarray(x, dtype=float)
+    medians = np.empty((resamples, len(samples)))
+    for i, t in enumerate(samples):
+        t = np.asarray(t, dtype=float)
+        medians[:, i] = np.median(rng.choice(t, size=(resamples, t.size), replace=True), axis=1)
+    y = 100 * (medians / medians[:, :1] - 1)
+    xc = x - x.mean()
+    slopes = (y - y.mean(axis=1, keepdims=True)) @ xc / np.sum(xc ** 2)
+    alpha = (1 - CONFIDENCE) / 2
+    low, high = np.quantile(slopes, [alpha, 1 - alpha])
+    return float(low), float(high)

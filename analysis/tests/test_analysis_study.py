@@ -142,6 +142,8 @@ def test_linear_slowdown_gives_the_right_slope_and_the_model_agrees():
     assert [p.value for p in lin_o.points] == [0, 1, 2, 5, 10]
     assert lin_o.fit.slope == pytest.approx(2.0, rel=0.03)       # % per us
     assert lin_o.fit.r2 > 0.99
+    assert lin_o.slope_low < lin_o.fit.slope < lin_o.slope_high
+    assert 1.9 < lin_o.slope_low and lin_o.slope_high < 2.1
     assert lin_o.model_slope == pytest.approx(2.0, rel=0.01)
     # 10000 point-to-point + 5 alltoalls (1 message each on 2 ranks), each way
     assert lin_o.profile_count == 2 * 10005
@@ -160,6 +162,7 @@ def test_model_and_measurement_parting_ways_is_said():
     hidden_o = next(c for c in curves if c.benchmark == "hidden" and c.knob == "o")
     assert "hides" in hidden_o.verdict
     assert abs(hidden_o.fit.slope) < 0.1
+    assert hidden_o.slope_low < 0 < hidden_o.slope_high
 
 
 # --- calibration -------------------------------------------------------------
