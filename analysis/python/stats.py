@@ -33,7 +33,7 @@ def slowdown(times, baseline_times, rng=None, resamples=BOOTSTRAP_RESAMPLES):
 class Fit:
     slope: float        # % slowdown per unit of x
     intercept: float    # % at x = 0
-    r2: float | None    # None when all points lie at one x or y is constant
+    r2: float | None    # None for fewer than 3 points or a constant y
     n: int
 
 
@@ -46,7 +46,8 @@ def linear_fit(x, y):
     slope, intercept = np.polyfit(x, y, 1)
     residual = y - (intercept + slope * x)
     total = np.sum((y - y.mean()) ** 2)
-    r2 = None if total == 0 else float(1 - np.sum(residual ** 2) / total)
+    # Two points always lie on a line: R^2 says something from three on.
+    r2 = None if total == 0 or x.size < 3 else float(1 - np.sum(residual ** 2) / total)
     return Fit(float(slope), float(intercept), r2, int(x.size))
 
 

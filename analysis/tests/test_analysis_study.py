@@ -36,7 +36,9 @@ def test_linear_fit():
     assert fit.slope == pytest.approx(3) and fit.intercept == pytest.approx(1)
     assert fit.r2 == pytest.approx(1)
     assert stats.linear_fit([2, 2], [1, 5]) is None
-    assert stats.linear_fit([0, 1], [5, 5]).r2 is None
+    assert stats.linear_fit([0, 1, 2], [5, 5, 5]).r2 is None
+    two = stats.linear_fit([0, 1], [1, 3])
+    assert two.slope == pytest.approx(2) and two.r2 is None
 
 
 def test_flags_find_jumps_and_plateaus_but_not_lines():
