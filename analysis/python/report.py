@@ -56,6 +56,8 @@ def _fmt(v, digits=3):
     if v is None:
         return ""
     if isinstance(v, float):
+        if v.is_integer() and abs(v) >= 1000 and abs(v) < 1e15:
+            return f"{int(v):,}"          # counts: 23,302,912 reads better than 2.33e+07
         return f"{v:.{digits}g}"
     return str(v)
 
