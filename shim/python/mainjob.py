@@ -36,6 +36,9 @@ def main(argv):
     print(f"[loggp main] 2/2 default study -> {out / 'study'}", file=sys.stderr, flush=True)
     report = study.run_default(str(out / "study"), str(calibration) if calibration.is_file() else None)
     minutes = (time.monotonic() - started) / 60
+    if not report:
+        print(f"[loggp main] the study could not run (see above); {minutes:.1f} min", file=sys.stderr)
+        return 1
     print(f"[loggp main] done in {minutes:.1f} min", file=sys.stderr)
-    print(f"report: {os.path.relpath(report)}" if report else "report: (none written)")
+    print(f"report: {os.path.relpath(report)}")
     return 0
