@@ -632,6 +632,24 @@ def library_fingerprint(loggp_tool):
     return {"path": str(lib), "sha256": digest, "mtime": stamp.isoformat(timespec="seconds")}
 
 
+def load_resume(path, chosen, args, library):
+    """Results of `path` for the chosen tests, if it was made with the same
+    knobs, provider and libloggp.so; anything else is a usage error."""
+    try:
+        previous = json.loads(Path(path).read_text())
+    except (OSError, ValueError) as err:
+        raise UsageError(f"--resume '{path}': cannot read a result ({err})") from None
+    mismatches = [name for name, mine, theirs in (
+        ("knobs", args.knobs, previous.get("knobs", {}).get("loggp")),
+        ("provider", args.provider, previous.get("provider")),
+        ("libloggp.so", library.get("sha256"), previous.get("library", {}).get("sha256")))
+        if mine != theirs]
+    if mismatches:
+        raise UsageError(f"--resume '{path}': made with a different {', '.join(mismatches)}")
+    wanted = {t.ident for t in chosen}
+    return [r for r in previous.get("tests", []) if r.get("id") in wanted]
+
+
 def find_tool(name):
     path = shutil.which(name)
     if not path:
@@ -669,6 +687,9 @@ def parser():
     p.add_argument("--dirs", default=",".join(DIRECTORIES),
                    help="comma-separated test directories (default all six)")
     p.add_argument("--match", help="only tests whose id contains this text")
+    p.add_argument("--resume", metavar="RESULT.json",
+                   help="reuse the tests already done in this (partial) result of the same knobs, provider "
+                        "and libloggp.so; run only the rest")
     p.add_argument("--plain-retries", type=int, choices=range(0, 4), default=1, metavar="{0..3}",
                    help="reruns of a plain failure before the test is excluded (default 1)")
     return p
@@ -741,7 +762,7 @@ def main(argv=None):
         def document(results, complete):
             results = sorted(results, key=lambda r: order[r["id"]])
             return {
-                "complete": complete,
+                "complete": complete, "resumed_from": args.resume,
                 "started": started.isoformat(timespec="seconds"),
                 "finished": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
                 "machine": {"host": platform.node(), "system": platform.platform(), "cpus": os.cpu_count()},
@@ -759,9 +780,12 @@ def main(argv=None):
                 "tests": results,
             }
 
-        results = []
+        results = load_resume(args.resume, chosen, args, library_before) if args.resume else []
+        if results:
+            log(f"resuming: {len(results)} tests reused from {args.resume}")
+        done_ids = {r["id"] for r in results}
         with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
-            futures = {pool.submit(work, t): t for t in chosen}
+            futures = {pool.submit(work, t): t for t in chosen if t.ident not in done_ids}
             for done, future in enumerate(concurrent.futures.as_completed(futures), 1):
                 test = futures[future]
                 outcomes = future.result()
@@ -771,7 +795,7 @@ def main(argv=None):
                                 "np": test.np, "args": test.args, "env": test.env, "xfail": test.xfail,
                                 "outcomes": outcomes, "regression": regression})
                 marks = " ".join(f"{m}={outcomes[m]['status']}" for m in MODES)
-                log(f"[{done}/{len(chosen)}] {test.ident}: {marks}" + ("  <-- REGRESSION" if regression else ""))
+                log(f"[{done + len(done_ids)}/{len(chosen)}] {test.ident}: {marks}" + ("  <-- REGRESSION" if regression else ""))
                 # a partial result survives an interrupted long run
                 write_atomically(out, json.dumps(document(results, False), indent=1) + "\n")
         shutil.rmtree(workdir, ignore_errors=True)
