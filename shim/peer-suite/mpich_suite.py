@@ -481,7 +481,7 @@ def load_tests(suite):
     return tests, problems
 
 
-def select(tests, subset, max_np, directories):
+def select(tests, subset, max_np, directories, skip_longer_than=0):
     """(chosen, skipped) where skipped is [(test, reason)]."""
     chosen, skipped = [], []
     if subset == "small":
@@ -500,6 +500,9 @@ def select(tests, subset, max_np, directories):
         seen.add(test.ident)
         if test.np > max_np:
             skipped.append((test, f"needs {test.np} ranks (> --max-np {max_np})"))
+        elif skip_longer_than and test.time_limit > skip_longer_than:
+            skipped.append((test, f"testlist timeLimit={test.time_limit} s > --timeout {skip_longer_than} "
+                                  "(--skip-long)"))
         elif test.mem > MEMORY_LIMIT_GB:
             skipped.append((test, f"needs {test.mem} GB (mem=, > {MEMORY_LIMIT_GB} GB)"))
         else:
@@ -690,6 +693,8 @@ def parser():
     p.add_argument("--resume", metavar="RESULT.json",
                    help="reuse the tests already done in this (partial) result of the same knobs, provider "
                         "and libloggp.so; run only the rest")
+    p.add_argument("--skip-long", action="store_true",
+                   help="skip tests whose testlist timeLimit exceeds --timeout (otherwise timeLimit wins)")
     p.add_argument("--plain-retries", type=int, choices=range(0, 4), default=1, metavar="{0..3}",
                    help="reruns of a plain failure before the test is excluded (default 1)")
     return p
@@ -725,7 +730,8 @@ def main(argv=None):
         all_tests, problems = load_tests(suite)
         for problem in problems:
             log(f"warning: {problem}")
-        chosen, skipped = select(all_tests, args.subset, args.max_np, directories)
+        chosen, skipped = select(all_tests, args.subset, args.max_np, directories,
+                                 args.timeout if args.skip_long else 0)
         if args.match:
             chosen = [t for t in chosen if args.match in t.ident]
         if not chosen:
