@@ -609,40 +609,54 @@ static double bend(double xa, double ya, double xb, double yb, double xc, double
     return dev <= floor_us ? 0 : dev / fmax(fabs(yc), 1e-9);
 }
 
-/* Sizes between b and c where the curve bends: T or g departs from the extrapolation of
- * the two sizes below by more than 10 % (and 0.3 us, to stay above on-node noise). */
-static int refine_sizes(size_result *r, int n, long *extra, int max_extra)
+/* Where the curve bends: T or g departs from the straight line through the two sizes
+ * below by more than 10 % (and 0.3 us, to stay above on-node noise). Writes the index of
+ * the upper size of each bend into `at`, strongest first; returns how many. */
+static int find_bends(const size_result *r, int n, int *at, int max_bends)
 {
-    int k = 0;
-    double best[MAX_SIZES];
+    double score[MAX_SIZES] = {0};
     for (int i = 2; i < n; i++) {
-        size_result *a = &r[i - 2], *b = &r[i - 1], *c = &r[i];
-        if (c->bytes - b->bytes < 8)
+        const size_result *a = &r[i - 2], *b = &r[i - 1], *c = &r[i];
+        if (c->bytes - b->bytes < 2)
             continue;
-        double score = fmax(bend((double)a->bytes, a->T.median, (double)b->bytes, b->T.median,
-                                 (double)c->bytes, c->T.median, 0.3),
-                            bend((double)a->bytes, a->g.median, (double)b->bytes, b->g.median,
-                                 (double)c->bytes, c->g.median, 0.3));
-        if (score > 0.10)
-            best[i] = score;
-        else
-            best[i] = 0;
+        double s = fmax(bend((double)a->bytes, a->T.median, (double)b->bytes, b->T.median,
+                             (double)c->bytes, c->T.median, 0.3),
+                        bend((double)a->bytes, a->g.median, (double)b->bytes, b->g.median,
+                             (double)c->bytes, c->g.median, 0.3));
+        score[i] = s > 0.10 ? s : 0;
     }
-    /* At most max_extra / 3 bends, the strongest first; three sizes inside each. */
-    while (k + 3 <= max_extra) {
+    int k = 0;
+    while (k < max_bends) {
         int pick = -1;
         for (int i = 2; i < n; i++)
-            if (best[i] > 0 && (pick < 0 || best[i] > best[pick]))
+            if (score[i] > 0 && (pick < 0 || score[i] > score[pick]))
                 pick = i;
         if (pick < 0)
             break;
-        best[pick] = 0;
-        long lo = r[pick - 1].bytes, hi = r[pick].bytes;
-        for (int q = 1; q <= 3; q++) {
-            long s = lo + (hi - lo) * q / 4;
-            if (s > lo && s < hi)
-                extra[k++] = s;
-        }
+        score[pick] = 0;
+        at[k++] = pick;
+    }
+    return k;
+}
+
+/* Bisects the interval (lo, hi) of a bend `steps` times, each time keeping the half where
+ * T changes more, so a protocol switch is located to 1/2^steps of the interval. */
+static int bisect_bend(size_result lo, size_result hi, int steps, size_result *out)
+{
+    int k = 0;
+    for (int step = 0; step < steps; step++) {
+        long mid = lo.bytes + (hi.bytes - lo.bytes) / 2;
+        if (mid > 64)
+            mid -= mid % 8; /* aligned sizes, as applications send */
+        if (mid <= lo.bytes || mid >= hi.bytes)
+            break;
+        measure_size(mid, &out[k]);
+        out[k].refined = 1;
+        if (fabs(out[k].T.median - lo.T.median) >= fabs(hi.T.median - out[k].T.median))
+            hi = out[k];
+        else
+            lo = out[k];
+        k++;
     }
     return k;
 }
@@ -762,12 +776,15 @@ static int drive(int np)
         measure_size(opt.sizes[i], &res[n++]);
     qsort(res, (size_t)n, sizeof res[0], by_bytes);
     if (opt.refine) {
-        long extra[9];
-        int k = refine_sizes(res, n, extra, 9);
-        for (int i = 0; i < k && n < MAX_SIZES; i++) {
-            measure_size(extra[i], &res[n]);
-            res[n++].refined = 1;
+        int at[3];
+        int bends = find_bends(res, n, at, 3);
+        size_result bounds[3][2];
+        for (int b = 0; b < bends; b++) {
+            bounds[b][0] = res[at[b] - 1];
+            bounds[b][1] = res[at[b]];
         }
+        for (int b = 0; b < bends && n + 3 <= MAX_SIZES; b++)
+            n += bisect_bend(bounds[b][0], bounds[b][1], 3, &res[n]);
         qsort(res, (size_t)n, sizeof res[0], by_bytes);
     }
     command_server(CMD_QUIT, 0, 0, 0);

@@ -296,7 +296,7 @@ def steady_runner(runner, attempts=3, log=print):
                 best = (noise, result)
             if noise <= DISTURBED_REL_CI:
                 break
-            log(f"    disturbed run (median CI {100 * noise:.1f} % > {100 * DISTURBED_REL_CI:.0f} %), "
+            log(f"    disturbed run (relative CI {100 * noise:.1f} % > {100 * DISTURBED_REL_CI:.0f} % at the 75th percentile), "
                 f"{'again' if attempt + 1 < attempts else 'keeping the quietest'}")
         best[1].setdefault("calibration", {})["disturbance"] = best[0]
         return best[1]
