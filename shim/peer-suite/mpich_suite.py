@@ -321,6 +321,7 @@ MPITESTCONF_H = """\
 #define HAVE_LONG_DOUBLE__COMPLEX 1
 #define USE_LONG_DOUBLE_COMPLEX 1
 #define HAVE_MPI_WIN_CREATE 1
+%(integer16)s
 #define STDC_HEADERS 1
 #define POINTERINT_t MPI_Aint
 #define SIZEOF_SHORT %(short)d
@@ -360,12 +361,17 @@ SUPPORT_SOURCES = ("util/mtest.c", "util/mtest_common.c", "util/mtest_single.c")
 def type_sizes(mpicc, workdir):
     """sizeof of the C types the config header names, from the compiler."""
     probe = workdir / "sizes.c"
-    probe.write_text('#include <stdio.h>\nint main(void){printf("%zu %zu %zu %zu %zu\\n",'
-                     "sizeof(short),sizeof(int),sizeof(long),sizeof(long long),sizeof(void*));return 0;}\n")
+    probe.write_text('#include <stdio.h>\n#include <mpi.h>\n#ifdef MPI_INTEGER16\n#define HAS_I16 1\n#else\n'
+                     '#define HAS_I16 0\n#endif\nint main(void){printf("%zu %zu %zu %zu %zu %d\\n",'
+                     "sizeof(short),sizeof(int),sizeof(long),sizeof(long long),sizeof(void*),HAS_I16);"
+                     "return 0;}\n")
     exe = workdir / "sizes"
     run_logged([mpicc, str(probe), "-o", str(exe)])
     values = [int(v) for v in run_logged([str(exe)]).stdout.split()]
-    return dict(zip(("short", "int", "long", "long_long", "void_p"), values))
+    sizes = dict(zip(("short", "int", "long", "long_long", "void_p"), values))
+    # mpi.h names MPI_INTEGER16 even without Fortran bindings; configure would say so
+    sizes["integer16"] = "#define HAVE_MPI_INTEGER16 1" if values[5] else "/* no MPI_INTEGER16 */"
+    return sizes
 
 
 def write_atomically(path, text):
@@ -408,10 +414,17 @@ class Builder:
         (self.gen / "dtp").mkdir(parents=True, exist_ok=True)
         self.libmtest = self.dir / "libmtest.a"
         self.libdtypes = self.dir / "libdtypes.a"
-        if self.libmtest.is_file() and self.libdtypes.is_file():
+        # headers are rewritten only when their text changes, so that their
+        # mtime tells which objects and programs are stale
+        for name, text in (("mpitestconf.h", MPITESTCONF_H % type_sizes(self.mpicc, self.gen)),
+                           ("dtpoolsconf.h", DTPOOLSCONF_H)):
+            path = self.gen / name
+            if not path.is_file() or path.read_text() != text:
+                write_atomically(path, text)
+        self.headers = [self.gen / "mpitestconf.h", self.gen / "dtpoolsconf.h"]
+        newest_header = max(h.stat().st_mtime for h in self.headers)
+        if all(a.is_file() and a.stat().st_mtime >= newest_header for a in (self.libmtest, self.libdtypes)):
             return
-        write_atomically(self.gen / "mpitestconf.h", MPITESTCONF_H % type_sizes(self.mpicc, self.gen))
-        write_atomically(self.gen / "dtpoolsconf.h", DTPOOLSCONF_H)
         sources = [self.suite / s for s in SUPPORT_SOURCES]
         sources += sorted((self.suite / "dtpools" / "src").glob("*.c"))
         sources.append(self.suite / "util" / "dtypes.c")
@@ -449,7 +462,8 @@ class Builder:
         missing = [str(p.relative_to(self.suite)) for p in paths if not p.is_file()]
         if missing:
             return f"source missing: {', '.join(missing)}"
-        if exe.is_file() and all(exe.stat().st_mtime >= p.stat().st_mtime for p in paths):
+        inputs = paths + self.headers + [self.libmtest]
+        if exe.is_file() and all(exe.stat().st_mtime >= p.stat().st_mtime for p in inputs):
             return ""
         exe.parent.mkdir(parents=True, exist_ok=True)
         tmp = exe.with_name(f".{exe.name}.{os.getpid()}.tmp")
@@ -737,11 +751,17 @@ def main(argv=None):
         if not chosen:
             raise UsageError("no test selected (check --dirs, --match, --max-np)")
 
+        started = datetime.datetime.now(datetime.timezone.utc)
+        library_before = library_fingerprint(tools["loggp"])
+        reused = load_resume(args.resume, chosen, args, library_before) if args.resume else []
+        done_ids = {r["id"] for r in reused}
+        to_run = [t for t in chosen if t.ident not in done_ids]
+
         builder = Builder(suite, cache / "build", tools["mpicc"], log)
-        log(f"building the support library and {len({(t.directory, t.program) for t in chosen})} programs "
+        log(f"building the support library and {len({(t.directory, t.program) for t in to_run})} programs "
             f"in {builder.dir}")
         builder.prepare(args.jobs)
-        programs = sorted({(t.directory, t.program): t for t in chosen}.items())
+        programs = sorted({(t.directory, t.program): t for t in to_run}.items())
         with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
             build_errors = dict(zip([key for key, _ in programs],
                                     pool.map(lambda item: builder.build(item[1]), programs)))
@@ -752,8 +772,6 @@ def main(argv=None):
         for name in ("LOGGP_OS", "LOGGP_OR", "LOGGP_GAP", "LOGGP_GAP_PER_BYTE", "LOGGP_LATENCY",
                      "LOGGP_PROFILE", "LOGGP_QUIET", "LOGGP_ENGINE"):
             base_env.pop(name, None)
-        started = datetime.datetime.now(datetime.timezone.utc)
-        library_before = library_fingerprint(tools["loggp"])
 
         def work(test):
             error = build_errors[(test.directory, test.program)]
@@ -786,12 +804,11 @@ def main(argv=None):
                 "tests": results,
             }
 
-        results = load_resume(args.resume, chosen, args, library_before) if args.resume else []
+        results = list(reused)
         if results:
             log(f"resuming: {len(results)} tests reused from {args.resume}")
-        done_ids = {r["id"] for r in results}
         with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
-            futures = {pool.submit(work, t): t for t in chosen if t.ident not in done_ids}
+            futures = {pool.submit(work, t): t for t in to_run}
             for done, future in enumerate(concurrent.futures.as_completed(futures), 1):
                 test = futures[future]
                 outcomes = future.result()
