@@ -39,6 +39,7 @@
 #include "delay.h"
 #include "live.h"
 #include "profile.h"
+#include "reqtable.h"
 
 /* ---- layer state ---------------------------------------------------------- */
 
@@ -324,6 +325,19 @@ static void patch_cntr(struct fid_cntr *cntr)
     fops->close = h_cntr_close;
 }
 
+/* ---- receive post times ---------------------------------------------------- */
+
+/* When each tagged receive was posted, by its context: a message cannot be
+ * seen before its receive exists (a provider may move large messages only
+ * then), so its natural transit is counted from the later of send and post. */
+static loggp_table receive_posts = LOGGP_TABLE_INIT(0);
+
+static inline void note_receive_post(void *context)
+{
+    if (context && loggp_live_active())
+        loggp_table_put(&receive_posts, (uint64_t)(uintptr_t)context, 1, clock_ns());
+}
+
 /* ---- completion queues: holding receives for L ---------------------------- */
 
 typedef struct {
@@ -377,6 +391,11 @@ static uint64_t receive_due(cq_state *cs, struct fi_cq_tagged_entry *e, const lo
     if (!cs->has_data || !(e->flags & FI_REMOTE_CQ_DATA) || !(e->data & STAMP_MARK))
         return extra ? now + extra : 0;
     uint64_t sent = stamp_time(e->data, now);
+    loggp_req_info posted;
+    uint64_t start = sent;
+    if ((e->flags & FI_TAGGED) && loggp_table_take(&receive_posts, (uint64_t)(uintptr_t)e->op_context, &posted) &&
+        posted.bytes > start)
+        start = posted.bytes;
     if (e->data & STAMP_NO_DATA) {
         e->data = 0;
         e->flags &= ~(uint64_t)FI_REMOTE_CQ_DATA;
@@ -385,7 +404,7 @@ static uint64_t receive_due(cq_state *cs, struct fi_cq_tagged_entry *e, const lo
     }
     if (!extra)
         return 0;
-    uint64_t observed = now > sent ? now - sent : 0;
+    uint64_t observed = now > start ? now - start : 0;
     int bucket = loggp_bucket(e->len);
     if (bucket >= TRANSIT_BUCKETS)
         bucket = TRANSIT_BUCKETS - 1;
@@ -782,6 +801,27 @@ static ssize_t h_tinjectdata(struct fid_ep *ep, const void *buf, size_t len, uin
               o->injectdata(ep, buf, len, data, dest, tag))
 }
 
+static ssize_t h_trecv(struct fid_ep *ep, void *buf, size_t len, void *desc, fi_addr_t src, uint64_t tag,
+                       uint64_t ignore, void *ctx)
+{
+    note_receive_post(ctx);
+    return ORIG(ep->tagged, struct fi_ops_tagged)->recv(ep, buf, len, desc, src, tag, ignore, ctx);
+}
+
+static ssize_t h_trecvv(struct fid_ep *ep, const struct iovec *iov, void **desc, size_t count, fi_addr_t src,
+                        uint64_t tag, uint64_t ignore, void *ctx)
+{
+    note_receive_post(ctx);
+    return ORIG(ep->tagged, struct fi_ops_tagged)->recvv(ep, iov, desc, count, src, tag, ignore, ctx);
+}
+
+static ssize_t h_trecvmsg(struct fid_ep *ep, const struct fi_msg_tagged *msg, uint64_t flags)
+{
+    if (!(flags & FI_PEEK))
+        note_receive_post(msg->context);
+    return ORIG(ep->tagged, struct fi_ops_tagged)->recvmsg(ep, msg, flags);
+}
+
 /* ---- untagged messages (MPICH's active messages) ---- */
 
 static ssize_t h_send(struct fid_ep *ep, const void *buf, size_t len, void *desc, fi_addr_t dest, void *ctx)
@@ -1053,6 +1093,9 @@ static void *patch_tagged(struct fid_ep *ep, ep_state *s)
     const struct fi_ops_tagged *o = HEADER(t)->orig;
     int data_ok = s->stamps && HAS_ENTRY(o, struct fi_ops_tagged, senddata) &&
                   HAS_ENTRY(o, struct fi_ops_tagged, injectdata);
+    HOOK(t, struct fi_ops_tagged, recv, h_trecv);
+    HOOK(t, struct fi_ops_tagged, recvv, h_trecvv);
+    HOOK(t, struct fi_ops_tagged, recvmsg, h_trecvmsg);
     HOOK(t, struct fi_ops_tagged, send, h_tsend);
     HOOK(t, struct fi_ops_tagged, sendv, h_tsendv);
     HOOK(t, struct fi_ops_tagged, sendmsg, h_tsendmsg);

@@ -50,6 +50,10 @@ static _Atomic uint64_t last_gap_ns, last_bytes_ns;
 
 static const char *missing_symbol;
 
+/* Outstanding receives and persistent requests (persistent ones survive completion). */
+static loggp_table requests =
+    LOGGP_TABLE_INIT((1 << LOGGP_REQ_PERSISTENT_SEND) | (1 << LOGGP_REQ_PERSISTENT_RECV));
+
 /* Clock synchronisation result, for the profile. */
 static struct {
     int done;
@@ -196,7 +200,7 @@ static inline uint64_t request_key(MPI_Request r)
 static void completed(loggp_counters *c, MPI_Request before, const MPI_Status *st)
 {
     loggp_req_info info;
-    if (before == MPI_REQUEST_NULL || !loggp_reqtable_take(request_key(before), &info))
+    if (before == MPI_REQUEST_NULL || !loggp_table_take(&requests, request_key(before), &info))
         return;
     if (info.kind == LOGGP_REQ_RECV || info.kind == LOGGP_REQ_PERSISTENT_RECV)
         received(c, st);
@@ -598,7 +602,7 @@ int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_
     COUNT_CALL(c, Irecv);
     int rc = real.Irecv(buf, count, type, source, tag, comm, req);
     if (rc == MPI_SUCCESS)
-        loggp_reqtable_put(request_key(*req), LOGGP_REQ_RECV, 0);
+        loggp_table_put(&requests, request_key(*req), LOGGP_REQ_RECV, 0);
     return rc;
 }
 
@@ -646,7 +650,7 @@ int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int 
         COUNT_CALL(loggp_my_counters(), name);                                                             \
         int rc = real.name(buf, count, type, dest, tag, comm, req);                                       \
         if (rc == MPI_SUCCESS && dest != MPI_PROC_NULL)                                                    \
-            loggp_reqtable_put(request_key(*req), LOGGP_REQ_PERSISTENT_SEND, type_bytes(count, type));   \
+            loggp_table_put(&requests, request_key(*req), LOGGP_REQ_PERSISTENT_SEND, type_bytes(count, type));   \
         return rc;                                                                                         \
     }
 PERSISTENT_SEND_INIT(Send_init)
@@ -659,14 +663,14 @@ int MPI_Recv_init(void *buf, int count, MPI_Datatype type, int source, int tag, 
     COUNT_CALL(loggp_my_counters(), Recv_init);
     int rc = real.Recv_init(buf, count, type, source, tag, comm, req);
     if (rc == MPI_SUCCESS)
-        loggp_reqtable_put(request_key(*req), LOGGP_REQ_PERSISTENT_RECV, 0);
+        loggp_table_put(&requests, request_key(*req), LOGGP_REQ_PERSISTENT_RECV, 0);
     return rc;
 }
 
 static int start_one(loggp_counters *c, MPI_Request *req)
 {
     loggp_req_info info;
-    if (!loggp_reqtable_peek(request_key(*req), &info) || info.kind != LOGGP_REQ_PERSISTENT_SEND)
+    if (!loggp_table_peek(&requests, request_key(*req), &info) || info.kind != LOGGP_REQ_PERSISTENT_SEND)
         return real.Start(req);
     count_sent(c, info.bytes);
     if (!fallback_on())
@@ -704,7 +708,7 @@ int MPI_Request_free(MPI_Request *req)
     MPI_Request before = *req;
     int rc = real.Request_free(req);
     if (rc == MPI_SUCCESS)
-        loggp_reqtable_remove(request_key(before));
+        loggp_table_remove(&requests, request_key(before));
     return rc;
 }
 
@@ -774,7 +778,7 @@ static int status_ok(int rc, const MPI_Status *st)
 
 static inline int nothing_tracked(void)
 {
-    return atomic_load_explicit(&loggp_reqtable_size, memory_order_relaxed) == 0;
+    return loggp_table_empty(&requests);
 }
 
 int MPI_Wait(MPI_Request *req, MPI_Status *status)

@@ -1,27 +1,43 @@
-/* Which outstanding MPI requests are receives or persistent operations, so
- * that completions in the Wait/Test family can be charged o_r and counted.
- * Keyed by the request handle's bits; safe under MPI_THREAD_MULTIPLE. */
+/* A small hash table from 64-bit keys to (kind, value), safe under
+ * MPI_THREAD_MULTIPLE. The PMPI layer keeps one for its outstanding receive
+ * and persistent requests (so Wait/Test completions can be charged o_r and
+ * counted); the libfabric layer keeps one for receive post times. */
 #ifndef LOGGP_REQTABLE_H
 #define LOGGP_REQTABLE_H
 
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 
 enum { LOGGP_REQ_RECV = 1, LOGGP_REQ_PERSISTENT_SEND, LOGGP_REQ_PERSISTENT_RECV };
 
 typedef struct {
     int kind;
-    uint64_t bytes; /* persistent send: message size */
+    uint64_t bytes; /* the value: a persistent send's size, a post time, ... */
 } loggp_req_info;
 
-/* Number of entries: lets the completion path skip lookups when none exist. */
-extern _Atomic long loggp_reqtable_size;
+typedef struct loggp_table_slot loggp_table_slot;
 
-void loggp_reqtable_put(uint64_t key, int kind, uint64_t bytes);
-/* Looks key up; removes a non-persistent entry. Returns 0 if absent. */
-int loggp_reqtable_take(uint64_t key, loggp_req_info *info);
+typedef struct {
+    atomic_flag lock;
+    _Atomic long size; /* entries: lets callers skip lookups when there are none */
+    loggp_table_slot *slots;
+    size_t capacity; /* power of two */
+    int persistent_kinds; /* bit k set: entries of kind k survive a take */
+} loggp_table;
+
+#define LOGGP_TABLE_INIT(persistent) {ATOMIC_FLAG_INIT, 0, NULL, 0, (persistent)}
+
+static inline int loggp_table_empty(loggp_table *t)
+{
+    return atomic_load_explicit(&t->size, memory_order_relaxed) == 0;
+}
+
+void loggp_table_put(loggp_table *t, uint64_t key, int kind, uint64_t value);
+/* Looks key up; removes the entry unless its kind is persistent. 0 if absent. */
+int loggp_table_take(loggp_table *t, uint64_t key, loggp_req_info *info);
 /* Looks key up without removing it. */
-int loggp_reqtable_peek(uint64_t key, loggp_req_info *info);
-void loggp_reqtable_remove(uint64_t key);
+int loggp_table_peek(loggp_table *t, uint64_t key, loggp_req_info *info);
+void loggp_table_remove(loggp_table *t, uint64_t key);
 
 #endif
