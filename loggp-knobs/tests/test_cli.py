@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from conftest import installed, run
+from tests.testkit import installed, run
 
 
 def knobs(*args, **kw):

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from conftest import built, installed, run
+from tests.testkit import built, installed, run
 
 # Timed tests keep to np=2 and compare figures measured side by side.
 NP = "2"

@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from conftest import installed, run
+from tests.testkit import installed, run
 from loggp import testbed
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces need root")
