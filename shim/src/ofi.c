@@ -176,8 +176,9 @@ static void unlock(atomic_flag *f)
     atomic_flag_clear_explicit(f, memory_order_release);
 }
 
-/* Grows a FIFO ring of `elem` bytes per entry; -1 if memory ran out. */
-static int ring_reserve(void **ring, size_t *cap, size_t head, size_t count, size_t elem)
+/* Grows a full FIFO ring of `elem` bytes per entry, moving its entries to the
+ * front of the new ring (so *head becomes 0); -1 if memory ran out. */
+static int ring_reserve(void **ring, size_t *cap, size_t *head, size_t count, size_t elem)
 {
     if (count < *cap)
         return 0;
@@ -186,10 +187,11 @@ static int ring_reserve(void **ring, size_t *cap, size_t head, size_t count, siz
     if (!n)
         return -1;
     for (size_t i = 0; i < count; i++)
-        memcpy(n + i * elem, (char *)*ring + ((head + i) % *cap) * elem, elem);
+        memcpy(n + i * elem, (char *)*ring + ((*head + i) % *cap) * elem, elem);
     free(*ring);
     *ring = n;
     *cap = ncap;
+    *head = 0;
     return 0;
 }
 
@@ -197,7 +199,7 @@ static int ring_reserve(void **ring, size_t *cap, size_t head, size_t count, siz
 static void cntr_track(cntr_state *cs, uint64_t due)
 {
     lock(&cs->lock);
-    if (due && ring_reserve((void **)&cs->due, &cs->cap, cs->head, cs->count, sizeof *cs->due) == 0) {
+    if (due && ring_reserve((void **)&cs->due, &cs->cap, &cs->head, cs->count, sizeof *cs->due) == 0) {
         cs->due[(cs->head + cs->count) % cs->cap] = due;
         cs->count++;
         atomic_store_explicit(&cs->pending, cs->count, memory_order_relaxed);
@@ -489,7 +491,7 @@ static ssize_t cq_read_held(cq_state *cs, const struct fi_ops_cq *o, struct fid_
                 out++;
                 continue;
             }
-            if (ring_reserve((void **)&cs->ring, &cs->cap, cs->head, cs->count, sizeof *cs->ring) != 0) {
+            if (ring_reserve((void **)&cs->ring, &cs->cap, &cs->head, cs->count, sizeof *cs->ring) != 0) {
                 /* No memory to hold it: deliver now rather than lose it. */
                 copy_out(cs, buf, out, &e);
                 if (src)
