@@ -871,6 +871,17 @@ int MPI_Testall(int count, MPI_Request reqs[], int *flag, MPI_Status stats[])
     return rc;
 }
 
+/* After Waitsome/Testsome: account for each request that completed. */
+static int some_completed(loggp_counters *c, int rc, int outcount, const int *indices, completion_scratch *s)
+{
+    if ((rc == MPI_SUCCESS || rc == MPI_ERR_IN_STATUS) && outcount != MPI_UNDEFINED)
+        for (int k = 0; k < outcount; k++)
+            if (status_ok(rc, &s->stats[k]))
+                completed(c, s->before[indices[k]], &s->stats[k]);
+    scratch_close(s);
+    return rc;
+}
+
 int MPI_Waitsome(int incount, MPI_Request reqs[], int *outcount, int indices[], MPI_Status stats[])
 {
     loggp_counters *c = loggp_my_counters();
@@ -879,12 +890,7 @@ int MPI_Waitsome(int incount, MPI_Request reqs[], int *outcount, int indices[], 
     if (nothing_tracked() || scratch_open(&s, incount, reqs, stats) != 0)
         return real.Waitsome(incount, reqs, outcount, indices, stats);
     int rc = real.Waitsome(incount, reqs, outcount, indices, s.stats);
-    if ((rc == MPI_SUCCESS || rc == MPI_ERR_IN_STATUS) && *outcount != MPI_UNDEFINED)
-        for (int k = 0; k < *outcount; k++)
-            if (status_ok(rc, &s.stats[k]))
-                completed(c, s.before[indices[k]], &s.stats[k]);
-    scratch_close(&s);
-    return rc;
+    return some_completed(c, rc, *outcount, indices, &s);
 }
 
 int MPI_Testsome(int incount, MPI_Request reqs[], int *outcount, int indices[], MPI_Status stats[])
@@ -895,12 +901,7 @@ int MPI_Testsome(int incount, MPI_Request reqs[], int *outcount, int indices[], 
     if (nothing_tracked() || scratch_open(&s, incount, reqs, stats) != 0)
         return real.Testsome(incount, reqs, outcount, indices, stats);
     int rc = real.Testsome(incount, reqs, outcount, indices, s.stats);
-    if ((rc == MPI_SUCCESS || rc == MPI_ERR_IN_STATUS) && *outcount != MPI_UNDEFINED)
-        for (int k = 0; k < *outcount; k++)
-            if (status_ok(rc, &s.stats[k]))
-                completed(c, s.before[indices[k]], &s.stats[k]);
-    scratch_close(&s);
-    return rc;
+    return some_completed(c, rc, *outcount, indices, &s);
 }
 
 /* ---- collectives: counted (calls, and this rank's send payload) ---------- */
