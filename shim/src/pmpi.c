@@ -5,8 +5,10 @@
  * Every MPI function is reached through dlsym(RTLD_NEXT): the library has no
  * link-time dependency on libmpi, so preloading it into mpiexec, shells or
  * Python leaves them untouched. */
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <mpi.h>
 #include <pthread.h>
@@ -196,12 +198,27 @@ static inline uint64_t request_key(MPI_Request r)
     return key;
 }
 
-/* A request that was `before` completed with st. */
-static void completed(loggp_counters *c, MPI_Request before, const MPI_Status *st)
+/* Completion calls take a request's entry before the MPI library may free
+ * its handle: once freed, another thread can get the same handle from a new
+ * call and file its own entry under it. kind 0: not tracked. */
+static loggp_req_info claim(MPI_Request r)
 {
-    loggp_req_info info;
-    if (before == MPI_REQUEST_NULL || !loggp_table_take(&requests, request_key(before), &info))
-        return;
+    loggp_req_info info = {0, 0};
+    if (r == MPI_REQUEST_NULL || !loggp_table_take(&requests, request_key(r), &info))
+        info.kind = 0;
+    return info;
+}
+
+/* A claimed request the call left active goes back (persistent ones never left). */
+static void unclaim(MPI_Request r, MPI_Request after, loggp_req_info info)
+{
+    if (info.kind == LOGGP_REQ_RECV && after != MPI_REQUEST_NULL)
+        loggp_table_put(&requests, request_key(r), info.kind, info.bytes);
+}
+
+/* A claimed request completed with st. */
+static void completed(loggp_counters *c, loggp_req_info info, const MPI_Status *st)
+{
     if (info.kind == LOGGP_REQ_RECV || info.kind == LOGGP_REQ_PERSISTENT_RECV)
         received(c, st);
 }
@@ -266,6 +283,31 @@ static int single_node(void)
  * one-process-per-node cluster: ask MPICH for its ofi netmod with no shared
  * memory shortcut, and on one node the shm provider. Settings the user made
  * stay; LOGGP_ROUTE=0 turns this off. Only an MPI built on libfabric gets it. */
+/* libfabric's shm provider names its region after the process id. A region
+ * left in /dev/shm by a killed process whose id this process now has makes
+ * the provider pick a longer name, which MPICH, assuming equal name lengths
+ * across ranks, truncates: the peers then wait for a region that never
+ * appears. Nothing of this process can be there yet, so what is there is
+ * stale. */
+static void remove_stale_shm_regions(void)
+{
+    DIR *dir = opendir("/dev/shm");
+    if (!dir)
+        return;
+    char prefix[32];
+    int n = snprintf(prefix, sizeof prefix, "%ld:", (long)getpid());
+    struct dirent *entry;
+    while ((entry = readdir(dir))) {
+        struct stat st;
+        if (strncmp(entry->d_name, prefix, (size_t)n) != 0 ||
+            fstatat(dirfd(dir), entry->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode) ||
+            st.st_uid != getuid())
+            continue;
+        unlinkat(dirfd(dir), entry->d_name, 0);
+    }
+    closedir(dir);
+}
+
 static void route_through_libfabric(void)
 {
     const char *route = getenv("LOGGP_ROUTE");
@@ -276,6 +318,7 @@ static void route_through_libfabric(void)
     }
     if ((route && strcmp(route, "0") == 0) || !dlsym(RTLD_DEFAULT, "fi_getinfo"))
         return;
+    remove_stale_shm_regions();
     setenv("MPIR_CVAR_CH4_NETMOD", "ofi", 0);
     setenv("MPIR_CVAR_NOLOCAL", "1", 0);
     if (!getenv("FI_PROVIDER") && single_node())
@@ -705,10 +748,15 @@ int MPI_Startall(int count, MPI_Request reqs[])
 int MPI_Request_free(MPI_Request *req)
 {
     COUNT_CALL(loggp_my_counters(), Request_free);
+    /* forgotten before the handle is freed and can be handed out again */
     MPI_Request before = *req;
-    int rc = real.Request_free(req);
-    if (rc == MPI_SUCCESS)
+    loggp_req_info info;
+    int tracked = before != MPI_REQUEST_NULL && loggp_table_peek(&requests, request_key(before), &info);
+    if (tracked)
         loggp_table_remove(&requests, request_key(before));
+    int rc = real.Request_free(req);
+    if (rc != MPI_SUCCESS && tracked)
+        loggp_table_put(&requests, request_key(before), info.kind, info.bytes);
     return rc;
 }
 
@@ -726,47 +774,65 @@ int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status
 
 /* ---- completion ---------------------------------------------------------- */
 
-/* Copies of request handles and statuses for the array calls: the handles
- * become MPI_REQUEST_NULL on completion, and the caller may ignore statuses. */
+/* For the array calls: the handles as they were (they become MPI_REQUEST_NULL
+ * on completion), their claimed entries, and statuses (the caller may ignore
+ * them). */
 typedef struct {
     MPI_Request small_reqs[32];
+    loggp_req_info small_infos[32];
     MPI_Status small_stats[32];
     MPI_Request *before;
+    loggp_req_info *infos;
     MPI_Status *stats;
-    int heap;
+    MPI_Request *reqs;
+    int count, heap;
 } completion_scratch;
 
-static int scratch_open(completion_scratch *s, int count, const MPI_Request *reqs, MPI_Status *caller_stats)
+static int scratch_open(completion_scratch *s, int count, MPI_Request *reqs, MPI_Status *caller_stats)
 {
     s->heap = 0;
+    s->count = count > 0 ? count : 0;
+    s->reqs = reqs;
     s->before = s->small_reqs;
+    s->infos = s->small_infos;
     s->stats = caller_stats;
     if (count > 32) {
         s->before = malloc((size_t)count * sizeof *s->before);
-        if (!s->before)
-            return -1;
+        s->infos = malloc((size_t)count * sizeof *s->infos);
         s->heap |= 1;
+        if (!s->before || !s->infos) {
+            free(s->before);
+            free(s->infos);
+            return -1;
+        }
     }
     if (caller_stats == MPI_STATUSES_IGNORE) {
         s->stats = s->small_stats;
         if (count > 32) {
             s->stats = malloc((size_t)count * sizeof *s->stats);
             if (!s->stats) {
-                if (s->heap & 1)
-                    free(s->before);
+                free(s->before);
+                free(s->infos);
                 return -1;
             }
             s->heap |= 2;
         }
     }
-    memcpy(s->before, reqs, (size_t)(count > 0 ? count : 0) * sizeof *reqs);
+    for (int i = 0; i < s->count; i++) {
+        s->before[i] = reqs[i];
+        s->infos[i] = claim(reqs[i]);
+    }
     return 0;
 }
 
 static void scratch_close(completion_scratch *s)
 {
-    if (s->heap & 1)
+    for (int i = 0; i < s->count; i++)
+        unclaim(s->before[i], s->reqs[i], s->infos[i]);
+    if (s->heap & 1) {
         free(s->before);
+        free(s->infos);
+    }
     if (s->heap & 2)
         free(s->stats);
 }
@@ -788,11 +854,13 @@ int MPI_Wait(MPI_Request *req, MPI_Status *status)
     if (nothing_tracked())
         return real.Wait(req, status);
     MPI_Request before = *req;
+    loggp_req_info info = claim(before);
     MPI_Status local;
     MPI_Status *st = status == MPI_STATUS_IGNORE ? &local : status;
     int rc = real.Wait(req, st);
     if (rc == MPI_SUCCESS)
-        completed(c, before, st);
+        completed(c, info, st);
+    unclaim(before, *req, info);
     return rc;
 }
 
@@ -803,11 +871,13 @@ int MPI_Test(MPI_Request *req, int *flag, MPI_Status *status)
     if (nothing_tracked())
         return real.Test(req, flag, status);
     MPI_Request before = *req;
+    loggp_req_info info = claim(before);
     MPI_Status local;
     MPI_Status *st = status == MPI_STATUS_IGNORE ? &local : status;
     int rc = real.Test(req, flag, st);
     if (rc == MPI_SUCCESS && *flag)
-        completed(c, before, st);
+        completed(c, info, st);
+    unclaim(before, *req, info);
     return rc;
 }
 
@@ -821,7 +891,7 @@ int MPI_Waitany(int count, MPI_Request reqs[], int *index, MPI_Status *status)
     MPI_Status *st = status == MPI_STATUS_IGNORE ? &s.small_stats[0] : status;
     int rc = real.Waitany(count, reqs, index, st);
     if (rc == MPI_SUCCESS && *index != MPI_UNDEFINED)
-        completed(c, s.before[*index], st);
+        completed(c, s.infos[*index], st);
     scratch_close(&s);
     return rc;
 }
@@ -836,7 +906,7 @@ int MPI_Testany(int count, MPI_Request reqs[], int *index, int *flag, MPI_Status
     MPI_Status *st = status == MPI_STATUS_IGNORE ? &s.small_stats[0] : status;
     int rc = real.Testany(count, reqs, index, flag, st);
     if (rc == MPI_SUCCESS && *flag && *index != MPI_UNDEFINED)
-        completed(c, s.before[*index], st);
+        completed(c, s.infos[*index], st);
     scratch_close(&s);
     return rc;
 }
@@ -851,7 +921,7 @@ int MPI_Waitall(int count, MPI_Request reqs[], MPI_Status stats[])
     int rc = real.Waitall(count, reqs, s.stats);
     for (int i = 0; i < count && (rc == MPI_SUCCESS || rc == MPI_ERR_IN_STATUS); i++)
         if (status_ok(rc, &s.stats[i]))
-            completed(c, s.before[i], &s.stats[i]);
+            completed(c, s.infos[i], &s.stats[i]);
     scratch_close(&s);
     return rc;
 }
@@ -866,7 +936,7 @@ int MPI_Testall(int count, MPI_Request reqs[], int *flag, MPI_Status stats[])
     int rc = real.Testall(count, reqs, flag, s.stats);
     for (int i = 0; i < count && *flag && (rc == MPI_SUCCESS || rc == MPI_ERR_IN_STATUS); i++)
         if (status_ok(rc, &s.stats[i]))
-            completed(c, s.before[i], &s.stats[i]);
+            completed(c, s.infos[i], &s.stats[i]);
     scratch_close(&s);
     return rc;
 }
@@ -877,7 +947,7 @@ static int some_completed(loggp_counters *c, int rc, int outcount, const int *in
     if ((rc == MPI_SUCCESS || rc == MPI_ERR_IN_STATUS) && outcount != MPI_UNDEFINED)
         for (int k = 0; k < outcount; k++)
             if (status_ok(rc, &s->stats[k]))
-                completed(c, s->before[indices[k]], &s->stats[k]);
+                completed(c, s->infos[indices[k]], &s->stats[k]);
     scratch_close(s);
     return rc;
 }
