@@ -13,8 +13,8 @@
  *  o_r  busy-wait for every receive completion handed to the caller
  *  g,G  an endpoint's next injection waits until g + (k-1)G after the last
  *  L    receive completions are held in a FIFO per CQ until
- *       send time + natural transit + L + (k-1)G; the send time rides in the
- *       upper 32 bits of remote CQ data, which MPICH leaves free
+ *       natural arrival + L + (k-1)G; the send time rides in the upper 32
+ *       bits of remote CQ data, which MPICH leaves free
  *  RMA  origin counters count an operation only after post + 2L + (k-1)G */
 #include "ofi.h"
 
@@ -57,6 +57,12 @@ static __thread int creation_depth __attribute__((tls_model("initial-exec")));
 static __thread int in_hook __attribute__((tls_model("initial-exec")));
 
 static _Atomic int64_t clock_correction;
+/* Longest break between two reads that still counts as polling. */
+#define POLL_GAP_NS 2000u
+/* A held entry due within this is waited for inside the read (about one
+ * polling period of MPICH's progress loop over a fast provider). */
+#define SPIN_AHEAD_NS 1500u
+
 /* How long a natural-transit minimum is trusted: forever when all ranks read
  * one clock, a few seconds across hosts, where clocks drift apart. */
 static _Atomic uint64_t transit_window_ns = 10000000000u;
@@ -361,8 +367,23 @@ typedef struct {
      * minimum, which also absorbs a constant clock offset between hosts. */
     uint64_t transit_now[TRANSIT_BUCKETS], transit_prev[TRANSIT_BUCKETS];
     uint64_t window_start;
+    /* End of the last read that left the CQ drained (0: unknown). A receive
+     * posted before then and seen later was not there yet, which bounds its
+     * natural arrival from below even when transit times vary widely. */
+    _Atomic uint64_t drained_at;
+    /* When the last read returned to the caller: a caller back within
+     * POLL_GAP_NS was polling, so without the layer it would have seen a
+     * message no earlier than now. */
+    _Atomic uint64_t returned_at;
     void *fid_ops, *ops;
 } cq_state;
+
+/* A read this layer does not see may take what a later read finds. */
+static inline void forget_drained(cq_state *cs)
+{
+    if (!in_hook && atomic_load_explicit(&cs->drained_at, memory_order_relaxed))
+        atomic_store_explicit(&cs->drained_at, 0, memory_order_relaxed);
+}
 
 static uint64_t natural_transit(cq_state *cs, int bucket, uint64_t observed, uint64_t now)
 {
@@ -384,8 +405,13 @@ static inline int is_receive(uint64_t flags)
     return (flags & (FI_RECV | FI_MULTI_RECV)) && !(flags & FI_PEEK);
 }
 
-/* Strips the stamp from a receive entry and returns its due time. */
-static uint64_t receive_due(cq_state *cs, struct fi_cq_tagged_entry *e, const loggp_delays *d, uint64_t now)
+/* Strips the stamp from a receive entry and returns its due time: its
+ * natural arrival plus L + (k-1)G. If the receive was posted and the caller
+ * has polled the drained CQ ever since, the natural arrival is now; otherwise
+ * it is bounded below by send time + the least transit seen for its size and
+ * by the last drained read after the post. */
+static uint64_t receive_due(cq_state *cs, struct fi_cq_tagged_entry *e, const loggp_delays *d, uint64_t now,
+                            uint64_t drained_at, int polling)
 {
     if (!(e->flags & FI_RECV))
         return 0; /* a multi-receive buffer's release: no message, it only keeps its place */
@@ -406,16 +432,42 @@ static uint64_t receive_due(cq_state *cs, struct fi_cq_tagged_entry *e, const lo
     }
     if (!extra)
         return 0;
-    uint64_t observed = now > start ? now - start : 0;
+    /* Measured from the send even when the receive came later: a late post
+     * only lengthens a sample, so the minimum stays a true transit. */
+    uint64_t observed = now > sent ? now - sent : 0;
     int bucket = loggp_bucket(e->len);
     if (bucket >= TRANSIT_BUCKETS)
         bucket = TRANSIT_BUCKETS - 1;
-    return sent + natural_transit(cs, bucket, observed, now) + extra;
+    uint64_t arrival = sent + natural_transit(cs, bucket, observed, now);
+    if (drained_at > start) {
+        if (polling || drained_at > arrival)
+            arrival = polling ? now : drained_at;
+    }
+    if (arrival > now)
+        arrival = now;
+    return arrival + extra;
 }
 
 static void copy_out(cq_state *cs, void *buf, size_t index, const struct fi_cq_tagged_entry *e)
 {
     memcpy((char *)buf + index * cs->entry_size, e, cs->entry_size);
+}
+
+/* Hands out held entries due by now, in order, into buf[out..count). */
+static size_t release_due(cq_state *cs, void *buf, size_t count, size_t out, fi_addr_t *src, uint64_t now,
+                          size_t *receives)
+{
+    while (out < count && cs->count && cs->ring[cs->head].due <= now) {
+        held_entry *h = &cs->ring[cs->head];
+        copy_out(cs, buf, out, &h->e);
+        if (src)
+            src[out] = h->src;
+        *receives += (h->e.flags & FI_RECV) != 0;
+        out++;
+        cs->head = (cs->head + 1) % cs->cap;
+        atomic_store_explicit(&cs->count, cs->count - 1, memory_order_relaxed);
+    }
+    return out;
 }
 
 static inline ssize_t inner_read(const struct fi_ops_cq *o, struct fid_cq *cq, void *buf, size_t count,
@@ -433,8 +485,10 @@ static ssize_t cq_read_common(struct fid_cq *cq, void *buf, size_t count, int fr
     cq_state *cs = STATE(cq->ops, cq_state);
     const struct fi_ops_cq *o = ORIG(cq->ops, struct fi_ops_cq);
     if (!cs->has_flags || in_hook ||
-        (!atomic_load_explicit(&cs->count, memory_order_relaxed) && !loggp_live_active()))
+        (!atomic_load_explicit(&cs->count, memory_order_relaxed) && !loggp_live_active())) {
+        forget_drained(cs);
         return inner_read(o, cq, buf, count, from, src);
+    }
     in_hook++;
     ssize_t rc = cq_read_held(cs, o, cq, buf, count, from, src);
     in_hook--;
@@ -453,16 +507,7 @@ static ssize_t cq_read_held(cq_state *cs, const struct fi_ops_cq *o, struct fid_
     lock(&cs->lock);
     uint64_t now = clock_ns();
     /* 1. entries whose time has come, in order */
-    while (out < count && cs->count && cs->ring[cs->head].due <= now) {
-        held_entry *h = &cs->ring[cs->head];
-        copy_out(cs, buf, out, &h->e);
-        if (src)
-            src[out] = h->src;
-        receives += (h->e.flags & FI_RECV) != 0;
-        out++;
-        cs->head = (cs->head + 1) % cs->cap;
-        atomic_store_explicit(&cs->count, cs->count - 1, memory_order_relaxed);
-    }
+    out = release_due(cs, buf, count, 0, src, now, &receives);
     /* 2. new entries: at most as many as there is room for, so anything that
      * need not wait can be handed out at once */
     if (out < count) {
@@ -470,15 +515,20 @@ static ssize_t cq_read_held(cq_state *cs, const struct fi_ops_cq *o, struct fid_
         struct fi_cq_tagged_entry fresh[BATCH];
         fi_addr_t fresh_src[BATCH];
         size_t want = count - out < BATCH ? count - out : BATCH;
+        uint64_t drained_at = atomic_load_explicit(&cs->drained_at, memory_order_relaxed);
+        int polling = drained_at && now - atomic_load_explicit(&cs->returned_at, memory_order_relaxed) <= POLL_GAP_NS;
         inner_rc = inner_read(o, cq, fresh, want, from, src ? fresh_src : NULL);
         now = clock_ns();
+        atomic_store_explicit(&cs->drained_at,
+                              inner_rc == -FI_EAGAIN || (inner_rc >= 0 && (size_t)inner_rc < want) ? now : 0,
+                              memory_order_relaxed);
         for (ssize_t i = 0; i < inner_rc; i++) {
             struct fi_cq_tagged_entry e;
             memset(&e, 0, sizeof e);
             memcpy(&e, (char *)fresh + (size_t)i * cs->entry_size, cs->entry_size);
             uint64_t due = 0;
             if (e.flags & (FI_RECV | FI_MULTI_RECV)) {
-                due = receive_due(cs, &e, &d, now);
+                due = receive_due(cs, &e, &d, now, drained_at, polling);
                 if (!is_receive(e.flags))
                     due = 0; /* a peek reports without waiting, so Iprobe never blocks */
             }
@@ -508,6 +558,14 @@ static ssize_t cq_read_held(cq_state *cs, const struct fi_ops_cq *o, struct fid_
             atomic_store_explicit(&cs->count, cs->count + 1, memory_order_relaxed);
         }
     }
+    /* 3. a head entry due sooner than the caller would poll again is waited
+     * for here: releasing it on the next poll would add half a polling
+     * period to every message on average */
+    if (!out && cs->count && cs->ring[cs->head].due <= now + SPIN_AHEAD_NS) {
+        while ((now = clock_ns()) < cs->ring[cs->head].due)
+            ;
+        out = release_due(cs, buf, count, 0, src, now, &receives);
+    }
     int queue_empty = cs->count == 0;
     unlock(&cs->lock);
 
@@ -522,6 +580,7 @@ static ssize_t cq_read_held(cq_state *cs, const struct fi_ops_cq *o, struct fid_
         loggp_spin_ns(d.o_r * receives);
         c->injected_ns[LOGGP_INJ_OR] += d.o_r * receives;
     }
+    atomic_store_explicit(&cs->returned_at, clock_ns(), memory_order_relaxed);
     if (out)
         return (ssize_t)out;
     /* An error waits behind held entries, so errors keep their place in the queue. */
@@ -557,8 +616,10 @@ static ssize_t cq_sread_common(struct fid_cq *cq, void *buf, size_t count, int f
 static ssize_t h_cq_sread(struct fid_cq *cq, void *buf, size_t count, const void *cond, int timeout)
 {
     cq_state *cs = STATE(cq->ops, cq_state);
-    if (in_hook || (!atomic_load_explicit(&cs->count, memory_order_relaxed) && !loggp_live_active()))
+    if (in_hook || (!atomic_load_explicit(&cs->count, memory_order_relaxed) && !loggp_live_active())) {
+        forget_drained(cs);
         return ORIG(cq->ops, struct fi_ops_cq)->sread(cq, buf, count, cond, timeout);
+    }
     return cq_sread_common(cq, buf, count, 0, NULL, timeout);
 }
 
@@ -566,8 +627,10 @@ static ssize_t h_cq_sreadfrom(struct fid_cq *cq, void *buf, size_t count, fi_add
                               int timeout)
 {
     cq_state *cs = STATE(cq->ops, cq_state);
-    if (in_hook || (!atomic_load_explicit(&cs->count, memory_order_relaxed) && !loggp_live_active()))
+    if (in_hook || (!atomic_load_explicit(&cs->count, memory_order_relaxed) && !loggp_live_active())) {
+        forget_drained(cs);
         return ORIG(cq->ops, struct fi_ops_cq)->sreadfrom(cq, buf, count, src, cond, timeout);
+    }
     return cq_sread_common(cq, buf, count, 1, src, timeout);
 }
 
