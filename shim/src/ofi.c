@@ -335,9 +335,8 @@ static void patch_cntr(struct fid_cntr *cntr)
 
 /* ---- receive post times ---------------------------------------------------- */
 
-/* When each tagged receive was posted, by its context: a message cannot be
- * seen before its receive exists (a provider may move large messages only
- * then), so its natural transit is counted from the later of send and post. */
+/* When each tagged receive was posted, by its context: a receive seen after
+ * the CQ was found drained since its post arrived after that read. */
 static loggp_table receive_posts = LOGGP_TABLE_INIT(0);
 
 static inline void note_receive_post(void *context)
@@ -420,10 +419,9 @@ static uint64_t receive_due(cq_state *cs, struct fi_cq_tagged_entry *e, const lo
         return extra ? now + extra : 0;
     uint64_t sent = stamp_time(e->data, now);
     loggp_req_info posted;
-    uint64_t start = sent;
-    if ((e->flags & FI_TAGGED) && loggp_table_take(&receive_posts, (uint64_t)(uintptr_t)e->op_context, &posted) &&
-        posted.bytes > start)
-        start = posted.bytes;
+    uint64_t posted_at = 0; /* unknown: posted long ago (a multi-receive buffer) */
+    if ((e->flags & FI_TAGGED) && loggp_table_take(&receive_posts, (uint64_t)(uintptr_t)e->op_context, &posted))
+        posted_at = posted.bytes;
     if (e->data & STAMP_NO_DATA) {
         e->data = 0;
         e->flags &= ~(uint64_t)FI_REMOTE_CQ_DATA;
@@ -439,7 +437,9 @@ static uint64_t receive_due(cq_state *cs, struct fi_cq_tagged_entry *e, const lo
     if (bucket >= TRANSIT_BUCKETS)
         bucket = TRANSIT_BUCKETS - 1;
     uint64_t arrival = sent + natural_transit(cs, bucket, observed, now);
-    if (drained_at > start) {
+    /* posted before the CQ was last found drained, so it was not there then;
+     * a receive posted later may have found its message already waiting */
+    if (drained_at > posted_at) {
         if (polling || drained_at > arrival)
             arrival = polling ? now : drained_at;
     }
