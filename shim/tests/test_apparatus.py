@@ -292,3 +292,19 @@ def test_running_program_sees_loggp_knobs_set(engine):
     # noisy machine; the accuracy of o itself is the calibration's business)
     rise = statistics.median(after) - statistics.median(before)
     assert rise > 40, f"half round trip rose by only {rise:.1f} us after `loggp-knobs set --o 40us`"
+
+
+def test_stale_shm_regions_named_after_this_pid_are_removed(tmp_path):
+    """A region a killed process left under the pid a rank now has would make
+    libfabric's shm provider choose a longer name than its peers expect."""
+    made = tmp_path / "made"
+    script = (f'f=/dev/shm/$$:0:0:loggp-stale-test; truncate -s 4096 "$f" && echo "$f" >> {made}; '
+              f'exec {built("shim/tests/loggp-test-timing")} pingpong 8 10')
+    proc = loggp_run("--", "sh", "-c", script)
+    assert proc.returncode == 0, proc.stderr
+    stale = made.read_text().split()
+    assert len(stale) == 2, stale
+    left = [f for f in stale if os.path.exists(f)]
+    for f in left:
+        os.unlink(f)
+    assert not left, f"not removed at MPI_Init: {left}"
