@@ -32,6 +32,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from loggp.run import positive_int
+
 DIRECTORIES = ("basic", "pt2pt", "coll", "rma", "comm", "datatype")
 MODES = ("plain", "zero", "loggp")
 DEFAULT_KNOBS = "o=2us,g=1us,G=0.5ns/B,L=5us"
@@ -673,16 +675,6 @@ def find_tool(name):
     if not path:
         raise EnvironmentProblem(f"'{name}' is not on PATH (put the loggp venv's bin/ first on PATH)")
     return path
-
-
-def positive_int(text):
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"'{text}' must be at least 1")
-    return value
 
 
 def parser():

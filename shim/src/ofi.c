@@ -366,9 +366,10 @@ typedef struct {
      * minimum, which also absorbs a constant clock offset between hosts. */
     uint64_t transit_now[TRANSIT_BUCKETS], transit_prev[TRANSIT_BUCKETS];
     uint64_t window_start;
-    /* End of the last read that left the CQ drained (0: unknown). A receive
-     * posted before then and seen later was not there yet, which bounds its
-     * natural arrival from below even when transit times vary widely. */
+    /* End of the last read through this layer that left the CQ drained
+     * (0: unknown). A receive posted before then and seen later was not there
+     * yet, which bounds its natural arrival from below even when transit times
+     * vary widely; reads this layer skips (zero knobs) cannot make it wrong. */
     _Atomic uint64_t drained_at;
     /* When the last read returned to the caller: a caller back within
      * POLL_GAP_NS was polling, so without the layer it would have seen a
@@ -376,13 +377,6 @@ typedef struct {
     _Atomic uint64_t returned_at;
     void *fid_ops, *ops;
 } cq_state;
-
-/* A read this layer does not see may take what a later read finds. */
-static inline void forget_drained(cq_state *cs)
-{
-    if (!in_hook && atomic_load_explicit(&cs->drained_at, memory_order_relaxed))
-        atomic_store_explicit(&cs->drained_at, 0, memory_order_relaxed);
-}
 
 static uint64_t natural_transit(cq_state *cs, int bucket, uint64_t observed, uint64_t now)
 {
@@ -485,10 +479,8 @@ static ssize_t cq_read_common(struct fid_cq *cq, void *buf, size_t count, int fr
     cq_state *cs = STATE(cq->ops, cq_state);
     const struct fi_ops_cq *o = ORIG(cq->ops, struct fi_ops_cq);
     if (!cs->has_flags || in_hook ||
-        (!atomic_load_explicit(&cs->count, memory_order_relaxed) && !loggp_live_active())) {
-        forget_drained(cs);
+        (!atomic_load_explicit(&cs->count, memory_order_relaxed) && !loggp_live_active()))
         return inner_read(o, cq, buf, count, from, src);
-    }
     in_hook++;
     ssize_t rc = cq_read_held(cs, o, cq, buf, count, from, src);
     in_hook--;
@@ -616,10 +608,8 @@ static ssize_t cq_sread_common(struct fid_cq *cq, void *buf, size_t count, int f
 static ssize_t h_cq_sread(struct fid_cq *cq, void *buf, size_t count, const void *cond, int timeout)
 {
     cq_state *cs = STATE(cq->ops, cq_state);
-    if (in_hook || (!atomic_load_explicit(&cs->count, memory_order_relaxed) && !loggp_live_active())) {
-        forget_drained(cs);
+    if (in_hook || (!atomic_load_explicit(&cs->count, memory_order_relaxed) && !loggp_live_active()))
         return ORIG(cq->ops, struct fi_ops_cq)->sread(cq, buf, count, cond, timeout);
-    }
     return cq_sread_common(cq, buf, count, 0, NULL, timeout);
 }
 
@@ -627,10 +617,8 @@ static ssize_t h_cq_sreadfrom(struct fid_cq *cq, void *buf, size_t count, fi_add
                               int timeout)
 {
     cq_state *cs = STATE(cq->ops, cq_state);
-    if (in_hook || (!atomic_load_explicit(&cs->count, memory_order_relaxed) && !loggp_live_active())) {
-        forget_drained(cs);
+    if (in_hook || (!atomic_load_explicit(&cs->count, memory_order_relaxed) && !loggp_live_active()))
         return ORIG(cq->ops, struct fi_ops_cq)->sreadfrom(cq, buf, count, src, cond, timeout);
-    }
     return cq_sread_common(cq, buf, count, 1, src, timeout);
 }
 
