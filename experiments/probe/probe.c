@@ -85,6 +85,9 @@ static void wait_until(double t_us)
  * call to the start of the next) outside bursts, so a gap knob never stalls a timed send. */
 static double last_send_end_us;
 static double pace_us;
+/* Pace beyond the gap: emulators (libloggp among them) count up to 2 us of a rank's own
+ * time between messages toward the gap, so an idle period must exceed gap + 2 us. */
+#define PACE_SLACK_US 3.0
 
 static void pace(void) { wait_until(last_send_end_us + pace_us); }
 
@@ -395,7 +398,10 @@ static void serve(void)
         MPI_Recv(&c, 5, MPI_DOUBLE, driver, TAG_CTRL, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         int cmd = (int)c.cmd, count = (int)c.count, burst = (int)c.burst;
         long m = (long)c.bytes;
-        pace_us = c.pace_us;
+        /* The driver's sends, which start every exchange, are spaced by the full pace, so
+         * ours follow at about that spacing; pacing ours at 0.8 of it (still gap + 2.4 us)
+         * leaves room for jitter, so we never wait inside a timed round trip. */
+        pace_us = 0.8 * c.pace_us;
         MPI_Request req;
         switch (cmd) {
         case CMD_QUIT:
@@ -464,6 +470,9 @@ static void run_batch(int cmd, long m, int count, double recv_wait_us, double *o
             send_burst(m, n, server);
             recv_control(server, TAG_ACK);
             t1 = now_us();
+            /* the next burst starts a pace after the last reception, not the last
+             * send, so a receiver-side gap left by this one cannot stall it */
+            last_send_end_us = t1;
             if (i % 2 == 0)
                 out[i / 2] = t1 - t0;
             else
@@ -587,7 +596,7 @@ static void measure_size(long m, size_result *res)
     /* The gap first: its estimate paces every later timed send. */
     res->g = measure(CMD_BURST, m, 0);
     double gap = fmax(res->g.median, 0);
-    pace_us = 1.25 * gap + 0.5;
+    pace_us = 1.25 * gap + PACE_SLACK_US;
     res->T = measure(CMD_PINGPONG, m, 0);
     res->o_s = measure(CMD_SEND_OVERHEAD, m, 0);
     double wait = 1.5 * (t_zero_us + res->T.median) + pace_us + 2.0;

@@ -341,7 +341,11 @@ static loggp_table receive_posts = LOGGP_TABLE_INIT(0);
 
 static inline void note_receive_post(void *context)
 {
-    if (context && loggp_live_active())
+    if (!context || !loggp_live_active())
+        return;
+    loggp_delays d;
+    loggp_live_get(&d);
+    if (d.L || d.G_ps) /* only a hold needs it */
         loggp_table_put(&receive_posts, (uint64_t)(uintptr_t)context, 1, clock_ns());
 }
 
@@ -351,6 +355,9 @@ typedef struct {
     struct fi_cq_tagged_entry e;
     fi_addr_t src;
     uint64_t due;
+    uint64_t gap_ns;  /* g + (k-1)G this receive owes after the previous one */
+    uint64_t gap_g_ns; /* the g in it */
+    uint64_t take_ns; /* the provider's own time to hand it over (its share of a read) */
 } held_entry;
 
 #define TRANSIT_BUCKETS 48
@@ -375,6 +382,11 @@ typedef struct {
      * POLL_GAP_NS was polling, so without the layer it would have seen a
      * message no earlier than now. */
     _Atomic uint64_t returned_at;
+    /* The receive gap: when the last receive was handed to the caller, the
+     * o_r spent on it (which the gap overlaps), and when the caller came back
+     * for more (0: not yet). */
+    uint64_t gap_released_at, gap_overhead_ns, gap_back_at;
+    uint64_t gap_waited_ns[2]; /* this read's waits for g and for (k-1)G, for the counters */
     void *fid_ops, *ops;
 } cq_state;
 
@@ -414,7 +426,8 @@ static uint64_t receive_due(cq_state *cs, struct fi_cq_tagged_entry *e, const lo
     uint64_t sent = stamp_time(e->data, now);
     loggp_req_info posted;
     uint64_t posted_at = 0; /* unknown: posted long ago (a multi-receive buffer) */
-    if ((e->flags & FI_TAGGED) && loggp_table_take(&receive_posts, (uint64_t)(uintptr_t)e->op_context, &posted))
+    if ((e->flags & FI_TAGGED) && !loggp_table_empty(&receive_posts) &&
+        loggp_table_take(&receive_posts, (uint64_t)(uintptr_t)e->op_context, &posted))
         posted_at = posted.bytes;
     if (e->data & STAMP_NO_DATA) {
         e->data = 0;
@@ -442,17 +455,53 @@ static uint64_t receive_due(cq_state *cs, struct fi_cq_tagged_entry *e, const lo
     return arrival + extra;
 }
 
+/* The earliest a receive owing gap_ns may be handed over: counted from when
+ * the caller came back for it after the previous release (less the o_r
+ * spent, which the gap overlaps; delay.h caps the caller's own time), plus
+ * the provider's own time to hand it over. So g and (k-1)G add to a
+ * receiver-bound stream's natural interval. */
+static inline uint64_t gap_floor(const cq_state *cs, uint64_t gap_ns, uint64_t take_ns)
+{
+    if (!gap_ns || !cs->gap_released_at || !cs->gap_back_at)
+        return 0;
+    uint64_t wanted = cs->gap_back_at - cs->gap_released_at > cs->gap_overhead_ns
+                          ? cs->gap_back_at - cs->gap_overhead_ns
+                          : cs->gap_released_at;
+    return loggp_gap_due(cs->gap_released_at, gap_ns + take_ns, wanted);
+}
+
 static void copy_out(cq_state *cs, void *buf, size_t index, const struct fi_cq_tagged_entry *e)
 {
     memcpy((char *)buf + index * cs->entry_size, e, cs->entry_size);
+}
+
+/* When the held head entry may go, given what this read has released. */
+static inline uint64_t head_due(const cq_state *cs, size_t receives)
+{
+    const held_entry *h = &cs->ring[cs->head];
+    if (!h->gap_ns)
+        return h->due;
+    if (receives)
+        return UINT64_MAX; /* its gap counts from a release in this read: next read */
+    uint64_t floor = gap_floor(cs, h->gap_ns, h->take_ns);
+    return floor > h->due ? floor : h->due;
 }
 
 /* Hands out held entries due by now, in order, into buf[out..count). */
 static size_t release_due(cq_state *cs, void *buf, size_t count, size_t out, fi_addr_t *src, uint64_t now,
                           size_t *receives)
 {
-    while (out < count && cs->count && cs->ring[cs->head].due <= now) {
+    while (out < count && cs->count && head_due(cs, *receives) <= now) {
         held_entry *h = &cs->ring[cs->head];
+        if (h->gap_ns) {
+            uint64_t floor = gap_floor(cs, h->gap_ns, h->take_ns);
+            if (floor > h->due) {
+                uint64_t waited = floor - h->due < h->gap_ns ? floor - h->due : h->gap_ns;
+                uint64_t for_g = (uint64_t)((unsigned __int128)waited * h->gap_g_ns / h->gap_ns);
+                cs->gap_waited_ns[0] += for_g;
+                cs->gap_waited_ns[1] += waited - for_g;
+            }
+        }
         copy_out(cs, buf, out, &h->e);
         if (src)
             src[out] = h->src;
@@ -490,16 +539,21 @@ static ssize_t cq_read_common(struct fid_cq *cq, void *buf, size_t count, int fr
 static ssize_t cq_read_held(cq_state *cs, const struct fi_ops_cq *o, struct fid_cq *cq, void *buf, size_t count,
                             int from, fi_addr_t *src)
 {
-
+    /* Clock reads cost ~25 ns each and this runs on every poll: an empty poll
+     * reads the clock once. */
     loggp_delays d;
     loggp_live_get(&d);
     size_t out = 0, receives = 0;
     uint64_t held_ns = 0;
     ssize_t inner_rc = 0;
+    int gapped = d.g || d.G_ps;
     lock(&cs->lock);
-    uint64_t now = clock_ns();
+    uint64_t start = clock_ns(), now = start, returned = start;
+    if (gapped && cs->gap_released_at && !cs->gap_back_at)
+        cs->gap_back_at = start;
     /* 1. entries whose time has come, in order */
-    out = release_due(cs, buf, count, 0, src, now, &receives);
+    if (cs->count)
+        out = release_due(cs, buf, count, 0, src, now, &receives);
     /* 2. new entries: at most as many as there is room for, so anything that
      * need not wait can be handed out at once */
     if (out < count) {
@@ -508,12 +562,14 @@ static ssize_t cq_read_held(cq_state *cs, const struct fi_ops_cq *o, struct fid_
         fi_addr_t fresh_src[BATCH];
         size_t want = count - out < BATCH ? count - out : BATCH;
         uint64_t drained_at = atomic_load_explicit(&cs->drained_at, memory_order_relaxed);
-        int polling = drained_at && now - atomic_load_explicit(&cs->returned_at, memory_order_relaxed) <= POLL_GAP_NS;
+        int polling = drained_at && start - atomic_load_explicit(&cs->returned_at, memory_order_relaxed) <= POLL_GAP_NS;
         inner_rc = inner_read(o, cq, fresh, want, from, src ? fresh_src : NULL);
-        now = clock_ns();
-        atomic_store_explicit(&cs->drained_at,
-                              inner_rc == -FI_EAGAIN || (inner_rc >= 0 && (size_t)inner_rc < want) ? now : 0,
-                              memory_order_relaxed);
+        int drained = inner_rc == -FI_EAGAIN || (inner_rc >= 0 && (size_t)inner_rc < want);
+        if (inner_rc > 0)
+            now = returned = clock_ns();
+        /* an empty read found the CQ drained as of its start: a safe (early) bound */
+        atomic_store_explicit(&cs->drained_at, drained ? now : 0, memory_order_relaxed);
+        uint64_t take_ns = inner_rc > 0 ? (now - start) / (uint64_t)inner_rc : 0;
         for (ssize_t i = 0; i < inner_rc; i++) {
             struct fi_cq_tagged_entry e;
             memset(&e, 0, sizeof e);
@@ -524,8 +580,16 @@ static ssize_t cq_read_held(cq_state *cs, const struct fi_ops_cq *o, struct fid_
                 if (!is_receive(e.flags))
                     due = 0; /* a peek reports without waiting, so Iprobe never blocks */
             }
-            int must_wait = is_receive(e.flags) && (cs->count || due > now);
+            uint64_t gap_ns = 0;
+            if (e.flags & FI_RECV)
+                gap_ns = d.g + loggp_bytes_delay_ns(d.G_ps, e.len);
+            int must_wait = is_receive(e.flags) &&
+                            (cs->count || due > now ||
+                             (gap_ns && (receives || gap_floor(cs, gap_ns, take_ns) > now)));
             if (!must_wait) {
+                if (gapped && (e.flags & FI_SEND) && !(e.flags & FI_RECV))
+                    /* the injector was busy until then (delay.h) */
+                    loggp_send_completed(loggp_now_ns() - (now - (polling || !drained_at ? now : drained_at)));
                 copy_out(cs, buf, out, &e);
                 if (src)
                     src[out] = fresh_src[i];
@@ -545,6 +609,9 @@ static ssize_t cq_read_held(cq_state *cs, const struct fi_ops_cq *o, struct fid_
             h->e = e;
             h->src = src ? fresh_src[i] : FI_ADDR_NOTAVAIL;
             h->due = due;
+            h->gap_ns = gap_ns;
+            h->gap_g_ns = gap_ns ? d.g : 0;
+            h->take_ns = take_ns;
             if (due > now)
                 held_ns += due - now;
             atomic_store_explicit(&cs->count, cs->count + 1, memory_order_relaxed);
@@ -553,26 +620,37 @@ static ssize_t cq_read_held(cq_state *cs, const struct fi_ops_cq *o, struct fid_
     /* 3. a head entry due sooner than the caller would poll again is waited
      * for here: releasing it on the next poll would add half a polling
      * period to every message on average */
-    if (!out && cs->count && cs->ring[cs->head].due <= now + SPIN_AHEAD_NS) {
-        while ((now = clock_ns()) < cs->ring[cs->head].due)
-            ;
-        out = release_due(cs, buf, count, 0, src, now, &receives);
+    if (!out && cs->count) {
+        uint64_t due = head_due(cs, receives);
+        if (due <= now + SPIN_AHEAD_NS) {
+            while ((now = clock_ns()) < due)
+                ;
+            out = release_due(cs, buf, count, 0, src, now, &receives);
+            returned = now;
+        }
     }
     int queue_empty = cs->count == 0;
+    if (receives) {
+        cs->gap_released_at = returned;
+        cs->gap_overhead_ns = d.o_r * receives;
+        cs->gap_back_at = 0;
+    }
+    uint64_t gap_waited_g = cs->gap_waited_ns[0], gap_waited_bytes = cs->gap_waited_ns[1];
+    cs->gap_waited_ns[0] = cs->gap_waited_ns[1] = 0;
     unlock(&cs->lock);
 
-    loggp_counters *c = loggp_my_counters();
-    if (held_ns) {
-        /* attribute the hold to L and G in proportion */
-        uint64_t l_share = d.L;
-        c->injected_ns[LOGGP_INJ_L] += l_share ? held_ns : 0;
-        c->injected_ns[LOGGP_INJ_GBYTE] += l_share ? 0 : held_ns;
+    if (held_ns || gap_waited_g || gap_waited_bytes || (receives && d.o_r)) {
+        loggp_counters *c = loggp_my_counters();
+        /* a hold is L's if L is set, else (k-1)G's */
+        c->injected_ns[d.L ? LOGGP_INJ_L : LOGGP_INJ_GBYTE] += held_ns;
+        c->injected_ns[LOGGP_INJ_G] += gap_waited_g;
+        c->injected_ns[LOGGP_INJ_GBYTE] += gap_waited_bytes;
+        if (receives && d.o_r) {
+            returned = loggp_spin_ns(d.o_r * receives) + (uint64_t)atomic_load_explicit(&clock_correction, memory_order_relaxed);
+            c->injected_ns[LOGGP_INJ_OR] += d.o_r * receives;
+        }
     }
-    if (receives && d.o_r) {
-        loggp_spin_ns(d.o_r * receives);
-        c->injected_ns[LOGGP_INJ_OR] += d.o_r * receives;
-    }
-    atomic_store_explicit(&cs->returned_at, clock_ns(), memory_order_relaxed);
+    atomic_store_explicit(&cs->returned_at, returned, memory_order_relaxed);
     if (out)
         return (ssize_t)out;
     /* An error waits behind held entries, so errors keep their place in the queue. */
@@ -695,34 +773,26 @@ static void patch_cq(struct fid_cq *cq, enum fi_cq_format format)
 
 typedef struct ep_state {
     loggp_pacer pacer;
-    _Atomic uint64_t last_gap_ns, last_bytes_ns;
     _Atomic int os_prepaid; /* o_s already spent on a post the provider refused with -FI_EAGAIN */
     int stamps;             /* remote CQ data is 8 bytes: stamps fit */
     _Atomic(cntr_state *) write_cntr, read_cntr;
     void *fid_ops, *msg, *tagged, *rma, *atomic, *ep_ops;
 } ep_state;
 
-/* Before a post: o_s on the CPU, then wait for the injection slot. */
+/* Before a post: o_s and the wait for the gap the last injection left. */
 static void post_begin(ep_state *s, loggp_delays *d)
 {
     loggp_live_get(d);
     loggp_counters *c = loggp_my_counters();
-    if (d->o_s && !atomic_exchange_explicit(&s->os_prepaid, 0, memory_order_relaxed)) {
-        loggp_spin_ns(d->o_s);
-        c->injected_ns[LOGGP_INJ_OS] += d->o_s;
-    }
-    uint64_t waited = loggp_pacer_wait(&s->pacer);
-    if (waited) {
-        uint64_t gap = atomic_load_explicit(&s->last_gap_ns, memory_order_relaxed);
-        uint64_t per_byte = atomic_load_explicit(&s->last_bytes_ns, memory_order_relaxed);
-        uint64_t g_share = gap + per_byte ? (uint64_t)((unsigned __int128)waited * gap / (gap + per_byte)) : waited;
-        c->injected_ns[LOGGP_INJ_G] += g_share;
-        c->injected_ns[LOGGP_INJ_GBYTE] += waited - g_share;
-    }
+    uint64_t o_s = d->o_s && !atomic_exchange_explicit(&s->os_prepaid, 0, memory_order_relaxed) ? d->o_s : 0;
+    loggp_gap_wait w = loggp_pacer_begin(&s->pacer, o_s);
+    c->injected_ns[LOGGP_INJ_OS] += o_s;
+    c->injected_ns[LOGGP_INJ_G] += w.g_ns;
+    c->injected_ns[LOGGP_INJ_GBYTE] += w.bytes_ns;
 }
 
-/* After a post: a refused post keeps its o_s; an accepted one occupies the
- * injector for g + (k-1)G. */
+/* After a post: a refused post keeps its o_s; an accepted one leaves the
+ * injector owing g + (k-1)G. */
 static void post_end(ep_state *s, const loggp_delays *d, ssize_t rc, uint64_t bytes)
 {
     if (rc == -FI_EAGAIN) {
@@ -730,12 +800,9 @@ static void post_end(ep_state *s, const loggp_delays *d, ssize_t rc, uint64_t by
             atomic_store_explicit(&s->os_prepaid, 1, memory_order_relaxed);
         return;
     }
-    if (rc < 0 || (!d->g && !d->G_ps))
+    if (rc < 0)
         return;
-    uint64_t per_byte = loggp_bytes_delay_ns(d->G_ps, bytes);
-    atomic_store_explicit(&s->last_gap_ns, d->g, memory_order_relaxed);
-    atomic_store_explicit(&s->last_bytes_ns, per_byte, memory_order_relaxed);
-    loggp_pacer_done(&s->pacer, loggp_now_ns(), d->g, per_byte);
+    loggp_pacer_done(&s->pacer, d->g, loggp_bytes_delay_ns(d->G_ps, bytes));
 }
 
 /* An RMA or atomic operation posted at post_time completes at the origin no

@@ -47,8 +47,6 @@ static int engine;
 static int world_rank, world_size;
 static uint64_t init_ns;
 static loggp_pacer pacer;
-/* The spacing the last send asked for, to tell g's share of a wait from G's. */
-static _Atomic uint64_t last_gap_ns, last_bytes_ns;
 
 static const char *missing_symbol;
 
@@ -133,30 +131,19 @@ static inline void count_sent(loggp_counters *c, uint64_t bytes)
     c->sent_bytes[b] += bytes;
 }
 
-/* o_s on the CPU, then the wait for the previous injection's g + (k-1)G. */
+/* o_s and the wait for the gap the previous injection left. */
 static void fallback_before_send(loggp_counters *c, loggp_delays *d)
 {
     loggp_live_get(d);
-    if (d->o_s) {
-        loggp_spin_ns(d->o_s);
-        c->injected_ns[LOGGP_INJ_OS] += d->o_s;
-    }
-    uint64_t waited = loggp_pacer_wait(&pacer);
-    if (waited) {
-        uint64_t gap = atomic_load_explicit(&last_gap_ns, memory_order_relaxed);
-        uint64_t per_byte = atomic_load_explicit(&last_bytes_ns, memory_order_relaxed);
-        uint64_t g_share = gap + per_byte ? (uint64_t)((unsigned __int128)waited * gap / (gap + per_byte)) : waited;
-        c->injected_ns[LOGGP_INJ_G] += g_share;
-        c->injected_ns[LOGGP_INJ_GBYTE] += waited - g_share;
-    }
+    loggp_gap_wait w = loggp_pacer_begin(&pacer, d->o_s);
+    c->injected_ns[LOGGP_INJ_OS] += d->o_s;
+    c->injected_ns[LOGGP_INJ_G] += w.g_ns;
+    c->injected_ns[LOGGP_INJ_GBYTE] += w.bytes_ns;
 }
 
 static void fallback_after_send(const loggp_delays *d, uint64_t bytes)
 {
-    uint64_t per_byte = loggp_bytes_delay_ns(d->G_ps, bytes);
-    atomic_store_explicit(&last_gap_ns, d->g, memory_order_relaxed);
-    atomic_store_explicit(&last_bytes_ns, per_byte, memory_order_relaxed);
-    loggp_pacer_done(&pacer, loggp_now_ns(), d->g, per_byte);
+    loggp_pacer_done(&pacer, d->g, loggp_bytes_delay_ns(d->G_ps, bytes));
 }
 
 /* A receive completed with status st: count it and charge o_r. */
