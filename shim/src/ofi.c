@@ -57,6 +57,12 @@ static __thread int creation_depth __attribute__((tls_model("initial-exec")));
 static __thread int in_hook __attribute__((tls_model("initial-exec")));
 
 static _Atomic int64_t clock_correction;
+/* Set from MPI_Finalize on: everything held is handed out at once, since the
+ * MPI library may poll only until the completions it waits for are out, and a
+ * freed request's completion held behind them would never reach it. */
+static _Atomic int flushing;
+/* Receive completions held across all CQs, for the flush. */
+static _Atomic long held_total;
 /* Longest break between two reads that still counts as polling. */
 #define POLL_GAP_NS 2000u
 /* A held entry due within this is waited for inside the read (about one
@@ -76,6 +82,16 @@ void loggp_ofi_set_clock(int64_t correction_ns, int clocks_shared)
 static inline uint64_t clock_ns(void)
 {
     return loggp_now_ns() + (uint64_t)atomic_load_explicit(&clock_correction, memory_order_relaxed);
+}
+
+void loggp_ofi_flush(void)
+{
+    atomic_store(&flushing, 1);
+}
+
+long loggp_ofi_held(void)
+{
+    return atomic_load(&held_total);
 }
 
 void loggp_ofi_enable(int on)
@@ -220,7 +236,7 @@ static void cntr_track(cntr_state *cs, uint64_t due)
 static uint64_t cntr_virtual(cntr_state *cs, uint64_t real_value)
 {
     lock(&cs->lock);
-    uint64_t now = loggp_now_ns();
+    uint64_t now = atomic_load_explicit(&flushing, memory_order_relaxed) ? UINT64_MAX : loggp_now_ns();
     while (cs->count && cs->due[cs->head] <= now) {
         cs->head = (cs->head + 1) % cs->cap;
         cs->count--;
@@ -478,6 +494,8 @@ static void copy_out(cq_state *cs, void *buf, size_t index, const struct fi_cq_t
 /* When the held head entry may go, given what this read has released. */
 static inline uint64_t head_due(const cq_state *cs, size_t receives)
 {
+    if (atomic_load_explicit(&flushing, memory_order_relaxed))
+        return 0;
     const held_entry *h = &cs->ring[cs->head];
     if (!h->gap_ns)
         return h->due;
@@ -509,6 +527,7 @@ static size_t release_due(cq_state *cs, void *buf, size_t count, size_t out, fi_
         out++;
         cs->head = (cs->head + 1) % cs->cap;
         atomic_store_explicit(&cs->count, cs->count - 1, memory_order_relaxed);
+        atomic_fetch_sub_explicit(&held_total, 1, memory_order_relaxed);
     }
     return out;
 }
@@ -584,8 +603,8 @@ static ssize_t cq_read_held(cq_state *cs, const struct fi_ops_cq *o, struct fid_
             if (e.flags & FI_RECV)
                 gap_ns = d.g + loggp_bytes_delay_ns(d.G_ps, e.len);
             int must_wait = is_receive(e.flags) &&
-                            (cs->count || due > now ||
-                             (gap_ns && (receives || gap_floor(cs, gap_ns, take_ns) > now)));
+                            (cs->count || (!atomic_load_explicit(&flushing, memory_order_relaxed) &&
+                                           (due > now || (gap_ns && (receives || gap_floor(cs, gap_ns, take_ns) > now)))));
             if (!must_wait) {
                 if (gapped && (e.flags & FI_SEND) && !(e.flags & FI_RECV))
                     /* the injector was busy until then (delay.h) */
@@ -615,6 +634,7 @@ static ssize_t cq_read_held(cq_state *cs, const struct fi_ops_cq *o, struct fid_
             if (due > now)
                 held_ns += due - now;
             atomic_store_explicit(&cs->count, cs->count + 1, memory_order_relaxed);
+            atomic_fetch_add_explicit(&held_total, 1, memory_order_relaxed);
         }
     }
     /* 3. a head entry due sooner than the caller would poll again is waited
@@ -707,6 +727,7 @@ static int h_cq_close(struct fid *fid)
     void *ops = cq->ops;
     int rc = ORIG(fid->ops, struct fi_ops)->close(fid);
     if (rc == 0) {
+        atomic_fetch_sub_explicit(&held_total, (long)cs->count, memory_order_relaxed);
         free_table(cs->fid_ops);
         free_table(ops);
         free(cs->ring);

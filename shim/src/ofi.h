@@ -13,6 +13,12 @@ void loggp_ofi_enable(int enabled);
  * messages cross it. */
 int loggp_ofi_active(void);
 
+/* MPI_Finalize has begun: hand out everything held at once. */
+void loggp_ofi_flush(void);
+
+/* Receive completions held now, across all completion queues. */
+long loggp_ofi_held(void);
+
 /* Name of the wrapped provider ("shm", "tcp;ofi_rxm"), or "" if none. */
 const char *loggp_ofi_provider(void);
 

@@ -551,6 +551,14 @@ int MPI_Finalize(void)
     double wall = init_ns ? (double)(loggp_now_ns() - init_ns) * 1e-9 : 0.0;
     loggp_live_stop();
     write_profile(wall);
+    /* A freed request's completion may still be held, and MPI_Finalize need
+     * not poll again: hand everything out and drive progress until it is out. */
+    loggp_ofi_flush();
+    uint64_t give_up = loggp_now_ns() + 1000000000u;
+    while (loggp_ofi_held() > 0 && loggp_now_ns() < give_up) {
+        int flag;
+        real.Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+    }
     return real.Finalize();
 }
 
