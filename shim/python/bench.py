@@ -1,7 +1,9 @@
 """`loggp bench`: figures about the apparatus itself, measured side by side.
 
-  transparency  8-byte half round trip and small-message rate with and without
-                libloggp.so (zero knobs), same routing, runs interleaved
+  transparency  8-byte half round trip and small-message rate without
+                libloggp.so, with it at zero knobs, and with it armed (every
+                knob at its smallest step, 1 ns or 1 ps/B, so every delay path
+                runs while adding almost nothing): same routing, interleaved
   knobs         each knob set to one value and read back from a ping-pong or
                 a stream: set vs measured increase
 """
@@ -33,6 +35,11 @@ def parse_figures(text):
     return out
 
 
+# Every knob at its smallest step: the delay paths run, the delays are ~1 ns.
+ARMED_KNOBS = ("--o", "1ns", "--g", "1ns", "--L", "1ns", "--G", "0.001ns/B")
+MODES = ("plain", "loggp", "armed")
+
+
 def measure(args, knobs=(), preload=True, provider=None, timeout=300):
     """One run of loggp-timing at np=2; returns its figures."""
     argv = ["-n", str(NP), "--quiet", "--engine", "libfabric"]
@@ -54,32 +61,35 @@ def measure(args, knobs=(), preload=True, provider=None, timeout=300):
 
 
 def transparency(rounds, provider):
-    samples = {"plain": {"halfrtt_us": [], "rate_per_s": []}, "loggp": {"halfrtt_us": [], "rate_per_s": []}}
+    samples = {mode: {"halfrtt_us": [], "rate_per_s": []} for mode in MODES}
     for r in range(rounds):
-        order = ("plain", "loggp") if r % 2 == 0 else ("loggp", "plain")
+        order = MODES if r % 2 == 0 else tuple(reversed(MODES))
         for mode in order:
-            pre = mode == "loggp"
-            samples[mode]["halfrtt_us"].append(measure(["pingpong", "8", "2000"], preload=pre,
-                                                       provider=provider)["halfrtt_us"])
-            samples[mode]["rate_per_s"].append(measure(["stream", "8", "5000"], preload=pre,
-                                                       provider=provider)["rate_per_s"])
+            opts = {"preload": mode != "plain", "provider": provider,
+                    "knobs": ARMED_KNOBS if mode == "armed" else ()}
+            samples[mode]["halfrtt_us"].append(measure(["pingpong", "8", "2000"], **opts)["halfrtt_us"])
+            samples[mode]["rate_per_s"].append(measure(["stream", "8", "5000"], **opts)["rate_per_s"])
         print(f"  round {r + 1}/{rounds} done", file=sys.stderr)
     result = {}
     for figure in ("halfrtt_us", "rate_per_s"):
-        plain = statistics.median(samples["plain"][figure])
-        loggp = statistics.median(samples["loggp"][figure])
-        result[figure] = {"plain": plain, "loggp": loggp, "ratio": loggp / plain,
-                          "plain_samples": samples["plain"][figure], "loggp_samples": samples["loggp"][figure]}
+        med = {mode: statistics.median(samples[mode][figure]) for mode in MODES}
+        result[figure] = {"plain": med["plain"], "loggp": med["loggp"], "armed": med["armed"],
+                          "ratio": med["loggp"] / med["plain"], "armed_ratio": med["armed"] / med["plain"],
+                          **{f"{mode}_samples": samples[mode][figure] for mode in MODES}}
     return result
 
 
 def print_transparency(result, provider):
     rtt, rate = result["halfrtt_us"], result["rate_per_s"]
-    print(f"transparency at zero knobs, np={NP}, libfabric provider {provider or 'shm'} (medians)")
-    print(f"  {'figure':28s} {'without':>12s} {'with loggp':>12s} {'ratio':>8s}")
-    print(f"  {'8 B half round trip (us)':28s} {rtt['plain']:12.3f} {rtt['loggp']:12.3f} {rtt['ratio']:8.3f}")
-    print(f"  {'8 B message rate (1/s)':28s} {rate['plain']:12.0f} {rate['loggp']:12.0f} {rate['ratio']:8.3f}")
-    print(f"  added: {100 * (rtt['ratio'] - 1):+.1f} % latency, {100 * (1 - rate['ratio']):+.1f} % message time")
+    print(f"transparency, np={NP}, libfabric provider {provider or 'shm'} (medians)")
+    print(f"  {'figure':28s} {'without':>10s} {'zero knobs':>11s} {'ratio':>7s} {'armed':>10s} {'ratio':>7s}")
+    print(f"  {'8 B half round trip (us)':28s} {rtt['plain']:10.3f} {rtt['loggp']:11.3f} {rtt['ratio']:7.3f} "
+          f"{rtt['armed']:10.3f} {rtt['armed_ratio']:7.3f}")
+    print(f"  {'8 B message rate (1/s)':28s} {rate['plain']:10.0f} {rate['loggp']:11.0f} {rate['ratio']:7.3f} "
+          f"{rate['armed']:10.0f} {rate['armed_ratio']:7.3f}")
+    print(f"  zero knobs add {100 * (rtt['ratio'] - 1):+.1f} % latency, {100 * (1 / rate['ratio'] - 1):+.1f} % "
+          f"message time; armed, the layer itself adds {rtt['armed'] - rtt['plain']:+.3f} us per half round trip "
+          f"and {1e6 / rate['armed'] - 1e6 / rate['plain']:+.3f} us per streamed message")
 
 
 KNOB_CHECKS = [
@@ -129,7 +139,7 @@ def main(argv):
     p = argparse.ArgumentParser(prog="loggp bench", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False)
     sub = p.add_subparsers(dest="what", required=True)
-    t = sub.add_parser("transparency", help="overhead of libloggp.so at zero knobs")
+    t = sub.add_parser("transparency", help="cost of libloggp.so at zero knobs and armed")
     t.add_argument("--rounds", type=runmod.positive_int, default=7)
     k = sub.add_parser("knobs", help="set each knob, read it back")
     k.add_argument("--value-us", type=float, default=10.0, help="value to set, in us (default 10)")
