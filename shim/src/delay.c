@@ -50,8 +50,8 @@ loggp_gap_wait loggp_pacer_begin(loggp_pacer *pacer, uint64_t o_s_ns)
             free_at = completed;
         due = loggp_gap_due(free_at, owed, now);
     }
-    if (o_s_ns)
-        now = loggp_spin_ns(o_s_ns);
+    if (o_s_ns) /* from the start of the call, so the layer's own work is inside o_s */
+        now = loggp_spin_until(now + o_s_ns);
     if (due <= now)
         return w;
     uint64_t waited = loggp_spin_until(due) - now;

@@ -666,7 +666,9 @@ static ssize_t cq_read_held(cq_state *cs, const struct fi_ops_cq *o, struct fid_
         c->injected_ns[LOGGP_INJ_G] += gap_waited_g;
         c->injected_ns[LOGGP_INJ_GBYTE] += gap_waited_bytes;
         if (receives && d.o_r) {
-            returned = loggp_spin_ns(d.o_r * receives) + (uint64_t)atomic_load_explicit(&clock_correction, memory_order_relaxed);
+            /* from when the completions were taken, so the layer's own work is inside o_r */
+            uint64_t correction = (uint64_t)atomic_load_explicit(&clock_correction, memory_order_relaxed);
+            returned = loggp_spin_until(returned - correction + d.o_r * receives) + correction;
             c->injected_ns[LOGGP_INJ_OR] += d.o_r * receives;
         }
     }
