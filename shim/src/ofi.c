@@ -84,6 +84,12 @@ static inline uint64_t clock_ns(void)
     return loggp_now_ns() + (uint64_t)atomic_load_explicit(&clock_correction, memory_order_relaxed);
 }
 
+/* A clock_ns() time on this host's own clock (loggp_now_ns). */
+static inline uint64_t local_ns(uint64_t clock_time)
+{
+    return clock_time - (uint64_t)atomic_load_explicit(&clock_correction, memory_order_relaxed);
+}
+
 void loggp_ofi_flush(void)
 {
     atomic_store(&flushing, 1);
@@ -491,34 +497,41 @@ static void copy_out(cq_state *cs, void *buf, size_t index, const struct fi_cq_t
     memcpy((char *)buf + index * cs->entry_size, e, cs->entry_size);
 }
 
-/* When the held head entry may go, given what this read has released. */
-static inline uint64_t head_due(const cq_state *cs, size_t receives)
+/* When an entry due at `due` (L, (k-1)G) and owing gap_ns may go, given the
+ * receives this read has already handed out. */
+static inline uint64_t entry_due(const cq_state *cs, uint64_t due, uint64_t gap_ns, uint64_t take_ns,
+                                 size_t receives)
 {
     if (atomic_load_explicit(&flushing, memory_order_relaxed))
         return 0;
-    const held_entry *h = &cs->ring[cs->head];
-    if (!h->gap_ns)
-        return h->due;
+    if (!gap_ns)
+        return due;
     if (receives)
         return UINT64_MAX; /* its gap counts from a release in this read: next read */
-    uint64_t floor = gap_floor(cs, h->gap_ns, h->take_ns);
-    return floor > h->due ? floor : h->due;
+    uint64_t floor = gap_floor(cs, gap_ns, take_ns);
+    return floor > due ? floor : due;
+}
+
+static inline uint64_t head_due(const cq_state *cs, size_t receives)
+{
+    const held_entry *h = &cs->ring[cs->head];
+    return entry_due(cs, h->due, h->gap_ns, h->take_ns, receives);
 }
 
 /* Hands out held entries due by now, in order, into buf[out..count). */
 static size_t release_due(cq_state *cs, void *buf, size_t count, size_t out, fi_addr_t *src, uint64_t now,
                           size_t *receives)
 {
-    while (out < count && cs->count && head_due(cs, *receives) <= now) {
+    while (out < count && cs->count) {
+        uint64_t due = head_due(cs, *receives);
+        if (due > now)
+            break;
         held_entry *h = &cs->ring[cs->head];
-        if (h->gap_ns) {
-            uint64_t floor = gap_floor(cs, h->gap_ns, h->take_ns);
-            if (floor > h->due) {
-                uint64_t waited = floor - h->due < h->gap_ns ? floor - h->due : h->gap_ns;
-                uint64_t for_g = (uint64_t)((unsigned __int128)waited * h->gap_g_ns / h->gap_ns);
-                cs->gap_waited_ns[0] += for_g;
-                cs->gap_waited_ns[1] += waited - for_g;
-            }
+        if (due > h->due) { /* held longer for the gap than for L and (k-1)G */
+            uint64_t waited = due - h->due < h->gap_ns ? due - h->due : h->gap_ns;
+            uint64_t for_g = (uint64_t)((unsigned __int128)waited * h->gap_g_ns / h->gap_ns);
+            cs->gap_waited_ns[0] += for_g;
+            cs->gap_waited_ns[1] += waited - for_g;
         }
         copy_out(cs, buf, out, &h->e);
         if (src)
@@ -603,12 +616,12 @@ static ssize_t cq_read_held(cq_state *cs, const struct fi_ops_cq *o, struct fid_
             if (e.flags & FI_RECV)
                 gap_ns = d.g + loggp_bytes_delay_ns(d.G_ps, e.len);
             int must_wait = is_receive(e.flags) &&
-                            (cs->count || (!atomic_load_explicit(&flushing, memory_order_relaxed) &&
-                                           (due > now || (gap_ns && (receives || gap_floor(cs, gap_ns, take_ns) > now)))));
+                            (cs->count || entry_due(cs, due, gap_ns, take_ns, receives) > now);
             if (!must_wait) {
-                if (gapped && (e.flags & FI_SEND) && !(e.flags & FI_RECV))
-                    /* the injector was busy until then (delay.h) */
-                    loggp_send_completed(loggp_now_ns() - (now - (polling || !drained_at ? now : drained_at)));
+                if (gapped && (e.flags & FI_SEND) && !(e.flags & FI_RECV)) {
+                    /* the injector was busy until the send naturally completed (delay.h) */
+                    loggp_send_completed(local_ns(polling || !drained_at ? now : drained_at));
+                }
                 copy_out(cs, buf, out, &e);
                 if (src)
                     src[out] = fresh_src[i];
@@ -667,8 +680,8 @@ static ssize_t cq_read_held(cq_state *cs, const struct fi_ops_cq *o, struct fid_
         c->injected_ns[LOGGP_INJ_GBYTE] += gap_waited_bytes;
         if (receives && d.o_r) {
             /* from when the completions were taken, so the layer's own work is inside o_r */
-            uint64_t correction = (uint64_t)atomic_load_explicit(&clock_correction, memory_order_relaxed);
-            returned = loggp_spin_until(returned - correction + d.o_r * receives) + correction;
+            uint64_t spun_to = loggp_spin_until(local_ns(returned) + d.o_r * receives);
+            returned += spun_to - local_ns(returned);
             c->injected_ns[LOGGP_INJ_OR] += d.o_r * receives;
         }
     }

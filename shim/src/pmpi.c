@@ -266,10 +266,6 @@ static int single_node(void)
     return nodes && strcmp(nodes, "1") == 0;
 }
 
-/* For the libfabric engine every message must cross libfabric, as in a
- * one-process-per-node cluster: ask MPICH for its ofi netmod with no shared
- * memory shortcut, and on one node the shm provider. Settings the user made
- * stay; LOGGP_ROUTE=0 turns this off. Only an MPI built on libfabric gets it. */
 /* libfabric's shm provider names its region after the process id. A region
  * left in /dev/shm by a killed process whose id this process now has makes
  * the provider pick a longer name, which MPICH, assuming equal name lengths
@@ -295,6 +291,10 @@ static void remove_stale_shm_regions(void)
     closedir(dir);
 }
 
+/* For the libfabric engine every message must cross libfabric, as in a
+ * one-process-per-node cluster: ask MPICH for its ofi netmod with no shared
+ * memory shortcut, and on one node the shm provider. Settings the user made
+ * stay; LOGGP_ROUTE=0 turns this off. Only an MPI built on libfabric gets it. */
 static void route_through_libfabric(void)
 {
     const char *route = getenv("LOGGP_ROUTE");

@@ -1,0 +1,37 @@
+"""Knob values for Python code, parsed by loggp-knobs itself so that every
+part of loggp accepts exactly the same syntax."""
+import json
+import subprocess
+
+from .run import RunError, find_program
+
+KNOBS = ("o_s", "o_r", "g", "G", "L")
+# "o" sets o_s and o_r together, as the --o flag does.
+FLAGS = {"o": "--o", "o_s": "--os", "o_r": "--or", "g": "--g", "G": "--G", "L": "--L"}
+
+
+class KnobError(ValueError):
+    """A value loggp-knobs refused; the message names it."""
+
+
+def parse(values):
+    """{knob: text} -> {knob: nanoseconds (ns per byte for G)}; one call for all."""
+    unknown = [k for k in values if k not in FLAGS]
+    if unknown:
+        raise KnobError(f"unknown knob {unknown[0]!r} (known: {', '.join(FLAGS)})")
+    if not values:
+        return {}
+    argv = []
+    for knob, text in values.items():
+        if not isinstance(text, str):
+            raise KnobError(f"{knob}: {text!r} must be a string with a unit, e.g. '10us'")
+        argv += [FLAGS[knob], text]
+    try:
+        exe = find_program("loggp-knobs")
+    except RunError as err:
+        raise KnobError(str(err)) from None
+    proc = subprocess.run([exe, "parse", *argv], capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise KnobError(proc.stderr.strip().replace("loggp-knobs: ", "", 1) or "refused by loggp-knobs")
+    parsed = json.loads(proc.stdout)
+    return {knob: float(parsed["o_s" if knob == "o" else knob]["ns"]) for knob in values}
