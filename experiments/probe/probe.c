@@ -12,12 +12,16 @@
  *          to have arrived, so latency cannot leak into it
  *   L      T(m) - o_s(m) - o_r(m) - (m-1)G on small messages
  *   G      least-squares slope of g(m) against m over the largest sizes
+ * With --knob-set it measures the whole signature once per libloggp knob set, in
+ * interleaved rounds within one run, so sets are compared side by side.
  */
 #define _POSIX_C_SOURCE 200809L
 
+#include "knobs.h"
 #include "stats.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <limits.h>
 #include <math.h>
 #include <mpi.h>
@@ -30,6 +34,9 @@
 
 #define PROBE_VERSION "0.1.0"
 #define MAX_SIZES 256
+#define MAX_KNOB_SETS 16
+/* libloggp rereads its knob file every 4 ms; a new set is in force well within this. */
+#define KNOB_SETTLE_MS 25
 #define EXIT_USAGE 2
 
 enum { TAG_DATA = 1, TAG_ACK = 2, TAG_TOKEN = 3, TAG_CTRL = 4 };
@@ -54,6 +61,9 @@ typedef struct {
     double time_limit_s; /* measurement budget; min_samples always wins */
     int burst;
     int quiet;
+    int n_sets, rounds; /* knob sets measured side by side, in this many rounds */
+    loggp_knobs sets[MAX_KNOB_SETS];
+    const char *set_specs[MAX_KNOB_SETS];
 } options;
 
 typedef struct {
@@ -140,6 +150,57 @@ static int parse_int(const char *text, long lo, long hi, int *out)
     return 0;
 }
 
+/* A knob set: "zero", or comma-separated name=value with the knob file's names
+ * (o sets o_s and o_r). Returns -1 with a message naming the bad part. */
+static int parse_knob_set(const char *spec, loggp_knobs *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    if (!strcmp(spec, "zero"))
+        return 0;
+    char *copy = strdup(spec), *save = NULL;
+    unsigned seen = 0;
+    int n = 0, rc = 0;
+    for (char *item = strtok_r(copy, ",", &save); item && !rc; item = strtok_r(NULL, ",", &save), n++) {
+        char *eq = strchr(item, '=');
+        if (!eq) {
+            snprintf(err, errlen, "'%s' is not name=value", item);
+            rc = -1;
+            break;
+        }
+        *eq = '\0';
+        int both = !strcmp(item, "o");
+        int id = both ? LOGGP_KNOB_O_S : loggp_knob_by_name(item);
+        if (id < 0) {
+            snprintf(err, errlen, "unknown knob '%s' (expected o, o_s, o_r, g, G or L)", item);
+            rc = -1;
+            break;
+        }
+        unsigned bits = both ? (1u << LOGGP_KNOB_O_S) | (1u << LOGGP_KNOB_O_R) : 1u << id;
+        if (seen & bits) {
+            snprintf(err, errlen, "knob '%s' given twice", item);
+            rc = -1;
+            break;
+        }
+        seen |= bits;
+        int64_t ps;
+        char why[256];
+        if (loggp_parse_knob((loggp_knob_id)id, eq + 1, &ps, why, sizeof why) != 0) {
+            snprintf(err, errlen, "%s: %s", item, why);
+            rc = -1;
+            break;
+        }
+        out->ps[id] = ps;
+        if (both)
+            out->ps[LOGGP_KNOB_O_R] = ps;
+    }
+    if (!rc && n == 0) {
+        snprintf(err, errlen, "empty (use 'zero' for all knobs at 0)");
+        rc = -1;
+    }
+    free(copy);
+    return rc;
+}
+
 static void usage(FILE *out)
 {
     fprintf(out,
@@ -158,6 +219,12 @@ static void usage(FILE *out)
             "  --max-samples N      samples per value at most (default 2000)\n"
             "  --time-limit S       measurement time budget in seconds (default 4)\n"
             "  --burst N            messages per burst for the gap (default 16)\n"
+            "  --knob-set SPEC      (repeatable) measure under each libloggp knob set in turn, in\n"
+            "                       one run: 'zero' or name=value,... (o, o_s, o_r, g, G, L), e.g.\n"
+            "                       --knob-set zero --knob-set o=1us; the probe rewrites the file\n"
+            "                       named by LOGGP_KNOB_FILE, so point that at a file of its own\n"
+            "  --rounds N           interleaved rounds over the knob sets (default 3); the\n"
+            "                       time limit is per knob set\n"
             "  --quiet              no table on stdout\n"
             "  -h, --help           this text\n");
 }
@@ -168,7 +235,7 @@ static int parse_args(int argc, char **argv, options *o, int verbose)
 {
     *o = (options){.min_size = 1, .max_size = 1L << 20, .refine = 1, .rel_ci = 0.02,
                    .abs_ci_us = 0.020, .min_samples = 11, .max_samples = 2000,
-                   .time_limit_s = 4.0, .burst = 16};
+                   .time_limit_s = 4.0, .burst = 16, .rounds = 3};
 #define FAIL(...)                                                   \
     do {                                                            \
         if (verbose) {                                              \
@@ -193,7 +260,8 @@ static int parse_args(int argc, char **argv, options *o, int verbose)
             FAIL("unexpected argument '%s'", a);
         static const char *const valued[] = {"--min-size", "--max-size", "--sizes", "--send-mode",
                                              "--recv-mode", "--json", "--rel-ci", "--abs-ci-ns",
-                                             "--min-samples", "--max-samples", "--time-limit", "--burst"};
+                                             "--min-samples", "--max-samples", "--time-limit", "--burst",
+                                             "--knob-set", "--rounds"};
         int known = 0;
         for (size_t k = 0; k < sizeof valued / sizeof valued[0]; k++)
             known |= !strcmp(a, valued[k]);
@@ -270,12 +338,34 @@ static int parse_args(int argc, char **argv, options *o, int verbose)
         } else if (!strcmp(a, "--burst")) {
             if (parse_int(v, 2, 1024, &o->burst))
                 FAIL("bad --burst '%s' (expected an integer in [2, 1024])", v);
+        } else if (!strcmp(a, "--knob-set")) {
+            char why[512];
+            if (o->n_sets >= MAX_KNOB_SETS)
+                FAIL("too many --knob-set (at most %d)", MAX_KNOB_SETS);
+            if (parse_knob_set(v, &o->sets[o->n_sets], why, sizeof why) != 0)
+                FAIL("bad --knob-set '%s': %s", v, why);
+            o->set_specs[o->n_sets++] = v;
+        } else if (!strcmp(a, "--rounds")) {
+            if (parse_int(v, 1, 100, &o->rounds))
+                FAIL("bad --rounds '%s' (expected an integer in [1, 100])", v);
         } else {
             FAIL("unknown option '%s'", a);
         }
     }
     if (o->max_samples < o->min_samples)
         FAIL("--max-samples %d is below --min-samples %d", o->max_samples, o->min_samples);
+    if (o->n_sets) {
+        const char *file = getenv("LOGGP_KNOB_FILE");
+        if (!file || !*file)
+            FAIL("--knob-set rewrites the knob file between sets: set LOGGP_KNOB_FILE to a file "
+                 "of its own (never your everyday knob file)");
+        for (int k = 0; k < LOGGP_KNOB_COUNT; k++)
+            if (getenv(loggp_knob_table[k].env))
+                FAIL("%s is set and would override the knob sets (unset it)", loggp_knob_table[k].env);
+        const char *preload = getenv("LD_PRELOAD");
+        if (!preload || !strstr(preload, "libloggp"))
+            FAIL("--knob-set needs libloggp.so preloaded (run the probe under `loggp run`)");
+    }
     if (!o->explicit_sizes) {
         if (o->min_size > o->max_size)
             FAIL("--min-size %ld is larger than --max-size %ld", o->min_size, o->max_size);
@@ -290,6 +380,10 @@ static int parse_args(int argc, char **argv, options *o, int verbose)
             o->sizes[o->n_sizes++] = o->max_size;
     } else {
         o->refine = 0; /* explicit sizes are measured as given */
+    }
+    if (o->n_sets)
+        o->refine = 0; /* every set measures the same sizes */
+    if (o->explicit_sizes) {
         o->max_size = 0;
         o->min_size = LONG_MAX;
         for (int k = 0; k < o->n_sizes; k++) {
@@ -589,6 +683,32 @@ static median_ci measure(int cmd, long m, double recv_wait_us)
 }
 
 static double t_zero_us; /* half round trip of an empty message, for receive waits */
+static int current_set = -1; /* knob set in force (--knob-set), -1: none */
+
+/* LogGP's idle time before a timed receive under knob set k, for m bytes, beyond the
+ * machine's own: half the knobs' added round trip (T(0) + T(m)) and 1.25 of their
+ * added gap (the pace), as the wait formula below has it. */
+static double knob_idle_us(int k, long m)
+{
+    const int64_t *ps = opt.sets[k].ps;
+    double per_byte = m > 1 ? (double)(m - 1) * (double)ps[LOGGP_KNOB_GAP_PER_BYTE] * 1e-6 : 0;
+    double one_way = (double)(ps[LOGGP_KNOB_O_S] + ps[LOGGP_KNOB_O_R] + ps[LOGGP_KNOB_LATENCY]) * 1e-6;
+    double gap = fmax((double)ps[LOGGP_KNOB_GAP], fmax((double)ps[LOGGP_KNOB_O_S], (double)ps[LOGGP_KNOB_O_R])) * 1e-6;
+    return 0.5 * (2 * one_way + per_byte) + 1.25 * (gap + per_byte);
+}
+
+/* A receive after a longer idle costs more on some machines (caches and predictors go
+ * cold), so with knob sets every set idles as long as the set that idles longest:
+ * otherwise the knobs would seem to raise o_r. */
+static double idle_equalizer_us(long m)
+{
+    if (current_set < 0)
+        return 0;
+    double longest = 0;
+    for (int k = 0; k < opt.n_sets; k++)
+        longest = fmax(longest, knob_idle_us(k, m));
+    return longest - knob_idle_us(current_set, m);
+}
 
 static void measure_size(long m, size_result *res)
 {
@@ -599,7 +719,7 @@ static void measure_size(long m, size_result *res)
     pace_us = 1.25 * gap + PACE_SLACK_US;
     res->T = measure(CMD_PINGPONG, m, 0);
     res->o_s = measure(CMD_SEND_OVERHEAD, m, 0);
-    double wait = 1.5 * (t_zero_us + res->T.median) + pace_us + 2.0;
+    double wait = 1.5 * (t_zero_us + res->T.median) + pace_us + 2.0 + idle_equalizer_us(m);
     res->o_r = measure(CMD_RECV_OVERHEAD, m, wait);
     res->L_us = res->T.median - res->o_s.median - res->o_r.median;
 }
@@ -676,13 +796,6 @@ static const char *engine_hint(void)
     return (preload && strstr(preload, "libloggp")) ? "libloggp preloaded" : "none";
 }
 
-static void print_ci_json(FILE *f, const char *name, median_ci m, int last)
-{
-    fprintf(f, "\"%s\": {\"median\": %.6f, \"ci95_half\": %.6f, \"samples\": %zu, \"converged\": %s}%s",
-            name, m.median, isfinite(m.ci_half) ? m.ci_half : -1.0, m.n,
-            ci_meets_target(m, opt.rel_ci, opt.abs_ci_us) ? "true" : "false", last ? "" : ", ");
-}
-
 static void print_json_string(FILE *f, const char *s)
 {
     fputc('"', f);
@@ -698,11 +811,65 @@ static void print_json_string(FILE *f, const char *s)
 }
 
 typedef struct {
-    double L_us, G_ns_per_byte, G_raw, G_lo, G_hi, elapsed_s;
+    double L_us, G_ns_per_byte, G_raw, G_lo, G_hi;
     int G_clamped;
 } summary;
 
-static int write_json(const char *path, const size_result *r, int n, const summary *s, int np)
+/* One set's results over rounds: the medians of each round, per size (NULL: one run). */
+typedef struct {
+    const size_result *const *rounds;
+    int n_rounds;
+} round_view;
+
+/* One quantity of one size: median, CI and, over rounds, each round's median. */
+static void print_ci_json(FILE *f, const char *name, const size_result *r, int size, size_t field,
+                          const round_view *rv)
+{
+    median_ci m = *(const median_ci *)((const char *)&r[size] + field);
+    fprintf(f, "\"%s\": {\"median\": %.6f, \"ci95_half\": %.6f, \"samples\": %zu, \"converged\": %s", name,
+            m.median, isfinite(m.ci_half) ? m.ci_half : -1.0, m.n,
+            ci_meets_target(m, opt.rel_ci, opt.abs_ci_us) ? "true" : "false");
+    if (rv && rv->n_rounds > 1) {
+        fprintf(f, ", \"rounds_us\": [");
+        for (int k = 0; k < rv->n_rounds; k++)
+            fprintf(f, "%.6f%s", ((const median_ci *)((const char *)&rv->rounds[k][size] + field))->median,
+                    k + 1 < rv->n_rounds ? ", " : "]");
+    }
+    fprintf(f, "}, ");
+}
+
+/* "summary" and "sizes" of one result, each line indented by `pad`. */
+static void write_result_json(FILE *f, const size_result *r, int n, const summary *s, const round_view *rv,
+                              const char *pad)
+{
+    fprintf(f, "%s\"summary\": {\"L_us\": %.6f, \"G_ns_per_byte\": %.6f, \"G_unclamped_ns_per_byte\": %.6f, "
+               "\"G_clamped\": %s, \"G_fit_bytes\": [%ld, %ld], \"o_s_us\": %.6f, \"o_r_us\": %.6f, "
+               "\"g_us\": %.6f, \"T_us\": %.6f, \"at_bytes\": %ld},\n",
+            pad, s->L_us, s->G_ns_per_byte, s->G_raw, s->G_clamped ? "true" : "false", (long)s->G_lo,
+            (long)s->G_hi, r[0].o_s.median, r[0].o_r.median, r[0].g.median, r[0].T.median, r[0].bytes);
+    fprintf(f, "%s\"sizes\": [\n", pad);
+    for (int i = 0; i < n; i++) {
+        fprintf(f, "%s  {\"bytes\": %ld, \"refined\": %s, ", pad, r[i].bytes, r[i].refined ? "true" : "false");
+        print_ci_json(f, "T_us", r, i, offsetof(size_result, T), rv);
+        print_ci_json(f, "o_s_us", r, i, offsetof(size_result, o_s), rv);
+        print_ci_json(f, "o_r_us", r, i, offsetof(size_result, o_r), rv);
+        print_ci_json(f, "g_us", r, i, offsetof(size_result, g), rv);
+        fprintf(f, "\"L_us\": %.6f}%s\n", r[i].L_us, i + 1 < n ? "," : "");
+    }
+    fprintf(f, "%s]", pad);
+}
+
+/* A measured signature: one run, or per knob set (sets > 0). */
+typedef struct {
+    const size_result *const *res; /* [set] */
+    const int *n;
+    const summary *s;
+    const round_view *rv;
+    int sets;
+    double elapsed_s;
+} results;
+
+static int write_json(const char *path, const results *out, int np)
 {
     size_t len = strlen(path);
     char *tmp = malloc(len + 16);
@@ -739,21 +906,26 @@ static int write_json(const char *path, const size_result *r, int n, const summa
     fprintf(f, "  \"target\": {\"confidence\": 0.95, \"rel\": %g, \"abs_us\": %g, \"min_samples\": %d, "
                "\"max_samples\": %d, \"time_limit_s\": %g},\n",
             opt.rel_ci, opt.abs_ci_us, opt.min_samples, opt.max_samples, opt.time_limit_s);
-    fprintf(f, "  \"summary\": {\"L_us\": %.6f, \"G_ns_per_byte\": %.6f, \"G_unclamped_ns_per_byte\": %.6f, "
-               "\"G_clamped\": %s, \"G_fit_bytes\": [%ld, %ld], \"o_s_us\": %.6f, \"o_r_us\": %.6f, "
-               "\"g_us\": %.6f, \"T_us\": %.6f, \"at_bytes\": %ld},\n",
-            s->L_us, s->G_ns_per_byte, s->G_raw, s->G_clamped ? "true" : "false", (long)s->G_lo,
-            (long)s->G_hi, r[0].o_s.median, r[0].o_r.median, r[0].g.median, r[0].T.median, r[0].bytes);
-    fprintf(f, "  \"elapsed_s\": %.3f,\n  \"sizes\": [\n", s->elapsed_s);
-    for (int i = 0; i < n; i++) {
-        fprintf(f, "    {\"bytes\": %ld, \"refined\": %s, ", r[i].bytes, r[i].refined ? "true" : "false");
-        print_ci_json(f, "T_us", r[i].T, 0);
-        print_ci_json(f, "o_s_us", r[i].o_s, 0);
-        print_ci_json(f, "o_r_us", r[i].o_r, 0);
-        print_ci_json(f, "g_us", r[i].g, 0);
-        fprintf(f, "\"L_us\": %.6f}%s\n", r[i].L_us, i + 1 < n ? "," : "");
+    fprintf(f, "  \"elapsed_s\": %.3f,\n", out->elapsed_s);
+    if (!out->sets) {
+        write_result_json(f, out->res[0], out->n[0], &out->s[0], NULL, "  ");
+        fprintf(f, "\n}\n");
+    } else {
+        fprintf(f, "  \"rounds\": %d,\n  \"knob_settle_ms\": %d,\n  \"knob_sets\": [\n", opt.rounds, KNOB_SETTLE_MS);
+        for (int k = 0; k < out->sets; k++) {
+            fprintf(f, "    {\"spec\": ");
+            print_json_string(f, opt.set_specs[k]);
+            fprintf(f, ", \"knobs\": {");
+            for (int i = 0; i < LOGGP_KNOB_COUNT; i++) {
+                char text[64];
+                loggp_format_knob((loggp_knob_id)i, opt.sets[k].ps[i], text, sizeof text);
+                fprintf(f, "\"%s\": \"%s\"%s", loggp_knob_table[i].name, text, i + 1 < LOGGP_KNOB_COUNT ? ", " : "},\n");
+            }
+            write_result_json(f, out->res[k], out->n[k], &out->s[k], &out->rv[k], "     ");
+            fprintf(f, "}%s\n", k + 1 < out->sets ? "," : "");
+        }
+        fprintf(f, "  ]\n}\n");
     }
-    fprintf(f, "  ]\n}\n");
     int bad = ferror(f);
     bad |= fflush(f) != 0;
     bad |= fsync(fd) != 0;
@@ -768,18 +940,16 @@ static int write_json(const char *path, const size_result *r, int n, const summa
     return 0;
 }
 
-static int drive(int np)
+/* Every size (and, when refining, the sizes added at bends), sorted; returns how many. */
+static int measure_signature(size_result *res, int sets_and_rounds)
 {
-    static size_result res[MAX_SIZES];
-    double start = now_us();
-
     /* Warm-up and the empty message's half round trip, for the receive-overhead waits. */
     pace_us = 0.5;
     median_ci t0 = measure(CMD_PINGPONG, 0, 0);
     t_zero_us = t0.median;
 
     int planned = opt.n_sizes + (opt.refine ? 9 : 0);
-    phase_budget_s = opt.time_limit_s / planned / 4.0;
+    phase_budget_s = opt.time_limit_s / sets_and_rounds / planned / 4.0;
     int n = 0;
     for (int i = 0; i < opt.n_sizes; i++)
         measure_size(opt.sizes[i], &res[n++]);
@@ -796,8 +966,11 @@ static int drive(int np)
             n += bisect_bend(bounds[b][0], bounds[b][1], 3, &res[n]);
         qsort(res, (size_t)n, sizeof res[0], by_bytes);
     }
-    command_server(CMD_QUIT, 0, 0, 0);
+    return n;
+}
 
+static summary summarize_signature(const size_result *res, int n)
+{
     summary s = {0};
     /* G: slope of g(m) over the largest sizes (at least the two largest). */
     long lo_bytes = opt.max_size / 16 > 1 ? opt.max_size / 16 : 1;
@@ -825,23 +998,140 @@ static int drive(int np)
             ls[nl++] = res[i].L_us - (double)(res[i].bytes > 0 ? res[i].bytes - 1 : 0) *
                                          s.G_ns_per_byte / 1000.0;
     s.L_us = median_with_ci(ls, (size_t)nl).median;
-    s.elapsed_s = (now_us() - start) * 1e-6;
+    return s;
+}
 
+static void print_table(const size_result *res, int n, const summary *s, int np, const char *set_spec)
+{
+    printf("# loggp-probe %s  np=%d  send=%s recv=%s  (medians, us; +- is the 95%% CI)\n", PROBE_VERSION, np,
+           send_mode_names[opt.send_mode], recv_mode_names[opt.recv_mode]);
+    if (set_spec)
+        printf("# knob set %s: medians of %d interleaved rounds, +- the widest round's CI\n", set_spec,
+               opt.rounds);
+    printf("%9s %18s %16s %16s %18s %9s\n", "bytes", "T(m)", "o_s(m)", "o_r(m)", "g(m)", "L(m)");
+    for (int i = 0; i < n; i++)
+        printf("%9ld %10.3f+-%-6.3f %8.3f+-%-6.3f %8.3f+-%-6.3f %10.3f+-%-6.3f %9.3f%s\n", res[i].bytes,
+               res[i].T.median, res[i].T.ci_half, res[i].o_s.median, res[i].o_s.ci_half, res[i].o_r.median,
+               res[i].o_r.ci_half, res[i].g.median, res[i].g.ci_half, res[i].L_us,
+               res[i].refined ? "  (refined)" : "");
+    printf("L = %.3f us   G = %.5f ns/B%s (g(m) slope over %ld..%ld B)\n", s->L_us, s->G_ns_per_byte,
+           s->G_clamped ? " (clamped from negative)" : "", (long)s->G_lo, (long)s->G_hi);
+}
+
+/* Puts knob set k in force: rewrites the knob file, then waits for libloggp's watcher
+ * (every rank's) to have read it. */
+static int apply_knob_set(int k)
+{
+    char path[PATH_MAX], err[1024];
+    if (loggp_knob_file_path(path, sizeof path, err, sizeof err) != 0 ||
+        loggp_knobs_save(path, &opt.sets[k], err, sizeof err) != 0) {
+        fprintf(stderr, "loggp-probe: cannot apply --knob-set '%s': %s\n", opt.set_specs[k], err);
+        return -1;
+    }
+    struct timespec settle = {0, KNOB_SETTLE_MS * 1000000L};
+    nanosleep(&settle, NULL);
+    return 0;
+}
+
+/* One quantity over rounds: the median of the round medians, the widest round's CI. */
+static median_ci combine_rounds(const size_result *const *rounds, int n_rounds, int size, size_t field)
+{
+    double v[100];
+    median_ci out = {0};
+    for (int r = 0; r < n_rounds; r++) {
+        const median_ci *m = (const median_ci *)((const char *)&rounds[r][size] + field);
+        v[r] = m->median;
+        out.n += m->n;
+        if (!(m->ci_half <= out.ci_half)) /* a NaN (too few samples) wins */
+            out.ci_half = m->ci_half;
+    }
+    out.median = median_with_ci(v, (size_t)n_rounds).median;
+    return out;
+}
+
+/* The signature per knob set: rounds interleave the sets, so slow drifts of the machine
+ * fall on every set alike, and the sets are compared side by side. */
+static int drive_sets(int np, double start)
+{
+    int sets = opt.n_sets, rounds = opt.rounds, rc = 0;
+    size_t per = (size_t)MAX_SIZES;
+    size_result *raw = calloc((size_t)sets * (size_t)rounds * per, sizeof *raw);
+    size_result *combined = calloc((size_t)sets * per, sizeof *combined);
+    const size_result **round_ptr = calloc((size_t)sets * (size_t)rounds, sizeof *round_ptr);
+    const size_result *set_ptr[MAX_KNOB_SETS];
+    int n[MAX_KNOB_SETS];
+    summary s[MAX_KNOB_SETS];
+    round_view rv[MAX_KNOB_SETS];
+    if (!raw || !combined || !round_ptr) {
+        fprintf(stderr, "loggp-probe: out of memory for %d knob sets x %d rounds\n", sets, rounds);
+        rc = 1;
+        goto done;
+    }
+    for (int r = 0; r < rounds && !rc; r++)
+        for (int k = 0; k < sets && !rc; k++) {
+            size_result *into = raw + ((size_t)k * (size_t)rounds + (size_t)r) * per;
+            rc = apply_knob_set(k);
+            current_set = k;
+            if (!rc)
+                n[k] = measure_signature(into, sets * rounds);
+            round_ptr[k * rounds + r] = into;
+        }
+    if (rc)
+        goto done;
+    for (int k = 0; k < sets; k++) {
+        size_result *c = combined + (size_t)k * per;
+        const size_result *const *rs = round_ptr + k * rounds;
+        for (int i = 0; i < n[k]; i++) {
+            c[i].bytes = rs[0][i].bytes;
+            c[i].T = combine_rounds(rs, rounds, i, offsetof(size_result, T));
+            c[i].o_s = combine_rounds(rs, rounds, i, offsetof(size_result, o_s));
+            c[i].o_r = combine_rounds(rs, rounds, i, offsetof(size_result, o_r));
+            c[i].g = combine_rounds(rs, rounds, i, offsetof(size_result, g));
+            c[i].L_us = c[i].T.median - c[i].o_s.median - c[i].o_r.median;
+        }
+        set_ptr[k] = c;
+        s[k] = summarize_signature(c, n[k]);
+        rv[k] = (round_view){rs, rounds};
+    }
+    double elapsed = (now_us() - start) * 1e-6;
     if (!opt.quiet) {
-        printf("# loggp-probe %s  np=%d  send=%s recv=%s  (medians, us; +- is the 95%% CI)\n",
-               PROBE_VERSION, np, send_mode_names[opt.send_mode], recv_mode_names[opt.recv_mode]);
-        printf("%9s %18s %16s %16s %18s %9s\n", "bytes", "T(m)", "o_s(m)", "o_r(m)", "g(m)", "L(m)");
-        for (int i = 0; i < n; i++)
-            printf("%9ld %10.3f+-%-6.3f %8.3f+-%-6.3f %8.3f+-%-6.3f %10.3f+-%-6.3f %9.3f%s\n",
-                   res[i].bytes, res[i].T.median, res[i].T.ci_half, res[i].o_s.median,
-                   res[i].o_s.ci_half, res[i].o_r.median, res[i].o_r.ci_half, res[i].g.median,
-                   res[i].g.ci_half, res[i].L_us, res[i].refined ? "  (refined)" : "");
-        printf("L = %.3f us   G = %.5f ns/B%s (g(m) slope over %ld..%ld B)   %.2f s\n", s.L_us,
-               s.G_ns_per_byte, s.G_clamped ? " (clamped from negative)" : "", (long)s.G_lo,
-               (long)s.G_hi, s.elapsed_s);
+        for (int k = 0; k < sets; k++)
+            print_table(set_ptr[k], n[k], &s[k], np, opt.set_specs[k]);
+        printf("%d knob sets x %d rounds in %.2f s\n", sets, rounds, elapsed);
         fflush(stdout);
     }
-    if (opt.json_path && write_json(opt.json_path, res, n, &s, np) != 0)
+    results out = {set_ptr, n, s, rv, sets, elapsed};
+    if (opt.json_path && write_json(opt.json_path, &out, np) != 0)
+        rc = 1;
+done:
+    free(raw);
+    free(combined);
+    free(round_ptr);
+    return rc;
+}
+
+static int drive(int np)
+{
+    double start = now_us();
+    int rc;
+    if (opt.n_sets) {
+        rc = drive_sets(np, start);
+        command_server(CMD_QUIT, 0, 0, 0);
+        return rc;
+    }
+    static size_result res[MAX_SIZES];
+    int n = measure_signature(res, 1);
+    command_server(CMD_QUIT, 0, 0, 0);
+    summary s = summarize_signature(res, n);
+    double elapsed = (now_us() - start) * 1e-6;
+    if (!opt.quiet) {
+        print_table(res, n, &s, np, NULL);
+        printf("%.2f s\n", elapsed);
+        fflush(stdout);
+    }
+    const size_result *set_ptr[1] = {res};
+    results out = {set_ptr, &n, &s, NULL, 0, elapsed};
+    if (opt.json_path && write_json(opt.json_path, &out, np) != 0)
         return 1;
     return 0;
 }

@@ -1,10 +1,13 @@
 """`loggp calibrate`: proves each knob does what it says.
 
-For every knob and every value of its sweep, the probe runs under `loggp run` with that
-knob set and the others at 0; the analysis compares the measured increase of the knob's
-own parameter with the set increase (slope, intercept, R^2, largest error) and checks that
-the other parameters stay put (cross-talk). Orchestration (`collect`) and analysis
-(`analyze`) are separate so that the analysis can be tested on synthetic probe results.
+For every knob, one probe run under `loggp run` measures every value of its sweep side by
+side: the probe switches libloggp's knobs between sets (the others at 0) in interleaved
+rounds, and each value's increase is taken against a zero set of the same run, so the
+machine's slow drifts and run-to-run moods fall on both sides of every difference. The
+analysis compares the measured increase of the knob's own parameter with the set increase
+(slope, intercept, R^2, largest error) and checks that the other parameters stay put
+(cross-talk). Orchestration (`collect`) and analysis (`analyze`) are separate so that the
+analysis can be tested on synthetic probe results.
 
 What is measured, per probe run (see experiments/README.md for the probe's methods):
   o_s, o_r   send and receive overhead at the smallest size
@@ -130,6 +133,37 @@ def increases(run, reference, G_set=0.0):
     return out, absolute
 
 
+QUANTITIES = ("T_us", "o_s_us", "o_r_us", "g_us")
+
+
+def paired_difference(value, zero):
+    """run - zero for one quantity of one size: when both carry per-round medians (a
+    --knob-set run), the median of the differences within each round, since a round's
+    sets are measured closest together in time; else the difference of the medians."""
+    rounds, zero_rounds = value.get("rounds_us"), zero.get("rounds_us")
+    if rounds and zero_rounds and len(rounds) == len(zero_rounds):
+        return float(np.median(np.subtract(rounds, zero_rounds)))
+    return value["median"] - zero["median"]
+
+
+def reframe(run, own_zero, reference):
+    """`run` moved into the reference's frame: each median becomes reference + (run -
+    own_zero), own_zero being the zero set of the same probe run. Increases over the
+    reference are then exactly the increases measured side by side within the run."""
+    sizes = [sorted(r["sizes"], key=lambda e: e["bytes"]) for r in (run, own_zero, reference)]
+    if not ([e["bytes"] for e in sizes[0]] == [e["bytes"] for e in sizes[1]] == [e["bytes"] for e in sizes[2]]):
+        raise CalibrationError("cannot compare probe runs of different sizes")
+    out = dict(run)
+    out["sizes"] = []
+    for e, zero, ref in zip(*sizes):
+        entry = {"bytes": e["bytes"], "refined": False}
+        for k in QUANTITIES:
+            entry[k] = {**e[k], "median": ref[k]["median"] + paired_difference(e[k], zero[k]),
+                        "measured": e[k]["median"], "own_zero": zero[k]["median"]}
+        out["sizes"].append(entry)
+    return out
+
+
 def median_run(runs):
     """Element-wise median of several probe results of the same sizes: a run disturbed as
     a whole by other work on the machine is outvoted by the others."""
@@ -144,7 +178,7 @@ def median_run(runs):
     combined["sizes"] = []
     for i, b in enumerate(ref_bytes):
         entry = {"bytes": b, "refined": False, "combined_runs": len(runs)}
-        for k in ("T_us", "o_s_us", "o_r_us", "g_us"):
+        for k in QUANTITIES:
             vals = [s[i][k]["median"] for s in sizes]
             entry[k] = {"median": float(np.median(vals)), "runs": vals}
         combined["sizes"].append(entry)
@@ -285,50 +319,48 @@ def disturbance(run):
 
 
 def steady_runner(runner, attempts=3, log=print):
-    """Repeats a probe run that was disturbed (see `disturbance`) up to `attempts` times in
-    all and keeps the quietest."""
-    def run(knobs, probe_args):
+    """Repeats a probe run that was disturbed (see `disturbance`; for a run of several
+    knob sets, its noisiest set) up to `attempts` times in all and keeps the quietest."""
+    def run(knob_sets, probe_args):
         best = None
         for attempt in range(attempts):
-            result = runner(knobs, probe_args)
-            noise = disturbance(result)
+            results = runner(knob_sets, probe_args)
+            noise = max(disturbance(r) for r in results)
             if best is None or noise < best[0]:
-                best = (noise, result)
+                best = (noise, results)
             if noise <= DISTURBED_REL_CI:
                 break
             log(f"    disturbed run (relative CI {100 * noise:.1f} % > {100 * DISTURBED_REL_CI:.0f} % at the 75th percentile), "
                 f"{'again' if attempt + 1 < attempts else 'keeping the quietest'}")
-        best[1].setdefault("calibration", {})["disturbance"] = best[0]
+        for r in best[1]:
+            r.setdefault("calibration", {})["disturbance"] = best[0]
         return best[1]
     return run
 
 
-def collect(sweeps, runner, probe_args, baseline_args, log=print):
-    """Runs the probe for the reference, the baseline and every sweep point.
+def sweep_sets(knob, values):
+    """The knob sets of one sweep's run: a zero set that frames the run, then every value
+    (a 0 value is a zero set of its own, so the 0 point shows how well the run repeats)."""
+    return [knob_settings(knob, 0)] + [knob_settings(knob, v) for v in values]
 
-    runner(knobs, probe_args) -> probe result; knobs maps o_s, o_r, g, G, L to increments
-    (us, G in ns/B). Returns (reference, baseline, runs)."""
-    zero = knob_settings("o", 0)
-    log("reference run (all knobs 0)")
-    reference = runner(zero, probe_args)
+
+def collect(sweeps, runner, probe_args, baseline_args, log=print):
+    """Runs the baseline and, per knob, one probe run over its whole sweep.
+
+    runner(knob_sets, probe_args) -> one probe result per knob set, measured side by side
+    in one run (a single set: an ordinary run); a set maps o_s, o_r, g, G, L to increments
+    (us, G in ns/B). Returns (baseline, sweeps_raw), sweeps_raw being
+    {knob: (frame_zero, [(value, run), ...])}."""
     baseline = None
     if baseline_args is not None:
         log("baseline run over the full size range (all knobs 0), for T0 + m/B")
-        baseline = runner(zero, baseline_args)
-    runs = {}
+        baseline = runner([knob_settings("o", 0)], baseline_args)[0]
+    raw = {}
     for knob, values in sweeps.items():
-        runs[knob] = []
-        for value in values:
-            log(f"  {knob} = {value:g} {UNITS[knob]}")
-            runs[knob].append((value, runner(knob_settings(knob, value), probe_args)))
-    return reference, baseline, runs
-
-
-def pooled_reference(reference, runs):
-    """The reference is the element-wise median of every all-zero run: the reference run
-    and each sweep's 0 point."""
-    zeros = [reference] + [run for points in runs.values() for v, run in points if v == 0]
-    return median_run(zeros)
+        log(f"  {knob} = {', '.join(f'{v:g}' for v in values)} {UNITS[knob]}, side by side in one run")
+        results = runner(sweep_sets(knob, values), probe_args)
+        raw[knob] = (results[0], list(zip(values, results[1:])))
+    return baseline, raw
 
 
 def missed_points(rows):
@@ -337,13 +369,20 @@ def missed_points(rows):
 
 def calibrate(sweeps, runner, probe_args, baseline_args=None, retries=2, log=print):
     """Collects, analyzes and re-measures each point that missed the goal `retries` more
-    times, judging it on the element-wise median of all its runs (never on the best run).
-    Returns (summary, rows, label_runs) where label_runs lists every raw probe run."""
+    times (each time beside a zero set of its own), judging it on the element-wise median
+    of all its runs (never on the best run). The reference is the element-wise median of
+    every sweep's framing zero set. Returns (summary, rows, label_runs) where label_runs
+    lists every raw probe result."""
     runner = steady_runner(runner, log=log)
-    reference, baseline, runs = collect(sweeps, runner, probe_args, baseline_args, log)
-    label_runs = [("reference", 0.0, reference)] + ([("baseline", 0.0, baseline)] if baseline else [])
-    label_runs += [(knob, v, run) for knob, points in runs.items() for v, run in points]
-    summary, rows = analyze(pooled_reference(reference, runs), runs, baseline)
+    baseline, raw = collect(sweeps, runner, probe_args, baseline_args, log)
+    reference = median_run([frame for frame, _ in raw.values()])
+    label_runs = [("baseline", 0.0, baseline)] if baseline else []
+    runs = {}
+    for knob, (frame, points) in raw.items():
+        label_runs.append((f"{knob}-frame", 0.0, frame))
+        label_runs += [(knob, v, run) for v, run in points]
+        runs[knob] = [(v, reframe(run, frame, reference)) for v, run in points]
+    summary, rows = analyze(reference, runs, baseline)
     missed = missed_points(rows) if retries > 0 else []
     if missed:
         log(f"re-measuring {len(missed)} point(s) that missed, {retries} more run(s) each")
@@ -351,12 +390,15 @@ def calibrate(sweeps, runner, probe_args, baseline_args=None, retries=2, log=pri
             idx = next(i for i, (v, _) in enumerate(runs[knob]) if v == value)
             extra = []
             for attempt in range(retries):
-                log(f"  {knob} = {value:g} {UNITS[knob]} (repeat {attempt + 1})")
-                extra.append(runner(knob_settings(knob, value), probe_args))
-                label_runs.append((knob, value, extra[-1]))
+                log(f"  {knob} = {value:g} {UNITS[knob]} (repeat {attempt + 1}, beside a zero set)")
+                frame, run = runner(sweep_sets(knob, [value]), probe_args)
+                label_runs += [(f"{knob}-frame", 0.0, frame), (knob, value, run)]
+                extra.append(reframe(run, frame, reference))
             runs[knob][idx] = (value, median_run([runs[knob][idx][1]] + extra))
-        summary, rows = analyze(pooled_reference(reference, runs), runs, baseline)
+        summary, rows = analyze(reference, runs, baseline)
         summary["remeasured"] = [{"knob": k, "set_value": v, "runs": retries + 1} for k, v in missed]
+    summary["method"] = ("side by side: each knob's sweep in one probe run, its knob sets interleaved in rounds; "
+                         "increases are taken against a zero set of the same run")
     return summary, rows, label_runs
 
 
@@ -491,7 +533,9 @@ def parser():
     p.add_argument("--out", default="loggp-calibration", metavar="DIR", help="output directory")
     p.add_argument("--sizes", default=",".join(str(s) for s in CAL_SIZES),
                    help="probe sizes (bytes); at least two >= 4096 for G")
-    p.add_argument("--time-limit", type=float, default=1.5, help="probe time budget per run, seconds")
+    p.add_argument("--time-limit", type=float, default=1.5, help="probe time budget per knob setting, seconds")
+    p.add_argument("--rounds", type=int, default=5,
+                   help="interleaved rounds over a sweep's knob settings within its run (default 5)")
     p.add_argument("--no-baseline", action="store_true", help="skip the full-range baseline run for T0 + m/B")
     p.add_argument("--retries", type=int, default=2,
                    help="extra runs of a point that misses the goal; it is judged on the median of all (default 2)")
@@ -538,9 +582,12 @@ def parse_sizes(text):
     return sorted(sizes)
 
 
-def default_runner(run_args):
-    def runner(knobs, probe_args):
-        return probemod.run_probe(probe_args, knobs, run_args=run_args)
+def default_runner(run_args, rounds=5):
+    """Several knob sets: one probe run switching between them; one set: an ordinary run."""
+    def runner(knob_sets, probe_args):
+        if len(knob_sets) == 1:
+            return [probemod.run_probe(probe_args, knob_sets[0], run_args=run_args)]
+        return probemod.run_probe_sets(probe_args, knob_sets, run_args=run_args, rounds=rounds)
     return runner
 
 
@@ -554,6 +601,8 @@ def main(argv=None, runner=None):
             raise CalibrationError(f"--time-limit {args.time_limit}: must be a positive number of seconds")
         if args.retries < 0:
             raise CalibrationError(f"--retries {args.retries}: must be >= 0")
+        if not 1 <= args.rounds <= 100:
+            raise CalibrationError(f"--rounds {args.rounds}: must be in 1..100")
         out_dir = Path(args.out)
         if out_dir.exists() and not out_dir.is_dir():
             raise CalibrationError(f"--out '{out_dir}' exists and is not a directory")
@@ -561,7 +610,7 @@ def main(argv=None, runner=None):
         print(f"loggp calibrate: {err}", file=sys.stderr)
         return 2
     run_args = ["--engine", args.engine] if args.engine else []
-    runner = runner or default_runner(run_args)
+    runner = runner or default_runner(run_args, args.rounds)
     # Tight CI targets: the goal is 2 % or 100 ns on a difference of two medians.
     probe_args = ["--sizes", ",".join(map(str, sizes)), "--time-limit", f"{args.time_limit:g}",
                   "--rel-ci", "0.005", "--abs-ci-ns", "10"]

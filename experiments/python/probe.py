@@ -12,6 +12,8 @@ import tempfile
 from pathlib import Path
 
 KNOB_FLAGS = {"o_s": "--os", "o_r": "--or", "g": "--g", "G": "--G", "L": "--L"}
+# Knob variables that would override the knob file a --knob-set run rewrites.
+KNOB_ENV = ("LOGGP_OS", "LOGGP_OR", "LOGGP_GAP", "LOGGP_GAP_PER_BYTE", "LOGGP_LATENCY")
 
 
 class ProbeError(RuntimeError):
@@ -49,6 +51,46 @@ def probe_command(probe_args, knobs=None, np_ranks=2, run_args=()):
     return cmd + ["--", probe, *probe_args]
 
 
+def knob_set_spec(knobs):
+    """A knob set as loggp-probe's --knob-set takes it: 'zero' or name=value,..."""
+    unknown = set(knobs) - set(KNOB_FLAGS)
+    if unknown:
+        raise ProbeError(f"unknown knob(s) {sorted(unknown)}; expected {sorted(KNOB_FLAGS)}")
+    items = [f"{k}={format_knob(k, v)}" for k, v in knobs.items() if v]
+    return ",".join(items) if items else "zero"
+
+
+def split_sets(result):
+    """The per-set results of a --knob-set run, each shaped like a one-run result."""
+    common = {k: v for k, v in result.items() if k not in ("knob_sets", "summary", "sizes")}
+    return [{**common, "knob_set": s["spec"], "knobs": s["knobs"], "summary": s["summary"], "sizes": s["sizes"]}
+            for s in result["knob_sets"]]
+
+
+def run_probe_sets(probe_args, knob_sets, run_args=(), rounds=3, timeout=600):
+    """Runs the probe once under `loggp run`, measuring under each knob set (dicts of
+    increments, us or ns/B) in interleaved rounds, side by side; returns one result per set.
+    The knob file is a private one in a temporary directory."""
+    with tempfile.TemporaryDirectory(prefix="loggp-probe-") as tmp:
+        out = Path(tmp, "probe.json")
+        sets = []
+        for knobs in knob_sets:
+            sets += ["--knob-set", knob_set_spec(knobs)]
+        cmd = [sys.executable, "-m", "loggp.cli", "run", "-n", "2", "--quiet", *run_args, "--",
+               find_program("loggp-probe"), *probe_args, *sets, "--rounds", str(rounds), "--quiet",
+               "--json", str(out)]
+        env = {k: v for k, v in os.environ.items() if k not in KNOB_ENV}
+        env["LOGGP_KNOB_FILE"] = str(Path(tmp, "knobs"))
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
+        except subprocess.TimeoutExpired:
+            raise ProbeError(f"probe timed out after {timeout} s: {' '.join(cmd)}") from None
+        if proc.returncode != 0 or not out.is_file():
+            detail = (proc.stderr or proc.stdout).strip().splitlines()[-5:]
+            raise ProbeError(f"probe failed (exit {proc.returncode}): {' '.join(cmd)}\n  " + "\n  ".join(detail))
+        return split_sets(json.loads(out.read_text()))
+
+
 def run_probe(probe_args, knobs=None, run_args=(), timeout=180):
     """Runs the probe (knobs: dict of increments, us or ns/B; None for no libloggp)
     and returns its parsed JSON result."""
@@ -71,7 +113,8 @@ def main(argv=None):
     if argv[:1] in (["-h"], ["--help"]):
         print("usage: loggp probe [--np N] [--o T] [--os T] [--or T] [--g T] [--G T/B] [--L T] "
               "[loggp-probe options]\n"
-              "Runs loggp-probe on N ranks (default 2); with any knob, under `loggp run` with those knobs.\n"
+              "Runs loggp-probe on N ranks (default 2); with any knob, under `loggp run` with those knobs;\n"
+              "with --knob-set, under `loggp run` with a private knob file the probe rewrites between sets.\n"
               "loggp-probe options:")
         sys.stdout.flush()
         return subprocess.run([find_program("loggp-probe"), "--help"]).returncode
@@ -95,6 +138,20 @@ def main(argv=None):
             continue
         rest.append(arg)
         i += 1
+    if "--knob-set" in rest:
+        if knob_args:
+            print("loggp probe: give knobs either as --knob-set sets or as knob options, not both", file=sys.stderr)
+            return 2
+        try:
+            cmd = [sys.executable, "-m", "loggp.cli", "run", "-n", str(np_ranks), "--quiet", "--",
+                   find_program("loggp-probe"), *rest]
+        except ProbeError as err:
+            print(f"loggp probe: {err}", file=sys.stderr)
+            return 2
+        with tempfile.TemporaryDirectory(prefix="loggp-probe-") as tmp:
+            env = {k: v for k, v in os.environ.items() if k not in KNOB_ENV}
+            env["LOGGP_KNOB_FILE"] = str(Path(tmp, "knobs"))
+            return subprocess.run(cmd, env=env).returncode
     try:
         if knob_args:
             cmd = [sys.executable, "-m", "loggp.cli", "run", "-n", str(np_ranks), "--quiet", *knob_args,

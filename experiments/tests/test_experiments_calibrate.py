@@ -19,10 +19,10 @@ SIZES = cal.CAL_SIZES
 def fake_runner(scale=None, leak=None, noise=0.0, calls=None):
     rng = np.random.default_rng(11)
 
-    def runner(knobs, probe_args):
+    def runner(knob_sets, probe_args):
         if calls is not None:
-            calls.append((dict(knobs), list(probe_args)))
-        return synthetic_probe(SIZES, knobs=knobs, scale=scale, leak=leak, noise=noise, rng=rng)
+            calls.append(([dict(k) for k in knob_sets], list(probe_args)))
+        return [synthetic_probe(SIZES, knobs=k, scale=scale, leak=leak, noise=noise, rng=rng) for k in knob_sets]
     return runner
 
 
@@ -111,10 +111,11 @@ def test_disturbed_runs_are_repeated_and_the_quietest_kept():
     for e in loud["sizes"]:
         for k in ("T_us", "o_s_us", "o_r_us", "g_us"):
             e[k]["ci95_half"] = e[k]["median"] * 0.5
-    seq = [loud, quiet]
-    runner = cal.steady_runner(lambda knobs, args: seq.pop(0), attempts=3, log=lambda *_: None)
-    kept = runner({}, [])
-    assert kept["calibration"]["disturbance"] <= cal.DISTURBED_REL_CI and not seq
+    # a run of two knob sets is as disturbed as its noisiest set
+    seq = [[quiet, loud], [quiet, quiet]]
+    runner = cal.steady_runner(lambda knob_sets, args: seq.pop(0), attempts=3, log=lambda *_: None)
+    kept = runner([{}, {}], [])
+    assert all(r["calibration"]["disturbance"] <= cal.DISTURBED_REL_CI for r in kept) and not seq
     assert cal.disturbance(loud) == pytest.approx(0.5)
     assert cal.disturbance(quiet) < cal.DISTURBED_REL_CI
 
@@ -130,18 +131,66 @@ def test_misses_are_remeasured_and_judged_on_the_median():
     calls = []
     flaky = {"n": 0}
 
-    def runner(knobs, args):
-        calls.append(knobs)
-        # The first g = 10 run is hit by machine noise; the repeats are clean.
-        if knobs["g"] == 10 and flaky["n"] == 0:
-            flaky["n"] += 1
-            return synthetic_probe(SIZES, knobs={**knobs, "g": 13})
-        return synthetic_probe(SIZES, knobs=knobs)
+    def runner(knob_sets, args):
+        calls.append(knob_sets)
+        out = []
+        for knobs in knob_sets:
+            # The first g = 10 run is hit by machine noise; the repeats are clean.
+            if knobs["g"] == 10 and flaky["n"] == 0:
+                flaky["n"] += 1
+                knobs = {**knobs, "g": 13}
+            out.append(synthetic_probe(SIZES, knobs=knobs))
+        return out
     summary, _, runs = cal.calibrate({"g": [0, 10]}, runner, [], None, retries=2, log=lambda *_: None)
     assert summary["pass"]
     assert summary["remeasured"] == [{"knob": "g", "set_value": 10.0, "runs": 3}]
-    assert sum(1 for k in calls if k["g"] == 10) == 3
-    assert len(runs) == 1 + 2 + 2  # reference, two points, two repeats
+    assert sum(1 for sets in calls for k in sets if k["g"] == 10) == 3
+    # each repeat runs beside a zero set of its own
+    assert [[k["g"] for k in sets] for sets in calls] == [[0, 0, 10], [0, 10], [0, 10]]
+    assert len(runs) == 3 + 2 * 2  # frame and two points, two repeats with their frames
+
+
+def test_increases_are_taken_within_each_run():
+    # Every set of the g sweep's run sits 0.5 us higher on every quantity (a slow moment of
+    # the machine); the L sweep's run does not. Side by side, neither shows cross-talk.
+    def runner(knob_sets, args):
+        shift = 0.5 if any(k["g"] for k in knob_sets) else 0.0
+        out = []
+        for knobs in knob_sets:
+            run = synthetic_probe(SIZES, knobs=knobs)
+            for e in run["sizes"]:
+                for q in cal.QUANTITIES:
+                    e[q]["median"] += shift
+            out.append(run)
+        return out
+    summary, rows, _ = cal.calibrate({"g": [0, 1, 10], "L": [0, 1, 10]}, runner, [], None, retries=0,
+                                     log=lambda *_: None)
+    assert summary["pass"], [k["failures"] for k in summary["knobs"].values()]
+    assert max(abs(r["error"]) for r in rows) < 1e-9
+    # absolute values are reported in the frame of the reference (the median of the frames)
+    g_o_s = [r for r in rows if r["knob"] == "g" and r["parameter"] == "o_s"]
+    assert all(r["measured"] == pytest.approx(summary["reference"]["o_s"]) for r in g_o_s)
+    assert summary["reference"]["o_s"] == pytest.approx(cal.point_parameters(synthetic_probe(SIZES))["o_s"] + 0.25)
+
+
+def test_reframe_takes_the_difference_to_its_own_zero():
+    ref, zero = synthetic_probe(SIZES), synthetic_probe(SIZES, knobs={"o_s": 0.3})
+    run = synthetic_probe(SIZES, knobs={"o_s": 1.3})
+    moved = cal.reframe(run, zero, ref)
+    for a, b in zip(moved["sizes"], sorted(ref["sizes"], key=lambda e: e["bytes"])):
+        assert a["o_s_us"]["median"] == pytest.approx(b["o_s_us"]["median"] + 1.0)
+        assert a["T_us"]["median"] == pytest.approx(b["T_us"]["median"] + 1.0)
+    # with per-round medians, the differences are taken within each round
+    for e, z in zip(run["sizes"], zero["sizes"]):
+        base = z["o_r_us"]["median"]
+        z["o_r_us"]["rounds_us"] = [base, base + 5.0, base]          # a slow moment in round 2 ...
+        e["o_r_us"]["rounds_us"] = [base + 1, base + 6.0, base + 1]  # ... hits both sets alike
+        e["o_r_us"]["median"] = base + 1.0
+    moved = cal.reframe(run, zero, ref)
+    for a, b in zip(moved["sizes"], sorted(ref["sizes"], key=lambda e: e["bytes"])):
+        assert a["o_r_us"]["median"] == pytest.approx(b["o_r_us"]["median"] + 1.0)
+    with pytest.raises(cal.CalibrationError, match="different sizes"):
+        cal.reframe(run, synthetic_probe(SIZES[:-1]), ref)
 
 
 def test_command_writes_every_output(tmp_path, capsys):
@@ -164,12 +213,15 @@ def test_command_writes_every_output(tmp_path, capsys):
     assert (out / "calibration.png").read_bytes()[:4] == b"\x89PNG"
     assert (out / "calibration.svg").stat().st_size > 1000
     assert (out / "probe_points.csv").read_text().count("\n") > 10
-    assert len(list((out / "probes").glob("*.json"))) == len(calls)
-    # the sweep points carry all five knobs, the others at 0
-    o_points = [k for k, _ in calls if k["o_s"] == 10]
-    assert o_points == [{"o_s": 10, "o_r": 10, "g": 0, "G": 0, "L": 0}]
+    assert len(list((out / "probes").glob("*.json"))) == sum(len(sets) for sets, _ in calls)
+    # one run per knob (its frame and every value side by side) and the baseline
+    assert len(calls) == 5
+    zero = {"o_s": 0, "o_r": 0, "g": 0, "G": 0, "L": 0}
+    o_sets = next(sets for sets, _ in calls if any(k["o_s"] for k in sets))
+    assert o_sets == [zero, zero, {**zero, "o_s": 1, "o_r": 1}, {**zero, "o_s": 10, "o_r": 10}]
     # every run but the full-range baseline probes the calibration sizes
-    assert sum("--sizes" not in a for _, a in calls) == 1
+    assert [len(sets) for sets, a in calls if "--sizes" not in a] == [1]
+    assert "side by side" in summary["method"]
 
 
 def test_command_reports_a_broken_apparatus_plainly(tmp_path, capsys):
@@ -190,10 +242,11 @@ def test_command_reports_a_broken_apparatus_plainly(tmp_path, capsys):
     (["--sizes", "8,abc"], "'8,abc'"),
     (["--time-limit", "0"], "--time-limit 0"),
     (["--retries", "-1"], "--retries -1"),
+    (["--rounds", "0"], "--rounds 0"),
     (["--bogus"], "unrecognized arguments"),
 ])
 def test_bad_arguments_exit_2(tmp_path, capsys, args, message):
-    def runner(knobs, probe_args):
+    def runner(knob_sets, probe_args):
         raise AssertionError("must not run")
     assert cal.main(args + ["--out", str(tmp_path / "x")], runner=runner) == 2
     assert message in capsys.readouterr().err
