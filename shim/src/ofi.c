@@ -181,6 +181,22 @@ static inline uint64_t stamp_time(uint64_t data, uint64_t now)
     return (now_units - age) << STAMP_UNIT_SHIFT;
 }
 
+static inline int is_stamped(uint64_t flags, uint64_t data)
+{
+    return (flags & FI_REMOTE_CQ_DATA) && (data & STAMP_MARK);
+}
+
+/* Gives a receive entry back the sender's own CQ data (or none). */
+static inline void strip_stamp(uint64_t *flags, uint64_t *data)
+{
+    if (*data & STAMP_NO_DATA) {
+        *data = 0;
+        *flags &= ~(uint64_t)FI_REMOTE_CQ_DATA;
+    } else {
+        *data &= 0xffffffffu;
+    }
+}
+
 /* ---- counters: RMA completion at the origin ------------------------------- */
 
 typedef struct {
@@ -443,7 +459,7 @@ static uint64_t receive_due(cq_state *cs, struct fi_cq_tagged_entry *e, const lo
     if (!(e->flags & FI_RECV))
         return 0; /* a multi-receive buffer's release: no message, it only keeps its place */
     uint64_t extra = d->L + loggp_bytes_delay_ns(d->G_ps, e->len);
-    if (!cs->has_data || !(e->flags & FI_REMOTE_CQ_DATA) || !(e->data & STAMP_MARK))
+    if (!cs->has_data || !is_stamped(e->flags, e->data))
         return extra ? now + extra : 0;
     uint64_t sent = stamp_time(e->data, now);
     loggp_req_info posted;
@@ -451,12 +467,7 @@ static uint64_t receive_due(cq_state *cs, struct fi_cq_tagged_entry *e, const lo
     if ((e->flags & FI_TAGGED) && !loggp_table_empty(&receive_posts) &&
         loggp_table_take(&receive_posts, (uint64_t)(uintptr_t)e->op_context, &posted))
         posted_at = posted.bytes;
-    if (e->data & STAMP_NO_DATA) {
-        e->data = 0;
-        e->flags &= ~(uint64_t)FI_REMOTE_CQ_DATA;
-    } else {
-        e->data &= 0xffffffffu;
-    }
+    strip_stamp(&e->flags, &e->data);
     if (!extra)
         return 0;
     /* Measured from the send even when the receive came later: a late post
@@ -552,7 +563,39 @@ static inline ssize_t inner_read(const struct fi_ops_cq *o, struct fid_cq *cq, v
 }
 
 static ssize_t cq_read_held(cq_state *cs, const struct fi_ops_cq *o, struct fid_cq *cq, void *buf, size_t count,
-                            int from, fi_addr_t *src);
+                            int from, fi_addr_t *src, const loggp_delays *knobs);
+
+/* Only o_s / o_r set and nothing held: nothing to time or hold, so the read costs
+ * no lock and no clock beyond the o_r spin, counted from when the entries were taken. */
+static ssize_t cq_read_overhead_only(cq_state *cs, const struct fi_ops_cq *o, struct fid_cq *cq, void *buf,
+                                     size_t count, int from, fi_addr_t *src, uint64_t o_r)
+{
+    ssize_t rc = inner_read(o, cq, buf, count, from, src);
+    if (rc <= 0)
+        return rc;
+    uint64_t returned = loggp_now_ns();
+    size_t receives = 0;
+    for (ssize_t i = 0; i < rc; i++) {
+        /* the formats with CQ data start like fi_cq_data_entry */
+        char *entry = (char *)buf + (size_t)i * cs->entry_size;
+        uint64_t flags, data;
+        memcpy(&flags, entry + offsetof(struct fi_cq_data_entry, flags), sizeof flags);
+        if (cs->has_data && (flags & FI_RECV)) {
+            memcpy(&data, entry + offsetof(struct fi_cq_data_entry, data), sizeof data);
+            if (is_stamped(flags, data)) {
+                strip_stamp(&flags, &data);
+                memcpy(entry + offsetof(struct fi_cq_data_entry, flags), &flags, sizeof flags);
+                memcpy(entry + offsetof(struct fi_cq_data_entry, data), &data, sizeof data);
+            }
+        }
+        receives += is_receive(flags) && (flags & FI_RECV);
+    }
+    if (receives && o_r) {
+        loggp_spin_until(returned + o_r * receives);
+        loggp_my_counters()->injected_ns[LOGGP_INJ_OR] += o_r * receives;
+    }
+    return rc;
+}
 
 /* The read path shared by read and readfrom. */
 static ssize_t cq_read_common(struct fid_cq *cq, void *buf, size_t count, int from, fi_addr_t *src)
@@ -562,19 +605,22 @@ static ssize_t cq_read_common(struct fid_cq *cq, void *buf, size_t count, int fr
     if (!cs->has_flags || in_hook ||
         (!atomic_load_explicit(&cs->count, memory_order_relaxed) && !loggp_live_active()))
         return inner_read(o, cq, buf, count, from, src);
+    loggp_delays d;
+    loggp_live_get(&d);
     in_hook++;
-    ssize_t rc = cq_read_held(cs, o, cq, buf, count, from, src);
+    ssize_t rc = !d.L && !d.G_ps && !d.g && !atomic_load_explicit(&cs->count, memory_order_relaxed)
+                     ? cq_read_overhead_only(cs, o, cq, buf, count, from, src, d.o_r)
+                     : cq_read_held(cs, o, cq, buf, count, from, src, &d);
     in_hook--;
     return rc;
 }
 
 static ssize_t cq_read_held(cq_state *cs, const struct fi_ops_cq *o, struct fid_cq *cq, void *buf, size_t count,
-                            int from, fi_addr_t *src)
+                            int from, fi_addr_t *src, const loggp_delays *knobs)
 {
     /* Clock reads cost ~25 ns each and this runs on every poll: an empty poll
      * reads the clock once. */
-    loggp_delays d;
-    loggp_live_get(&d);
+    loggp_delays d = *knobs;
     size_t out = 0, receives = 0;
     uint64_t held_ns = 0;
     ssize_t inner_rc = 0;
@@ -891,6 +937,8 @@ static uint64_t ioc_bytes(const struct fi_ioc *ioc, size_t count, enum fi_dataty
         return plain_call;                                              \
     loggp_delays d;                                                     \
     post_begin(s, &d);                                                  \
+    int stamping = s->stamps && (d.L || d.G_ps); /* only holds read stamps */ \
+    (void)stamping;                                                     \
     in_hook++;                                                          \
     ssize_t rc = call;                                                  \
     in_hook--;                                                          \
@@ -903,7 +951,7 @@ static ssize_t h_tsend(struct fid_ep *ep, const void *buf, size_t len, void *des
                        void *ctx)
 {
     SEND_HOOK(tagged, struct fi_ops_tagged, len,
-              s->stamps ? o->senddata(ep, buf, len, desc, stamp(0, 0), dest, tag, ctx)
+              stamping ? o->senddata(ep, buf, len, desc, stamp(0, 0), dest, tag, ctx)
                         : o->send(ep, buf, len, desc, dest, tag, ctx),
               o->send(ep, buf, len, desc, dest, tag, ctx))
 }
@@ -930,14 +978,14 @@ static ssize_t tsendmsg_stamped(const struct fi_ops_tagged *o, struct fid_ep *ep
 static ssize_t h_tsendmsg(struct fid_ep *ep, const struct fi_msg_tagged *msg, uint64_t flags)
 {
     SEND_HOOK(tagged, struct fi_ops_tagged, iov_bytes(msg->msg_iov, msg->iov_count),
-              s->stamps ? tsendmsg_stamped(o, ep, msg, flags) : o->sendmsg(ep, msg, flags),
+              stamping ? tsendmsg_stamped(o, ep, msg, flags) : o->sendmsg(ep, msg, flags),
               o->sendmsg(ep, msg, flags))
 }
 
 static ssize_t h_tinject(struct fid_ep *ep, const void *buf, size_t len, fi_addr_t dest, uint64_t tag)
 {
     SEND_HOOK(tagged, struct fi_ops_tagged, len,
-              s->stamps ? o->injectdata(ep, buf, len, stamp(0, 0), dest, tag) : o->inject(ep, buf, len, dest, tag),
+              stamping ? o->injectdata(ep, buf, len, stamp(0, 0), dest, tag) : o->inject(ep, buf, len, dest, tag),
               o->inject(ep, buf, len, dest, tag))
 }
 
@@ -945,7 +993,7 @@ static ssize_t h_tsenddata(struct fid_ep *ep, const void *buf, size_t len, void 
                            fi_addr_t dest, uint64_t tag, void *ctx)
 {
     SEND_HOOK(tagged, struct fi_ops_tagged, len,
-              o->senddata(ep, buf, len, desc, s->stamps && !(data >> 32) ? stamp(data, 1) : data, dest, tag, ctx),
+              o->senddata(ep, buf, len, desc, stamping && !(data >> 32) ? stamp(data, 1) : data, dest, tag, ctx),
               o->senddata(ep, buf, len, desc, data, dest, tag, ctx))
 }
 
@@ -953,7 +1001,7 @@ static ssize_t h_tinjectdata(struct fid_ep *ep, const void *buf, size_t len, uin
                              uint64_t tag)
 {
     SEND_HOOK(tagged, struct fi_ops_tagged, len,
-              o->injectdata(ep, buf, len, s->stamps && !(data >> 32) ? stamp(data, 1) : data, dest, tag),
+              o->injectdata(ep, buf, len, stamping && !(data >> 32) ? stamp(data, 1) : data, dest, tag),
               o->injectdata(ep, buf, len, data, dest, tag))
 }
 
@@ -983,7 +1031,7 @@ static ssize_t h_trecvmsg(struct fid_ep *ep, const struct fi_msg_tagged *msg, ui
 static ssize_t h_send(struct fid_ep *ep, const void *buf, size_t len, void *desc, fi_addr_t dest, void *ctx)
 {
     SEND_HOOK(msg, struct fi_ops_msg, len,
-              s->stamps ? o->senddata(ep, buf, len, desc, stamp(0, 0), dest, ctx) : o->send(ep, buf, len, desc, dest, ctx),
+              stamping ? o->senddata(ep, buf, len, desc, stamp(0, 0), dest, ctx) : o->send(ep, buf, len, desc, dest, ctx),
               o->send(ep, buf, len, desc, dest, ctx))
 }
 
@@ -1007,14 +1055,14 @@ static ssize_t sendmsg_stamped(const struct fi_ops_msg *o, struct fid_ep *ep, co
 static ssize_t h_sendmsg(struct fid_ep *ep, const struct fi_msg *msg, uint64_t flags)
 {
     SEND_HOOK(msg, struct fi_ops_msg, iov_bytes(msg->msg_iov, msg->iov_count),
-              s->stamps ? sendmsg_stamped(o, ep, msg, flags) : o->sendmsg(ep, msg, flags),
+              stamping ? sendmsg_stamped(o, ep, msg, flags) : o->sendmsg(ep, msg, flags),
               o->sendmsg(ep, msg, flags))
 }
 
 static ssize_t h_inject(struct fid_ep *ep, const void *buf, size_t len, fi_addr_t dest)
 {
     SEND_HOOK(msg, struct fi_ops_msg, len,
-              s->stamps ? o->injectdata(ep, buf, len, stamp(0, 0), dest) : o->inject(ep, buf, len, dest),
+              stamping ? o->injectdata(ep, buf, len, stamp(0, 0), dest) : o->inject(ep, buf, len, dest),
               o->inject(ep, buf, len, dest))
 }
 
@@ -1022,14 +1070,14 @@ static ssize_t h_senddata(struct fid_ep *ep, const void *buf, size_t len, void *
                           void *ctx)
 {
     SEND_HOOK(msg, struct fi_ops_msg, len,
-              o->senddata(ep, buf, len, desc, s->stamps && !(data >> 32) ? stamp(data, 1) : data, dest, ctx),
+              o->senddata(ep, buf, len, desc, stamping && !(data >> 32) ? stamp(data, 1) : data, dest, ctx),
               o->senddata(ep, buf, len, desc, data, dest, ctx))
 }
 
 static ssize_t h_injectdata(struct fid_ep *ep, const void *buf, size_t len, uint64_t data, fi_addr_t dest)
 {
     SEND_HOOK(msg, struct fi_ops_msg, len,
-              o->injectdata(ep, buf, len, s->stamps && !(data >> 32) ? stamp(data, 1) : data, dest),
+              o->injectdata(ep, buf, len, stamping && !(data >> 32) ? stamp(data, 1) : data, dest),
               o->injectdata(ep, buf, len, data, dest))
 }
 

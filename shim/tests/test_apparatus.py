@@ -60,6 +60,9 @@ KNOBS_ON = ("--o", "2us", "--g", "1us", "--G", "0.5ns/B", "--L", "5us")
     ("libfabric", "shm", ()),
     ("libfabric", "shm", KNOBS_ON),
     ("libfabric", "tcp", KNOBS_ON),
+    # only the o knobs: the read path that neither stamps nor holds
+    ("libfabric", "shm", ("--o", "2us")),
+    ("libfabric", "tcp", ("--o", "2us")),
 ])
 def test_data_arrives_intact(engine, provider, knobs):
     args = ["--engine", engine] + (["--provider", provider] if provider else []) + list(knobs)
