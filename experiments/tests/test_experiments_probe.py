@@ -89,6 +89,11 @@ def test_refinement_adds_sizes_inside_a_bend(tmp_path):
     (["--min-samples", "50", "--max-samples", "10"], "--max-samples 10"),
     (["--frobnicate"], "'--frobnicate'"),
     (["--json"], "needs a value"),
+    (["--knob-set", "x=1us"], "unknown knob 'x'"),
+    (["--knob-set", "o=5"], "'o=5'"),
+    (["--knob-set", "o=1us,o_s=2us"], "given twice"),
+    (["--knob-set", "L"], "not name=value"),
+    (["--rounds", "0"], "--rounds '0'"),
 ])
 def test_bad_arguments_exit_2(args, message):
     proc = run(args, timeout=60)
@@ -116,3 +121,36 @@ def test_loggp_probe_command(tmp_path, capsys):
     assert json.loads(out.read_text())["sizes"][0]["bytes"] == 8
     assert probemod.main(["--np", "1"]) == 2
     assert "--np '1'" in capsys.readouterr().err
+
+
+def test_knob_sets_need_a_private_knob_file_and_libloggp(tmp_path, monkeypatch):
+    for var in probemod.KNOB_ENV + ("LOGGP_KNOB_FILE",):
+        monkeypatch.delenv(var, raising=False)
+    proc = run(["--knob-set", "zero", "--sizes", "8"], timeout=60)
+    assert proc.returncode == 2 and "LOGGP_KNOB_FILE" in proc.stderr
+    monkeypatch.setenv("LOGGP_KNOB_FILE", str(tmp_path / "knobs"))
+    proc = run(["--knob-set", "zero", "--sizes", "8"], timeout=60)
+    assert proc.returncode == 2 and "libloggp.so preloaded" in proc.stderr
+    monkeypatch.setenv("LOGGP_OS", "1us")
+    proc = run(["--knob-set", "zero", "--sizes", "8"], timeout=60)
+    assert proc.returncode == 2 and "LOGGP_OS is set" in proc.stderr
+    assert not (tmp_path / "knobs").exists()
+
+
+def test_knob_sets_are_measured_side_by_side_in_one_run(tmp_path, capsys):
+    zero, slow = probemod.run_probe_sets(["--sizes", "8", "--time-limit", "0.3"],
+                                         [{}, {"o_s": 20.0}], rounds=2)
+    assert (zero["knob_set"], slow["knob_set"]) == ("zero", "o_s=20us")
+    assert slow["knobs"]["o_s"] == "20us" and slow["knobs"]["L"] == "0ns"
+    rise = slow["sizes"][0]["o_s_us"]["median"] - zero["sizes"][0]["o_s_us"]["median"]
+    assert 15 < rise < 30, rise  # the set's o_s is in force while it is measured, and only then
+    for run_ in (zero, slow):
+        assert len(run_["sizes"][0]["T_us"]["rounds_us"]) == 2
+    # `loggp probe` passes --knob-set through, with a private knob file
+    out = tmp_path / "sets.json"
+    assert probemod.main(["--sizes", "8", "--time-limit", "0.2", "--rounds", "1", "--quiet", "--knob-set", "zero",
+                          "--knob-set", "L=5us", "--json", str(out)]) == 0
+    data = json.loads(out.read_text())
+    assert [s["spec"] for s in data["knob_sets"]] == ["zero", "L=5us"] and data["rounds"] == 1
+    assert probemod.main(["--L", "1us", "--knob-set", "zero"]) == 2
+    assert "not both" in capsys.readouterr().err
