@@ -158,6 +158,10 @@ static int parse_knob_set(const char *spec, loggp_knobs *out, char *err, size_t 
     if (!strcmp(spec, "zero"))
         return 0;
     char *copy = strdup(spec), *save = NULL;
+    if (!copy) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
     unsigned seen = 0;
     int n = 0, rc = 0;
     for (char *item = strtok_r(copy, ",", &save); item && !rc; item = strtok_r(NULL, ",", &save), n++) {

@@ -43,6 +43,7 @@ QUICK_SWEEPS = {"o": [0, 1, 10], "g": [0, 1, 10], "L": [0, 1, 10], "G": [0, 0.5,
 UNITS = {"o": "us", "g": "us", "L": "us", "G": "ns/B"}
 CAL_SIZES = [8, 64, 512, 4096, 16384, 65536]
 BULK_MIN_BYTES = 4096
+MAX_SWEEP_VALUES = 15  # loggp-probe takes 16 knob sets: the values and the frame
 REL_GOAL = 0.02       # |measured - set| <= max(2 %, 100 ns)
 ABS_GOAL_US = 0.100
 # The knob's own measures (expected to rise by the set value) and the parameters that
@@ -566,6 +567,9 @@ def parse_sweeps(args):
             raise CalibrationError(f"--sweep '{item}': values must be finite and >= 0")
         if len(set(vals)) < 2:
             raise CalibrationError(f"--sweep '{item}': need at least two distinct values for a slope")
+        if len(vals) > MAX_SWEEP_VALUES:
+            raise CalibrationError(f"--sweep '{item}': at most {MAX_SWEEP_VALUES} values (one probe run "
+                                   f"measures them all, beside a zero set)")
         sweeps[knob] = vals
     return sweeps
 

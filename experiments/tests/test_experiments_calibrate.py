@@ -243,6 +243,7 @@ def test_command_reports_a_broken_apparatus_plainly(tmp_path, capsys):
     (["--time-limit", "0"], "--time-limit 0"),
     (["--retries", "-1"], "--retries -1"),
     (["--rounds", "0"], "--rounds 0"),
+    (["--sweep", "o=" + ",".join(str(v) for v in range(16))], "at most 15 values"),
     (["--bogus"], "unrecognized arguments"),
 ])
 def test_bad_arguments_exit_2(tmp_path, capsys, args, message):
