@@ -35,12 +35,12 @@
 #define PROBE_VERSION "0.1.0"
 #define MAX_SIZES 256
 #define MAX_KNOB_SETS 16
-/* libloggp rereads its knob file every 4 ms; a new set is in force well within this. */
-#define KNOB_SETTLE_MS 25
+/* libloggp rereads its knob file every 4 ms; a set not in force after this is an error. */
+#define KNOB_TAKEUP_LIMIT_US 2e6
 #define EXIT_USAGE 2
 
 enum { TAG_DATA = 1, TAG_ACK = 2, TAG_TOKEN = 3, TAG_CTRL = 4 };
-enum { CMD_QUIT = 0, CMD_BURST, CMD_PINGPONG, CMD_SEND_OVERHEAD, CMD_RECV_OVERHEAD };
+enum { CMD_QUIT = 0, CMD_BURST, CMD_PINGPONG, CMD_SEND_OVERHEAD, CMD_RECV_OVERHEAD, CMD_KNOBS };
 enum send_mode { SEND_BLOCKING, SEND_NONBLOCKING, SEND_SYNCHRONOUS };
 enum recv_mode { RECV_BLOCKING, RECV_NONBLOCKING };
 static const char *const send_mode_names[] = {"send", "isend", "ssend"};
@@ -149,6 +149,10 @@ static int parse_int(const char *text, long lo, long hi, int *out)
     *out = (int)v;
     return 0;
 }
+
+/* The knobs libloggp.so has in force in this process, when it is preloaded (a weak
+ * reference: NULL otherwise). Lets each rank confirm a knob set before it is measured. */
+extern void loggp_live_knobs(loggp_knobs *out) __attribute__((weak));
 
 /* A knob set: "zero", or comma-separated name=value with the knob file's names
  * (o sets o_s and o_r). Returns -1 with a message naming the bad part. */
@@ -366,9 +370,11 @@ static int parse_args(int argc, char **argv, options *o, int verbose)
         for (int k = 0; k < LOGGP_KNOB_COUNT; k++)
             if (getenv(loggp_knob_table[k].env))
                 FAIL("%s is set and would override the knob sets (unset it)", loggp_knob_table[k].env);
-        const char *preload = getenv("LD_PRELOAD");
-        if (!preload || !strstr(preload, "libloggp"))
+        if (!loggp_live_knobs)
             FAIL("--knob-set needs libloggp.so preloaded (run the probe under `loggp run`)");
+        const char *live = getenv("LOGGP_LIVE");
+        if (live && !strcmp(live, "0"))
+            FAIL("LOGGP_LIVE=0 stops libloggp from rereading the knob file, which --knob-set needs");
     }
     if (!o->explicit_sizes) {
         if (o->min_size > o->max_size)
@@ -482,6 +488,22 @@ static void send_burst(long m, int n, int peer)
     }
 }
 
+/* Waits until this rank's libloggp has knob set k in force; -1 after the limit. */
+static int await_knob_set(int k)
+{
+    double give_up = now_us() + KNOB_TAKEUP_LIMIT_US;
+    for (;;) {
+        loggp_knobs now;
+        loggp_live_knobs(&now);
+        if (!memcmp(now.ps, opt.sets[k].ps, sizeof now.ps))
+            return 0;
+        if (now_us() > give_up)
+            return -1;
+        struct timespec nap = {0, 500000};
+        nanosleep(&nap, NULL);
+    }
+}
+
 /* ---------------------------------------------------------------- rank 1: server */
 
 typedef struct {
@@ -504,6 +526,11 @@ static void serve(void)
         switch (cmd) {
         case CMD_QUIT:
             return;
+        case CMD_KNOBS: {
+            int ok = count >= 0 && count < opt.n_sets && await_knob_set(count) == 0;
+            MPI_Send(&ok, 1, MPI_INT, driver, TAG_ACK, MPI_COMM_WORLD);
+            break;
+        }
         case CMD_BURST:
             /* Iterations alternate a burst of `burst` messages and a single message. */
             for (int i = 0; i < count; i++) {
@@ -915,7 +942,7 @@ static int write_json(const char *path, const results *out, int np)
         write_result_json(f, out->res[0], out->n[0], &out->s[0], NULL, "  ");
         fprintf(f, "\n}\n");
     } else {
-        fprintf(f, "  \"rounds\": %d,\n  \"knob_settle_ms\": %d,\n  \"knob_sets\": [\n", opt.rounds, KNOB_SETTLE_MS);
+        fprintf(f, "  \"rounds\": %d,\n  \"knob_sets\": [\n", opt.rounds);
         for (int k = 0; k < out->sets; k++) {
             fprintf(f, "    {\"spec\": ");
             print_json_string(f, opt.set_specs[k]);
@@ -1022,8 +1049,8 @@ static void print_table(const size_result *res, int n, const summary *s, int np,
            s->G_clamped ? " (clamped from negative)" : "", (long)s->G_lo, (long)s->G_hi);
 }
 
-/* Puts knob set k in force: rewrites the knob file, then waits for libloggp's watcher
- * (every rank's) to have read it. */
+/* Puts knob set k in force: rewrites the knob file, then waits until libloggp on this
+ * rank and on the server reports the set (its watcher rereads the file every 4 ms). */
 static int apply_knob_set(int k)
 {
     char path[PATH_MAX], err[1024];
@@ -1032,8 +1059,15 @@ static int apply_knob_set(int k)
         fprintf(stderr, "loggp-probe: cannot apply --knob-set '%s': %s\n", opt.set_specs[k], err);
         return -1;
     }
-    struct timespec settle = {0, KNOB_SETTLE_MS * 1000000L};
-    nanosleep(&settle, NULL);
+    int mine = await_knob_set(k), theirs = 0;
+    command_server(CMD_KNOBS, 0, k, 0);
+    MPI_Recv(&theirs, 1, MPI_INT, server, TAG_ACK, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    if (mine != 0 || !theirs) {
+        fprintf(stderr, "loggp-probe: libloggp on rank %d did not take up --knob-set '%s' from %s within %.0f s "
+                        "(is LOGGP_LIVE=0 set, or another process rewriting the file?)\n",
+                mine != 0 ? 0 : server, opt.set_specs[k], path, KNOB_TAKEUP_LIMIT_US * 1e-6);
+        return -1;
+    }
     return 0;
 }
 

@@ -134,6 +134,10 @@ def test_knob_sets_need_a_private_knob_file_and_libloggp(tmp_path, monkeypatch):
     monkeypatch.setenv("LOGGP_OS", "1us")
     proc = run(["--knob-set", "zero", "--sizes", "8"], timeout=60)
     assert proc.returncode == 2 and "LOGGP_OS is set" in proc.stderr
+    monkeypatch.delenv("LOGGP_OS")
+    monkeypatch.setenv("LOGGP_LIVE", "0")
+    with pytest.raises(probemod.ProbeError, match="LOGGP_LIVE=0"):
+        probemod.run_probe_sets(["--sizes", "8", "--time-limit", "0.2"], [{}, {"L": 1.0}], rounds=1)
     assert not (tmp_path / "knobs").exists()
 
 
