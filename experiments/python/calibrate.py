@@ -586,12 +586,15 @@ def parse_sizes(text):
     return sorted(sizes)
 
 
-def default_runner(run_args, rounds=5):
-    """Several knob sets: one probe run switching between them; one set: an ordinary run."""
+def default_runner(run_args, rounds=5, time_limit=1.5):
+    """Several knob sets: one probe run switching between them; one set: an ordinary run.
+    A run may take several times its measurement budget (minimum sample counts, waits
+    for long gaps and latencies) before it counts as hung."""
     def runner(knob_sets, probe_args):
+        timeout = 180 + 5 * time_limit * len(knob_sets)
         if len(knob_sets) == 1:
-            return [probemod.run_probe(probe_args, knob_sets[0], run_args=run_args)]
-        return probemod.run_probe_sets(probe_args, knob_sets, run_args=run_args, rounds=rounds)
+            return [probemod.run_probe(probe_args, knob_sets[0], run_args=run_args, timeout=timeout)]
+        return probemod.run_probe_sets(probe_args, knob_sets, run_args=run_args, rounds=rounds, timeout=timeout)
     return runner
 
 
@@ -614,7 +617,7 @@ def main(argv=None, runner=None):
         print(f"loggp calibrate: {err}", file=sys.stderr)
         return 2
     run_args = ["--engine", args.engine] if args.engine else []
-    runner = runner or default_runner(run_args, args.rounds)
+    runner = runner or default_runner(run_args, args.rounds, args.time_limit)
     # Tight CI targets: the goal is 2 % or 100 ns on a difference of two medians.
     probe_args = ["--sizes", ",".join(map(str, sizes)), "--time-limit", f"{args.time_limit:g}",
                   "--rel-ci", "0.005", "--abs-ci-ns", "10"]
