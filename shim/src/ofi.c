@@ -937,7 +937,7 @@ static uint64_t ioc_bytes(const struct fi_ioc *ioc, size_t count, enum fi_dataty
         return plain_call;                                              \
     loggp_delays d;                                                     \
     post_begin(s, &d);                                                  \
-    int stamping = s->stamps && (d.L || d.G_ps); /* only holds read stamps */ \
+    int stamping = s->stamps && (d.L || d.G_ps); /* only the holds for L, G read them */ \
     (void)stamping;                                                     \
     in_hook++;                                                          \
     ssize_t rc = call;                                                  \
