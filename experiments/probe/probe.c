@@ -167,41 +167,10 @@ static int parse_knob_set(const char *spec, loggp_knobs *out, char *err, size_t 
         return -1;
     }
     unsigned seen = 0;
-    int n = 0, rc = 0;
-    for (char *item = strtok_r(copy, ",", &save); item && !rc; item = strtok_r(NULL, ",", &save), n++) {
-        char *eq = strchr(item, '=');
-        if (!eq) {
-            snprintf(err, errlen, "'%s' is not name=value", item);
-            rc = -1;
-            break;
-        }
-        *eq = '\0';
-        int both = !strcmp(item, "o");
-        int id = both ? LOGGP_KNOB_O_S : loggp_knob_by_name(item);
-        if (id < 0) {
-            snprintf(err, errlen, "unknown knob '%s' (expected o, o_s, o_r, g, G or L)", item);
-            rc = -1;
-            break;
-        }
-        unsigned bits = both ? (1u << LOGGP_KNOB_O_S) | (1u << LOGGP_KNOB_O_R) : 1u << id;
-        if (seen & bits) {
-            snprintf(err, errlen, "knob '%s' given twice", item);
-            rc = -1;
-            break;
-        }
-        seen |= bits;
-        int64_t ps;
-        char why[256];
-        if (loggp_parse_knob((loggp_knob_id)id, eq + 1, &ps, why, sizeof why) != 0) {
-            snprintf(err, errlen, "%s: %s", item, why);
-            rc = -1;
-            break;
-        }
-        out->ps[id] = ps;
-        if (both)
-            out->ps[LOGGP_KNOB_O_R] = ps;
-    }
-    if (!rc && n == 0) {
+    int rc = 0;
+    for (char *item = strtok_r(copy, ",", &save); item && !rc; item = strtok_r(NULL, ",", &save))
+        rc = loggp_knobs_parse_item(item, 1, out, &seen, err, errlen);
+    if (!rc && !seen) {
         snprintf(err, errlen, "empty (use 'zero' for all knobs at 0)");
         rc = -1;
     }
@@ -846,6 +815,12 @@ typedef struct {
     int G_clamped;
 } summary;
 
+/* The quantity at byte offset `field` (offsetof(size_result, T), ...) of a result. */
+static const median_ci *quantity(const size_result *r, size_t field)
+{
+    return (const median_ci *)((const char *)r + field);
+}
+
 /* One set's results over rounds: the medians of each round, per size (NULL: one run). */
 typedef struct {
     const size_result *const *rounds;
@@ -856,14 +831,14 @@ typedef struct {
 static void print_ci_json(FILE *f, const char *name, const size_result *r, int size, size_t field,
                           const round_view *rv)
 {
-    median_ci m = *(const median_ci *)((const char *)&r[size] + field);
+    median_ci m = *quantity(&r[size], field);
     fprintf(f, "\"%s\": {\"median\": %.6f, \"ci95_half\": %.6f, \"samples\": %zu, \"converged\": %s", name,
             m.median, isfinite(m.ci_half) ? m.ci_half : -1.0, m.n,
             ci_meets_target(m, opt.rel_ci, opt.abs_ci_us) ? "true" : "false");
     if (rv && rv->n_rounds > 1) {
         fprintf(f, ", \"rounds_us\": [");
         for (int k = 0; k < rv->n_rounds; k++)
-            fprintf(f, "%.6f%s", ((const median_ci *)((const char *)&rv->rounds[k][size] + field))->median,
+            fprintf(f, "%.6f%s", quantity(&rv->rounds[k][size], field)->median,
                     k + 1 < rv->n_rounds ? ", " : "]");
     }
     fprintf(f, "}, ");
@@ -1064,7 +1039,7 @@ static int apply_knob_set(int k)
     MPI_Recv(&theirs, 1, MPI_INT, server, TAG_ACK, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     if (mine != 0 || !theirs) {
         fprintf(stderr, "loggp-probe: libloggp on rank %d did not take up --knob-set '%s' from %s within %.0f s "
-                        "(is LOGGP_LIVE=0 set, or another process rewriting the file?)\n",
+                        "(is another process rewriting the file?)\n",
                 mine != 0 ? 0 : server, opt.set_specs[k], path, KNOB_TAKEUP_LIMIT_US * 1e-6);
         return -1;
     }
@@ -1077,7 +1052,7 @@ static median_ci combine_rounds(const size_result *const *rounds, int n_rounds, 
     double v[100];
     median_ci out = {0};
     for (int r = 0; r < n_rounds; r++) {
-        const median_ci *m = (const median_ci *)((const char *)&rounds[r][size] + field);
+        const median_ci *m = quantity(&rounds[r][size], field);
         v[r] = m->median;
         out.n += m->n;
         if (!(m->ci_half <= out.ci_half)) /* a NaN (too few samples) wins */

@@ -11,9 +11,12 @@ import sys
 import tempfile
 from pathlib import Path
 
+from loggp.run import KNOB_FLAGS as RUN_KNOB_FLAGS
+
 KNOB_FLAGS = {"o_s": "--os", "o_r": "--or", "g": "--g", "G": "--G", "L": "--L"}
-# Knob variables that would override the knob file a --knob-set run rewrites.
-KNOB_ENV = ("LOGGP_OS", "LOGGP_OR", "LOGGP_GAP", "LOGGP_GAP_PER_BYTE", "LOGGP_LATENCY")
+# Knob variables (those `loggp run` sets) that would override the knob file a
+# --knob-set run rewrites.
+KNOB_ENV = tuple(sorted({var for names in RUN_KNOB_FLAGS.values() for var in names}))
 
 
 class ProbeError(RuntimeError):
@@ -36,19 +39,44 @@ def format_knob(knob, value):
     return f"{value:.6g}ns/B" if knob == "G" else f"{value:.6g}us"
 
 
+def loggp_run_command(np_ranks, run_args, knob_args, probe_args):
+    """`loggp run` of loggp-probe."""
+    return [sys.executable, "-m", "loggp.cli", "run", "-n", str(np_ranks), "--quiet", *run_args, *knob_args,
+            "--", find_program("loggp-probe"), *probe_args]
+
+
+def private_knob_env(directory):
+    """The environment for a --knob-set run: a knob file of its own in `directory`, and
+    no knob variables to override it."""
+    env = {k: v for k, v in os.environ.items() if k not in KNOB_ENV}
+    env["LOGGP_KNOB_FILE"] = str(Path(directory, "knobs"))
+    return env
+
+
+def run_for_json(cmd, out, timeout, env=None):
+    """Runs a probe command that writes its JSON to `out`, and returns that JSON."""
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
+    except subprocess.TimeoutExpired:
+        raise ProbeError(f"probe timed out after {timeout} s: {' '.join(cmd)}") from None
+    if proc.returncode != 0 or not out.is_file():
+        detail = (proc.stderr or proc.stdout).strip().splitlines()[-5:]
+        raise ProbeError(f"probe failed (exit {proc.returncode}): {' '.join(cmd)}\n  " + "\n  ".join(detail))
+    return json.loads(out.read_text())
+
+
 def probe_command(probe_args, knobs=None, np_ranks=2, run_args=()):
     """The command that runs loggp-probe: plain mpiexec without knobs, else `loggp run`
     with every knob given explicitly (so the user's knob file cannot leak in)."""
-    probe = find_program("loggp-probe")
     if knobs is None:
-        return [find_program("mpiexec"), "-n", str(np_ranks), probe, *probe_args]
+        return [find_program("mpiexec"), "-n", str(np_ranks), find_program("loggp-probe"), *probe_args]
     unknown = set(knobs) - set(KNOB_FLAGS)
     if unknown:
         raise ProbeError(f"unknown knob(s) {sorted(unknown)}; expected {sorted(KNOB_FLAGS)}")
-    cmd = [sys.executable, "-m", "loggp.cli", "run", "-n", str(np_ranks), "--quiet", *run_args]
+    knob_args = []
     for knob, flag in KNOB_FLAGS.items():
-        cmd += [flag, format_knob(knob, knobs.get(knob, 0.0))]
-    return cmd + ["--", probe, *probe_args]
+        knob_args += [flag, format_knob(knob, knobs.get(knob, 0.0))]
+    return loggp_run_command(np_ranks, run_args, knob_args, probe_args)
 
 
 def knob_set_spec(knobs):
@@ -71,24 +99,14 @@ def run_probe_sets(probe_args, knob_sets, run_args=(), rounds=3, timeout=600):
     """Runs the probe once under `loggp run`, measuring under each knob set (dicts of
     increments, us or ns/B) in interleaved rounds, side by side; returns one result per set.
     The knob file is a private one in a temporary directory."""
+    sets = []
+    for knobs in knob_sets:
+        sets += ["--knob-set", knob_set_spec(knobs)]
     with tempfile.TemporaryDirectory(prefix="loggp-probe-") as tmp:
         out = Path(tmp, "probe.json")
-        sets = []
-        for knobs in knob_sets:
-            sets += ["--knob-set", knob_set_spec(knobs)]
-        cmd = [sys.executable, "-m", "loggp.cli", "run", "-n", "2", "--quiet", *run_args, "--",
-               find_program("loggp-probe"), *probe_args, *sets, "--rounds", str(rounds), "--quiet",
-               "--json", str(out)]
-        env = {k: v for k, v in os.environ.items() if k not in KNOB_ENV}
-        env["LOGGP_KNOB_FILE"] = str(Path(tmp, "knobs"))
-        try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
-        except subprocess.TimeoutExpired:
-            raise ProbeError(f"probe timed out after {timeout} s: {' '.join(cmd)}") from None
-        if proc.returncode != 0 or not out.is_file():
-            detail = (proc.stderr or proc.stdout).strip().splitlines()[-5:]
-            raise ProbeError(f"probe failed (exit {proc.returncode}): {' '.join(cmd)}\n  " + "\n  ".join(detail))
-        return split_sets(json.loads(out.read_text()))
+        cmd = loggp_run_command(2, run_args, [], [*probe_args, *sets, "--rounds", str(rounds), "--quiet",
+                                                  "--json", str(out)])
+        return split_sets(run_for_json(cmd, out, timeout, env=private_knob_env(tmp)))
 
 
 def run_probe(probe_args, knobs=None, run_args=(), timeout=180):
@@ -97,14 +115,7 @@ def run_probe(probe_args, knobs=None, run_args=(), timeout=180):
     with tempfile.TemporaryDirectory(prefix="loggp-probe-") as tmp:
         out = Path(tmp, "probe.json")
         cmd = probe_command([*probe_args, "--quiet", "--json", str(out)], knobs, run_args=run_args)
-        try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-        except subprocess.TimeoutExpired:
-            raise ProbeError(f"probe timed out after {timeout} s: {' '.join(cmd)}") from None
-        if proc.returncode != 0 or not out.is_file():
-            detail = (proc.stderr or proc.stdout).strip().splitlines()[-5:]
-            raise ProbeError(f"probe failed (exit {proc.returncode}): {' '.join(cmd)}\n  " + "\n  ".join(detail))
-        return json.loads(out.read_text())
+        return run_for_json(cmd, out, timeout)
 
 
 def main(argv=None):
@@ -143,19 +154,15 @@ def main(argv=None):
             print("loggp probe: give knobs either as --knob-set sets or as knob options, not both", file=sys.stderr)
             return 2
         try:
-            cmd = [sys.executable, "-m", "loggp.cli", "run", "-n", str(np_ranks), "--quiet", "--",
-                   find_program("loggp-probe"), *rest]
+            cmd = loggp_run_command(np_ranks, [], [], rest)
         except ProbeError as err:
             print(f"loggp probe: {err}", file=sys.stderr)
             return 2
         with tempfile.TemporaryDirectory(prefix="loggp-probe-") as tmp:
-            env = {k: v for k, v in os.environ.items() if k not in KNOB_ENV}
-            env["LOGGP_KNOB_FILE"] = str(Path(tmp, "knobs"))
-            return subprocess.run(cmd, env=env).returncode
+            return subprocess.run(cmd, env=private_knob_env(tmp)).returncode
     try:
         if knob_args:
-            cmd = [sys.executable, "-m", "loggp.cli", "run", "-n", str(np_ranks), "--quiet", *knob_args,
-                   "--", find_program("loggp-probe"), *rest]
+            cmd = loggp_run_command(np_ranks, [], knob_args, rest)
         else:
             cmd = [find_program("mpiexec"), "-n", str(np_ranks), find_program("loggp-probe"), *rest]
     except ProbeError as err:

@@ -183,9 +183,11 @@ def test_reframe_takes_the_difference_to_its_own_zero():
     # with per-round medians, the differences are taken within each round
     for e, z in zip(run["sizes"], zero["sizes"]):
         base = z["o_r_us"]["median"]
-        z["o_r_us"]["rounds_us"] = [base, base + 5.0, base]          # a slow moment in round 2 ...
-        e["o_r_us"]["rounds_us"] = [base + 1, base + 6.0, base + 1]  # ... hits both sets alike
-        e["o_r_us"]["median"] = base + 1.0
+        # slow moments: round 1 hits both sets, round 2 only the later-measured one; the
+        # difference of the medians would read 6, the differences within rounds read 1
+        z["o_r_us"]["rounds_us"] = [base + 5.0, base, base]
+        e["o_r_us"]["rounds_us"] = [base + 6.0, base + 6.0, base + 1]
+        z["o_r_us"]["median"], e["o_r_us"]["median"] = base, base + 6.0
     moved = cal.reframe(run, zero, ref)
     for a, b in zip(moved["sizes"], sorted(ref["sizes"], key=lambda e: e["bytes"])):
         assert a["o_r_us"]["median"] == pytest.approx(b["o_r_us"]["median"] + 1.0)

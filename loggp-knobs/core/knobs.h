@@ -70,6 +70,12 @@ int loggp_knobs_save(const char *path, const loggp_knobs *knobs, char *err, size
 /* Serialises knobs in the file's format into buf; returns the length. */
 size_t loggp_knobs_serialise(const loggp_knobs *knobs, char *buf, size_t len);
 
+/* Parses one "name = value" item (modified in place) into *knobs, with the
+ * file's names and, if o_alias, "o" for o_s and o_r together; the knobs it
+ * sets are added to *seen, and one already there is refused. -1 with a
+ * message naming the bad part. */
+int loggp_knobs_parse_item(char *item, int o_alias, loggp_knobs *knobs, unsigned *seen, char *err, size_t errlen);
+
 /* Parses the file's text. -1 with "line N: ..." on error. */
 int loggp_knobs_parse_text(const char *text, loggp_knobs *knobs, char *err, size_t errlen);
 

@@ -69,6 +69,37 @@ static char *trim(char *s)
     return s;
 }
 
+int loggp_knobs_parse_item(char *item, int o_alias, loggp_knobs *knobs, unsigned *seen, char *err, size_t errlen)
+{
+    char *eq = strchr(item, '=');
+    if (!eq) {
+        loggp_set_err(err, errlen, "'%s' is not name=value", trim(item));
+        return -1;
+    }
+    *eq = '\0';
+    char *key = trim(item), *value = trim(eq + 1);
+    int both = o_alias && !strcmp(key, "o");
+    int id = both ? LOGGP_KNOB_O_S : loggp_knob_by_name(key);
+    if (id < 0) {
+        loggp_set_err(err, errlen, "unknown knob '%s' (known: %so_s, o_r, g, G, L)", key, o_alias ? "o, " : "");
+        return -1;
+    }
+    unsigned bits = both ? (1u << LOGGP_KNOB_O_S) | (1u << LOGGP_KNOB_O_R) : 1u << id;
+    if (*seen & bits) {
+        loggp_set_err(err, errlen, "knob '%s' given twice", key);
+        return -1;
+    }
+    char why[256];
+    if (loggp_parse_knob((loggp_knob_id)id, value, &knobs->ps[id], why, sizeof why) != 0) {
+        loggp_set_err(err, errlen, "%s: %s", key, why);
+        return -1;
+    }
+    if (both)
+        knobs->ps[LOGGP_KNOB_O_R] = knobs->ps[LOGGP_KNOB_O_S];
+    *seen |= bits;
+    return 0;
+}
+
 int loggp_knobs_parse_text(const char *text, loggp_knobs *knobs, char *err, size_t errlen)
 {
     loggp_knobs parsed = {{0}};
@@ -88,32 +119,13 @@ int loggp_knobs_parse_text(const char *text, loggp_knobs *knobs, char *err, size
             *next++ = '\0';
         lineno++;
         char *s = trim(line);
-        if (*s == '\0' || *s == '#') {
-            line = next;
-            continue;
+        if (*s != '\0' && *s != '#') {
+            char why[320];
+            if (loggp_knobs_parse_item(s, 0, &parsed, &seen, why, sizeof why) != 0) {
+                loggp_set_err(err, errlen, "line %d: %s", lineno, why);
+                return -1;
+            }
         }
-        char *eq = strchr(s, '=');
-        if (!eq) {
-            loggp_set_err(err, errlen, "line %d: expected 'name = value', got '%s'", lineno, s);
-            return -1;
-        }
-        *eq = '\0';
-        char *key = trim(s), *value = trim(eq + 1);
-        int id = loggp_knob_by_name(key);
-        if (id < 0) {
-            loggp_set_err(err, errlen, "line %d: unknown knob '%s' (known: o_s, o_r, g, G, L)", lineno, key);
-            return -1;
-        }
-        if (seen & (1u << id)) {
-            loggp_set_err(err, errlen, "line %d: knob '%s' given twice", lineno, key);
-            return -1;
-        }
-        char why[256];
-        if (loggp_parse_knob((loggp_knob_id)id, value, &parsed.ps[id], why, sizeof why) != 0) {
-            loggp_set_err(err, errlen, "line %d: %s: %s", lineno, key, why);
-            return -1;
-        }
-        seen |= 1u << id;
         line = next;
     }
     for (int i = 0; i < LOGGP_KNOB_COUNT; i++) {
