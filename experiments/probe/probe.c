@@ -213,6 +213,7 @@ static int parse_args(int argc, char **argv, options *o, int verbose)
     *o = (options){.min_size = 1, .max_size = 1L << 20, .refine = 1, .rel_ci = 0.02,
                    .abs_ci_us = 0.020, .min_samples = 11, .max_samples = 2000,
                    .time_limit_s = 4.0, .burst = 16, .rounds = 3};
+    int rounds_given = 0;
 #define FAIL(...)                                                   \
     do {                                                            \
         if (verbose) {                                              \
@@ -325,12 +326,15 @@ static int parse_args(int argc, char **argv, options *o, int verbose)
         } else if (!strcmp(a, "--rounds")) {
             if (parse_int(v, 1, 100, &o->rounds))
                 FAIL("bad --rounds '%s' (expected an integer in [1, 100])", v);
+            rounds_given = 1;
         } else {
             FAIL("unknown option '%s'", a);
         }
     }
     if (o->max_samples < o->min_samples)
         FAIL("--max-samples %d is below --min-samples %d", o->max_samples, o->min_samples);
+    if (rounds_given && !o->n_sets)
+        FAIL("--rounds applies to --knob-set runs only");
     if (o->n_sets) {
         const char *file = getenv("LOGGP_KNOB_FILE");
         if (!file || !*file)
@@ -697,9 +701,9 @@ static double knob_idle_us(int k, long m)
     return 0.5 * (2 * one_way + per_byte) + 1.25 * (gap + per_byte);
 }
 
-/* A receive after a longer idle costs more on some machines (caches and predictors go
- * cold), so with knob sets every set idles as long as the set that idles longest:
- * otherwise the knobs would seem to raise o_r. */
+/* A receive after a longer idle may cost more (caches and predictors go cold), so with
+ * knob sets every set idles as long as the set that idles longest: otherwise the knobs
+ * could seem to raise o_r. */
 static double idle_equalizer_us(long m)
 {
     if (current_set < 0)

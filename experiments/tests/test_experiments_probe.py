@@ -94,6 +94,7 @@ def test_refinement_adds_sizes_inside_a_bend(tmp_path):
     (["--knob-set", "o=1us,o_s=2us"], "given twice"),
     (["--knob-set", "L"], "not name=value"),
     (["--rounds", "0"], "--rounds '0'"),
+    (["--rounds", "2"], "--knob-set runs only"),
 ])
 def test_bad_arguments_exit_2(args, message):
     proc = run(args, timeout=60)
