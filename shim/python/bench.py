@@ -1,11 +1,14 @@
-"""`loggp bench`: figures about the apparatus itself, measured side by side.
+"""`loggp bench`: figures about the apparatus itself, measured side by side
+with loggp-patterns (np=2), rounds interleaved, medians.
 
-  transparency  8-byte half round trip and small-message rate without
-                libloggp.so, with it at zero knobs, and with it armed (every
-                knob at its smallest step, 1 ns or 1 ps/B, so every delay path
-                runs while adding almost nothing): same routing, interleaved
-  knobs         each knob set to one value and read back from a ping-pong or
-                a stream: set vs measured increase
+  transparency  the windowed Isend/Irecv stream (8 B, 1 KiB), the ping-pong's
+                half round trip (8 B) and the bidirectional exchange (8 B):
+                ns per message for plain MPICH, libloggp.so at zero knobs and
+                armed (each knob alone at its smallest step, and all four
+                together), against the goals of issue 12
+  knobs         each knob at 1, 10, 100 us (G as (k-1)G at 4 KiB and 64 KiB)
+                with each of the four patterns: the measured increase beside
+                what LogGP predicts for that pattern (pattern_model.py)
 """
 import argparse
 import json
@@ -13,156 +16,383 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 
+from . import pattern_model as model
 from . import run as runmod
 
 NP = 2
+PROGRAM = "loggp-patterns"
+# Default per-repetition time; counts follow from the expected ns per unit.
+TARGET_NS = 25e6
 
 
-def timing_program():
-    return runmod.find_program("loggp-timing")
+def patterns_program():
+    return runmod.find_program(PROGRAM)
 
 
-def parse_figures(text):
+def parse_lines(text, specs, reps):
+    """{(pattern, bytes): [ns per repetition]} from loggp-patterns' JSON lines;
+    every spec must have all its repetitions."""
     out = {}
     for line in text.splitlines():
-        key, sep, value = line.partition("=")
-        if sep:
-            try:
-                out[key.strip()] = float(value)
-            except ValueError:
-                pass
+        line = line.strip()
+        if not line.startswith("{"):
+            continue
+        try:
+            rec = json.loads(line)
+            out.setdefault((rec["pattern"], int(rec["bytes"])), []).append(float(rec["ns"]))
+        except (ValueError, KeyError, TypeError) as err:
+            raise RuntimeError(f"{PROGRAM}: unreadable line {line!r} ({err})") from None
+    for pattern, size, _ in specs:
+        got = len(out.get((pattern, size), []))
+        if got != reps:
+            raise RuntimeError(f"{PROGRAM}: {pattern} at {size} B gave {got} repetitions, expected {reps}")
     return out
 
 
-# Every knob at its smallest step: the delay paths run, the delays are ~1 ns.
-ARMED_KNOBS = ("--o", "1ns", "--g", "1ns", "--L", "1ns", "--G", "0.001ns/B")
-MODES = ("plain", "loggp", "armed")
-
-
-def measure(args, knobs=(), preload=True, provider=None, timeout=300):
-    """One run of loggp-timing at np=2; returns its figures."""
+def measure(specs, knobs=(), preload=True, provider=None, reps=5, compute_ns=5000, timeout=600):
+    """One loggp-patterns run at np=2. specs: (pattern, bytes, count) triples;
+    knobs: `loggp run` knob flags. Returns {(pattern, bytes): median ns}.
+    The user's knob file and knob variables never reach the run."""
     argv = ["-n", str(NP), "--quiet", "--engine", "libfabric"]
     if provider:
         argv += ["--provider", provider]
-    argv += list(knobs) + ["--", timing_program(), *args]
-    parsed = runmod.parser().parse_args(argv)
+    program = [patterns_program(), "--reps", str(reps), "--compute-ns", str(int(compute_ns))]
+    program += [f"{p}:{b}:{c}" for p, b, c in specs]
+    parsed = runmod.parser().parse_args(argv + list(knobs) + ["--", *program])
     additions, cmd = runmod.build(parsed, os.environ)
-    env = dict(os.environ)
-    env.update(additions)
-    if not preload:
-        for name in list(env):
-            if name == "LD_PRELOAD" or name.startswith("LOGGP_"):
-                del env[name]
-    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
+    env = {name: value for name, value in os.environ.items() if not name.startswith("LOGGP_")}
+    if preload:
+        env.update(additions)
+    else:
+        env.update({name: value for name, value in additions.items()
+                    if name != "LD_PRELOAD" and not name.startswith("LOGGP_")})
+    with tempfile.TemporaryDirectory(prefix="loggp-bench-") as private:
+        env["LOGGP_KNOB_FILE"] = os.path.join(private, "knobs")  # absent: no knob but the flags
+        proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
     if proc.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stderr}")
-    return parse_figures(proc.stdout)
+        raise RuntimeError(f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stderr.strip()}")
+    return {key: statistics.median(values) for key, values in parse_lines(proc.stdout, specs, reps).items()}
 
 
-def transparency(rounds, provider):
-    samples = {mode: {"halfrtt_us": [], "rate_per_s": []} for mode in MODES}
-    for r in range(rounds):
-        order = MODES if r % 2 == 0 else tuple(reversed(MODES))
+def load_average():
+    try:
+        return os.getloadavg()[0]
+    except OSError:
+        return float("nan")
+
+
+def interleaved(rounds, names):
+    """Order of the runs in each round: forward, then backward, alternately."""
+    return [list(names) if r % 2 == 0 else list(reversed(names)) for r in range(rounds)]
+
+
+# ---- transparency ----------------------------------------------------------------------------
+
+# Each knob alone at its smallest step (o, g, L: 1 ns; G: 0.001 ns/B) and all four together:
+# the delay paths run while the delays add ~nothing, so what shows is the layer's own cost.
+ARMED = {
+    "armed o": ("--o", "1ns"),
+    "armed g": ("--g", "1ns"),
+    "armed G": ("--G", "0.001ns/B"),
+    "armed L": ("--L", "1ns"),
+}
+ARMED["armed all"] = tuple(flag for pair in ARMED.values() for flag in pair)
+TRANSPARENCY_SPECS = (("window", 8, 2000), ("window", 1024, 1000), ("pingpong", 8, 20000), ("exchange", 8, 20000))
+TERMS = (
+    ("plain", "MPICH alone, no libloggp.so; same routing (ch4:ofi over the libfabric provider)"),
+    ("zero", "libloggp.so preloaded, no knob set"),
+    ("armed X", "libloggp.so with knob X alone at its smallest step (o, g, L 1 ns; G 0.001 ns/B): "
+                "X's delay path runs, the delay adds ~0"),
+    ("armed all", "all four knobs at their smallest steps together"),
+    ("ns", "window: ns per message; pingpong: ns per half round trip; exchange: ns per iteration "
+           "(each rank sends one message and receives one)"),
+    ("rate", "plain ns / mode ns: the mode's message rate as a fraction of plain MPICH's"),
+    ("time", "mode ns / plain ns - 1: time added to plain MPICH's half round trip"),
+    ("verdict", "met / missed: the goal of issue 12 on this line; no goal: measured for information"),
+)
+
+
+def transparency_modes(armed):
+    names = [name for name in ARMED if name != "armed all"]
+    chosen = {"each": names, "all": ["armed all"], "both": names + ["armed all"]}[armed]
+    return ["plain", "zero"] + chosen
+
+
+def transparency_goal(pattern, size, mode):
+    """(comparison, threshold) the goals set for one line, or None.
+    'rate': plain ns / mode ns >= threshold; 'time': mode ns / plain ns - 1 <= threshold."""
+    if pattern == "window" and size in (8, 1024):
+        if mode == "zero":
+            return ("rate", 0.98)
+        if mode.startswith("armed") and mode != "armed all":
+            return ("rate", 0.85)
+    if pattern == "pingpong" and size == 8 and mode == "zero":
+        return ("time", 0.01)
+    return None
+
+
+def transparency_verdict(pattern, size, mode, plain_ns, mode_ns):
+    """(rate, time, verdict) for one line."""
+    rate, time = plain_ns / mode_ns, mode_ns / plain_ns - 1
+    goal = transparency_goal(pattern, size, mode)
+    if mode == "plain":
+        return rate, time, ""
+    if goal is None:
+        return rate, time, "no goal"
+    kind, threshold = goal
+    ok = rate >= threshold if kind == "rate" else time <= threshold
+    return rate, time, "met" if ok else "missed"
+
+
+def transparency(rounds, provider, reps, scale, armed):
+    modes = transparency_modes(armed)
+    specs = [(p, b, max(1, round(c * scale))) for p, b, c in TRANSPARENCY_SPECS]
+    samples = {mode: {(p, b): [] for p, b, _ in specs} for mode in modes}
+    load_start = load_average()
+    for r, order in enumerate(interleaved(rounds, modes)):
         for mode in order:
-            opts = {"preload": mode != "plain", "provider": provider,
-                    "knobs": ARMED_KNOBS if mode == "armed" else ()}
-            samples[mode]["halfrtt_us"].append(measure(["pingpong", "8", "2000"], **opts)["halfrtt_us"])
-            samples[mode]["rate_per_s"].append(measure(["stream", "8", "5000"], **opts)["rate_per_s"])
+            knobs = ARMED.get(mode, ())
+            figures = measure(specs, knobs=knobs, preload=mode != "plain", provider=provider, reps=reps)
+            for key, value in figures.items():
+                samples[mode][key].append(value)
         print(f"  round {r + 1}/{rounds} done", file=sys.stderr)
-    result = {}
-    for figure in ("halfrtt_us", "rate_per_s"):
-        med = {mode: statistics.median(samples[mode][figure]) for mode in MODES}
-        result[figure] = {"plain": med["plain"], "loggp": med["loggp"], "armed": med["armed"],
-                          "ratio": med["loggp"] / med["plain"], "armed_ratio": med["armed"] / med["plain"],
-                          **{f"{mode}_samples": samples[mode][figure] for mode in MODES}}
-    return result
+    lines = []
+    for p, b, _ in specs:
+        plain = statistics.median(samples["plain"][(p, b)])
+        for mode in modes:
+            ns = statistics.median(samples[mode][(p, b)])
+            rate, time, verdict = transparency_verdict(p, b, mode, plain, ns)
+            goal = transparency_goal(p, b, mode)
+            lines.append({"pattern": p, "bytes": b, "mode": mode, "ns": ns, "rate": rate, "time": time,
+                          "goal": list(goal) if goal else None, "verdict": verdict,
+                          "samples": samples[mode][(p, b)]})
+    return {"np": NP, "provider": provider or "shm", "rounds": rounds, "reps": reps,
+            "armed": {mode: list(ARMED[mode]) for mode in modes if mode in ARMED},
+            "load_average": [load_start, load_average()], "lines": lines}
 
 
-def print_transparency(result, provider):
-    rtt, rate = result["halfrtt_us"], result["rate_per_s"]
-    print(f"transparency, np={NP}, libfabric provider {provider or 'shm'} (medians)")
-    print(f"  {'figure':28s} {'without':>10s} {'zero knobs':>11s} {'ratio':>7s} {'armed':>10s} {'ratio':>7s}")
-    print(f"  {'8 B half round trip (us)':28s} {rtt['plain']:10.3f} {rtt['loggp']:11.3f} {rtt['ratio']:7.3f} "
-          f"{rtt['armed']:10.3f} {rtt['armed_ratio']:7.3f}")
-    print(f"  {'8 B message rate (1/s)':28s} {rate['plain']:10.0f} {rate['loggp']:11.0f} {rate['ratio']:7.3f} "
-          f"{rate['armed']:10.0f} {rate['armed_ratio']:7.3f}")
-    print(f"  zero knobs add {100 * (rtt['ratio'] - 1):+.1f} % latency, {100 * (1 / rate['ratio'] - 1):+.1f} % "
-          f"message time; armed, the layer itself adds {rtt['armed'] - rtt['plain']:+.3f} us per half round trip "
-          f"and {1e6 / rate['armed'] - 1e6 / rate['plain']:+.3f} us per streamed message")
+def goal_text(goal):
+    if goal is None:
+        return ""
+    kind, threshold = goal
+    return f"rate >= {threshold:.2f}" if kind == "rate" else f"time <= +{100 * threshold:.0f} %"
 
 
-KNOB_CHECKS = [
-    # knob flag, figure, program args, how the figure moves per unit set
-    ("--os", "halfrtt_us", ["pingpong", "8", "500"], "o_s: ping-pong half round trip"),
-    ("--or", "halfrtt_us", ["pingpong", "8", "500"], "o_r: ping-pong half round trip"),
-    ("--L", "halfrtt_us", ["pingpong", "8", "500"], "L: ping-pong half round trip"),
-    ("--g", "interval_us", ["stream", "8", "2000"], "g: stream interval"),
-]
+def print_transparency(result):
+    print(f"transparency: np={result['np']}, libfabric provider {result['provider']}; {result['rounds']} rounds, "
+          f"modes interleaved; each run's figure the median of {result['reps']} repetitions, medians of rounds")
+    print(f"load average (1 min) {result['load_average'][0]:.1f} at the start, {result['load_average'][1]:.1f} at the "
+          "end: figures measured on a loaded machine are not results")
+    print(f"  {'pattern':14s} {'mode':10s} {'ns':>9s} {'rate':>6s} {'time':>8s}  {'goal':15s} verdict")
+    for line in result["lines"]:
+        label = f"{line['pattern']} {line['bytes']} B"
+        if line["mode"] == "plain":
+            print(f"  {label:14s} {'plain':10s} {line['ns']:9.1f}")
+            continue
+        print(f"  {label:14s} {line['mode']:10s} {line['ns']:9.1f} {line['rate']:6.3f} {100 * line['time']:+7.1f}%  "
+              f"{goal_text(line['goal']):15s} {line['verdict']}")
+    print("terms:")
+    for term, text in TERMS:
+        print(f"  {term:10s} {text}")
 
 
-def knob_accuracy(value_us, rounds, provider):
+# ---- knobs -----------------------------------------------------------------------------------
+
+PATTERNS = ("pingpong", "window", "exchange", "compute")
+UNITS_PER_COUNT = {"pingpong": 2, "window": model.WINDOW, "exchange": 1, "compute": model.WINDOW}
+MIN_COUNT = {"pingpong": 20, "window": 2, "exchange": 20, "compute": 2}
+
+
+def count_for(pattern, ns_per_unit, scale):
+    """Count that makes one repetition last about TARGET_NS * scale."""
+    count = int(TARGET_NS * scale / (max(ns_per_unit, 1.0) * UNITS_PER_COUNT[pattern]))
+    return max(count, MIN_COUNT[pattern])
+
+
+def guess_ns(pattern, size, compute_ns):
+    """A generous first guess of a zero-knob figure, only to size the first counts."""
+    stream = 300 + 0.15 * size
+    return {"pingpong": 700 + 0.3 * size, "window": stream, "exchange": 800 + 0.3 * size,
+            "compute": max(stream, compute_ns) + 300}[pattern]
+
+
+def knob_settings(knobs, values_us, g_sizes):
+    """(name, knob, size, flags, Knobs increments) for each setting measured."""
+    out = []
+    for knob in knobs:
+        for value in values_us:
+            ns = value * 1000.0
+            if knob == "G":
+                for size in g_sizes:
+                    per_byte = round(ns / (size - 1), 6)
+                    out.append((f"G={per_byte:g}ns/B", "G", size, ("--G", f"{per_byte:.6f}ns/B"),
+                                model.Knobs(G=per_byte)))
+                continue
+            flag = f"{value:g}us"
+            increments = {"o": model.Knobs(os=ns, or_=ns), "g": model.Knobs(g=ns), "L": model.Knobs(L=ns)}[knob]
+            out.append((f"{knob}={flag}", knob, 8, (f"--{knob}", flag), increments))
+    return out
+
+
+def base_from(figures, size, compute_ns):
+    return model.Base(bytes=size, pingpong=figures[("pingpong", size)], window=figures[("window", size)],
+                      exchange=figures[("exchange", size)], compute=figures[("compute", size)],
+                      compute_ns=compute_ns, ack_halfrtt=figures[("pingpong", model.ACK_BYTES)])
+
+
+def knob_accuracy(knobs, values_us, g_sizes, rounds, provider, reps, scale, compute_ns):
+    settings = knob_settings(knobs, values_us, g_sizes)
+    sizes = sorted({model.ACK_BYTES} | {s[2] for s in settings})
+    base_specs = [(p, size, count_for(p, guess_ns(p, size, compute_ns), scale)) for size in sizes for p in PATTERNS]
+    names = ["zero"] + [s[0] for s in settings]
+    runs = {name: [] for name in names}
+    first_base = None  # round 1 runs zero knobs first; knob runs size their counts by its predictions
+    load_start = load_average()
+    for r, order in enumerate(interleaved(rounds, names)):
+        for name in order:
+            if name == "zero":
+                runs["zero"].append(measure(base_specs, provider=provider, reps=reps, compute_ns=compute_ns))
+                first_base = first_base or runs["zero"][0]
+                continue
+            _, knob, size, flags, increments = next(s for s in settings if s[0] == name)
+            base = base_from(first_base, size, compute_ns)
+            specs = [(p, size, count_for(p, model.PREDICT[p](base, increments), scale)) for p in PATTERNS]
+            runs[name].append(measure(specs, knobs=flags, provider=provider, reps=reps, compute_ns=compute_ns))
+        print(f"  round {r + 1}/{rounds} done", file=sys.stderr)
+    zero = {key: statistics.median(run[key] for run in runs["zero"]) for key in runs["zero"][0]}
     rows = []
-    for flag, figure, args, label in KNOB_CHECKS:
-        base, moved = [], []
-        for _ in range(rounds):
-            base.append(measure(args, provider=provider)[figure])
-            moved.append(measure(args, knobs=(flag, f"{value_us}us"), provider=provider)[figure])
-        increase = statistics.median(moved) - statistics.median(base)
-        rows.append({"knob": flag[2:], "label": label, "set_us": value_us, "expected_increase_us": value_us,
-                     "base_us": statistics.median(base), "measured_increase_us": increase})
-    # G: a 64 KiB ping-pong half round trip rises by (k-1)G
-    size = 65536
-    g_per_byte_ns = value_us * 1000.0 / (size - 1)
-    base, moved = [], []
-    for _ in range(rounds):
-        base.append(measure(["pingpong", str(size), "200"], provider=provider)["halfrtt_us"])
-        moved.append(measure(["pingpong", str(size), "200"], knobs=("--G", f"{g_per_byte_ns:.6f}ns/B"),
-                             provider=provider)["halfrtt_us"])
-    rows.append({"knob": "G", "label": f"G={g_per_byte_ns:.4f}ns/B: 64 KiB half round trip", "set_us": value_us,
-                 "expected_increase_us": value_us, "base_us": statistics.median(base),
-                 "measured_increase_us": statistics.median(moved) - statistics.median(base)})
-    return rows
+    for name, knob, size, flags, increments in settings:
+        base = base_from(zero, size, compute_ns)
+        for p in PATTERNS:
+            increases = [run[(p, size)] - z[(p, size)] for run, z in zip(runs[name], runs["zero"])]
+            measured = statistics.median(increases)
+            predicted = model.predicted_increase(p, base, increments)
+            verdict, tol = model.verdict(knob, predicted, measured, size)
+            rows.append({"setting": name, "knob": knob, "bytes": size, "pattern": p, "base_ns": zero[(p, size)],
+                         "predicted_increase_ns": predicted, "measured_increase_ns": measured,
+                         "error_ns": measured - predicted, "tolerance_ns": tol, "verdict": verdict,
+                         "increases": increases})
+    gaps = {size: model.machine_gap(base_from(zero, size, compute_ns)) for size in sorted({s[2] for s in settings})}
+    return {"np": NP, "provider": provider or "shm", "rounds": rounds, "reps": reps, "compute_ns": compute_ns,
+            "window": model.WINDOW, "ack_bytes": model.ACK_BYTES, "g_machine_ns": gaps,
+            "load_average": [load_start, load_average()], "rows": rows}
 
 
-def print_knobs(rows, provider):
-    print(f"knob accuracy, np={NP}, libfabric provider {provider or 'shm'} (medians, increase over zero knobs)")
-    print(f"  {'check':44s} {'base':>9s} {'expected':>9s} {'measured':>9s} {'error':>8s}")
-    for r in rows:
-        err = r["measured_increase_us"] - r["expected_increase_us"]
-        print(f"  {r['label']:44s} {r['base_us']:9.3f} {r['expected_increase_us']:9.3f} "
-              f"{r['measured_increase_us']:9.3f} {err:+8.3f}")
-    print("  (us; g adds to the stream's own interval)")
+KNOB_TERMS = (
+    ("base", "the pattern's figure at zero knobs (ns per half round trip / message / iteration), same run"),
+    ("predicted", "LogGP's increase for this pattern: pingpong 2o, L, (k-1)G a half round trip or g_total/2 if "
+                  "that is longer; exchange the same one-way sum or g_total per iteration; window (W+3)/W o, 2L/W, "
+                  "(k-1)G per message or g_total; compute the same, with g below the computation hidden"),
+    ("g_total", "g_machine + g + (k-1)G: LogP's minimum spacing of injections at a process; g_machine from the "
+                "plain window (W x ns/msg = (W-1) g_machine + one-way + ack)"),
+    ("measured", "median over rounds of (run with the knob - zero-knob run of the same round)"),
+    ("error", "measured - predicted"),
+    ("tolerance", "o, L: max(2 %, 100 ns) of the prediction; g, G (k >= 4 KiB): 2 %; a prediction under 100 ns "
+                  "(a pattern the knob should not move): 100 ns"),
+    ("verdict", "met / missed against the tolerance"),
+)
+
+
+def print_knobs(result):
+    print(f"knob accuracy: np={result['np']}, libfabric provider {result['provider']}; {result['rounds']} rounds "
+          f"interleaved with a zero-knob run each; medians of {result['reps']} repetitions per run; window "
+          f"W={result['window']}, ack {result['ack_bytes']} B; compute {result['compute_ns']:g} ns before each send")
+    print(f"load average (1 min) {result['load_average'][0]:.1f} at the start, {result['load_average'][1]:.1f} at the "
+          "end: figures measured on a loaded machine are not results")
+    gaps = ", ".join(f"{size} B {gap:.0f} ns" for size, gap in sorted(result["g_machine_ns"].items()))
+    print(f"g_machine: {gaps}")
+    print(f"  {'setting':16s} {'bytes':>6s} {'pattern':9s} {'base':>9s} {'predicted':>10s} {'measured':>10s} "
+          f"{'error':>8s} {'tolerance':>9s}  verdict")
+    for row in result["rows"]:
+        tol = f"{row['tolerance_ns']:9.0f}" if row["tolerance_ns"] is not None else f"{'-':>9s}"
+        print(f"  {row['setting']:16s} {row['bytes']:6d} {row['pattern']:9s} {row['base_ns']:9.1f} "
+              f"{row['predicted_increase_ns']:+10.1f} {row['measured_increase_ns']:+10.1f} {row['error_ns']:+8.1f} "
+              f"{tol}  {row['verdict']}")
+    print("terms (ns):")
+    for term, text in KNOB_TERMS:
+        print(f"  {term:10s} {text}")
+
+
+# ---- command line ----------------------------------------------------------------------------
+
+def number_list(kind, low):
+    def parse(text):
+        try:
+            values = [kind(item) for item in text.split(",")]
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"'{text}' is not a comma-separated list of numbers") from None
+        bad = [v for v in values if not v >= low]
+        if bad:
+            raise argparse.ArgumentTypeError(f"'{text}': {bad[0]} is below {low}")
+        return values
+    return parse
+
+
+def positive_float(text):
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number") from None
+    if not 0 < value <= 1000:
+        raise argparse.ArgumentTypeError(f"'{text}' must be in (0, 1000]")
+    return value
+
+
+def knob_list(text):
+    knobs = text.split(",")
+    bad = [k for k in knobs if k not in ("o", "g", "G", "L")]
+    if bad or not text:
+        raise argparse.ArgumentTypeError(f"'{text}': knobs are o, g, G, L (comma-separated)")
+    return knobs
 
 
 def main(argv):
     p = argparse.ArgumentParser(prog="loggp bench", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False)
     sub = p.add_subparsers(dest="what", required=True)
-    t = sub.add_parser("transparency", help="cost of libloggp.so at zero knobs and armed")
+    t = sub.add_parser("transparency", help="cost of libloggp.so at zero knobs and armed, per pattern")
     t.add_argument("--rounds", type=runmod.positive_int, default=7)
-    k = sub.add_parser("knobs", help="set each knob, read it back")
-    k.add_argument("--value-us", type=float, default=10.0, help="value to set, in us (default 10)")
-    k.add_argument("--rounds", type=runmod.positive_int, default=3)
+    t.add_argument("--armed", choices=("each", "all", "both"), default="both",
+                   help="armed modes: each knob alone, all together, or both (default)")
+    k = sub.add_parser("knobs", help="set each knob, read it back with four patterns against LogGP's prediction")
+    k.add_argument("--knobs", type=knob_list, default=["o", "g", "L", "G"], help="knobs to measure (default o,g,L,G)")
+    k.add_argument("--values-us", type=number_list(float, 0.001), default=[1.0, 10.0, 100.0],
+                   help="values to set, in us (default 1,10,100); for G the (k-1)G of one message")
+    k.add_argument("--G-sizes", type=number_list(int, 2), default=[4096, 65536], dest="g_sizes",
+                   help="message sizes for G, in bytes (default 4096,65536)")
+    k.add_argument("--compute-ns", type=runmod.positive_int, default=5000,
+                   help="computation before each send of the compute pattern (default 5000)")
+    k.add_argument("--rounds", type=runmod.positive_int, default=5)
     for s in (t, k):
+        s.add_argument("--reps", type=runmod.positive_int, default=5, help="repetitions per run (default 5)")
+        s.add_argument("--scale", type=positive_float, default=1.0,
+                       help="multiplies every message count (default 1; small values for a quick check)")
         s.add_argument("--provider", choices=runmod.PROVIDERS)
         s.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
     args = p.parse_args(argv)
-    if args.what == "knobs" and not 0 < args.value_us <= 1e6:
-        p.error(f"--value-us {args.value_us}: expected a value in (0, 1e6]")
+    if args.json and not os.path.isdir(os.path.dirname(os.path.abspath(args.json))):
+        p.error(f"--json {args.json}: no such directory")
+    if args.what == "knobs":
+        if max(args.g_sizes) > 1 << 20:
+            p.error(f"--G-sizes {max(args.g_sizes)}: loggp-patterns takes messages up to {1 << 20} bytes")
+        if max(args.values_us) > 1e6:
+            p.error(f"--values-us {max(args.values_us):g}: expected values up to 1e6 us")
     try:
         if args.what == "transparency":
-            result = transparency(args.rounds, args.provider)
-            print_transparency(result, args.provider)
+            result = transparency(args.rounds, args.provider, args.reps, args.scale, args.armed)
+            print_transparency(result)
         else:
-            result = knob_accuracy(args.value_us, args.rounds, args.provider)
-            print_knobs(result, args.provider)
+            result = knob_accuracy(args.knobs, args.values_us, args.g_sizes, args.rounds, args.provider, args.reps,
+                                   args.scale, args.compute_ns)
+            print_knobs(result)
     except (runmod.RunError, RuntimeError, subprocess.TimeoutExpired) as err:
         print(f"loggp bench: {err}", file=sys.stderr)
         return 1
     if args.json:
         tmp = args.json + ".tmp"
         with open(tmp, "w") as f:
-            json.dump(result, f, indent=1)
+            json.dump(result, f, indent=1, default=str)
         os.replace(tmp, args.json)
     return 0

@@ -1,15 +1,180 @@
-"""`loggp bench`: bad input is refused by name; transparency measures the three modes
-(without the library, zero knobs, armed) and writes them as JSON. Its figures are
-benchmarks, so only their presence and sanity are asserted, never their size."""
+"""`loggp bench` and loggp-patterns: LogGP's predictions per pattern on
+synthetic figures, the goals' verdicts, the pattern program's refusals, and a
+quick run of each bench command whose output structure (not timing) is checked.
+Figures are benchmarks, so their size is never asserted."""
 import json
 
+import pytest
+
+from loggp import bench
+from loggp import pattern_model as model
 from tests.testkit import installed, run
 
+W = model.WINDOW
 
-def test_bad_value_is_refused_by_name():
-    proc = run([installed("loggp"), "bench", "knobs", "--value-us", "-3"])
+
+def synthetic(size=8, g_machine=240.0, one_way=650.0, ack=650.0, exchange=700.0, compute_ns=5000.0,
+              compute_interval=5300.0):
+    """Zero-knob figures built from chosen machine parameters, so the model must recover them."""
+    fixed = one_way + ack
+    window = ((W - 1) * g_machine + fixed) / W
+    compute = ((W - 1) * compute_interval + fixed + compute_ns) / W
+    return model.Base(bytes=size, pingpong=one_way, window=window, exchange=exchange, compute=compute,
+                      compute_ns=compute_ns, ack_halfrtt=ack)
+
+
+def inc(pattern, base, **knobs):
+    return model.predicted_increase(pattern, base, model.Knobs(**knobs))
+
+
+def test_machine_gap_is_recovered_from_the_plain_window():
+    assert model.machine_gap(synthetic(g_machine=240.0)) == pytest.approx(240.0)
+    assert model.natural_interval(synthetic(compute_interval=5300.0), compute=True) == pytest.approx(5300.0)
+
+
+@pytest.mark.parametrize("pattern", ["pingpong", "window", "exchange", "compute"])
+def test_zero_knobs_predict_no_change(pattern):
+    assert inc(pattern, synthetic()) == pytest.approx(0.0, abs=1e-9)
+
+
+def test_overhead_adds_both_ends_to_one_way_patterns():
+    base = synthetic()
+    assert inc("pingpong", base, os=1000.0, or_=1000.0) == pytest.approx(2000.0)
+    assert inc("pingpong", base, os=3000.0) == pytest.approx(3000.0)
+    assert inc("exchange", base, os=1000.0, or_=1000.0) == pytest.approx(2000.0)
+
+
+def test_overhead_adds_w_plus_3_over_w_per_streamed_message():
+    # (W-1) pipelined messages pay max(o_s, o_r) each; the first and the ack pay o_s + o_r each
+    base = synthetic()
+    assert inc("window", base, os=10000.0, or_=10000.0) == pytest.approx(10000.0 * (W + 3) / W)
+    assert inc("compute", base, os=10000.0, or_=10000.0) == pytest.approx(10000.0 * (W + 3) / W)
+
+
+def test_latency_adds_to_each_one_way_trip_and_only_2L_per_window_to_a_stream():
+    base = synthetic()
+    assert inc("pingpong", base, L=10000.0) == pytest.approx(10000.0)
+    assert inc("exchange", base, L=10000.0) == pytest.approx(10000.0)
+    assert inc("window", base, L=10000.0) == pytest.approx(2 * 10000.0 / W)
+    assert inc("compute", base, L=10000.0) == pytest.approx(2 * 10000.0 / W)
+
+
+def test_gap_is_a_minimum_spacing_not_an_addition():
+    base = synthetic(g_machine=240.0, one_way=650.0)
+    # round trip 1.3 us: longer than g_total = 1.24 us, so the ping-pong is unaffected
+    assert inc("pingpong", base, g=1000.0) == pytest.approx(0.0)
+    # g_total 5.24 us > round trip: one g_total per round trip (issue 12: about 2.6-2.7 us a half)
+    assert model.pingpong(base, model.Knobs(g=5000.0)) == pytest.approx(5240.0 / 2)
+    # a stream's interval becomes g_total once it is longer than the natural one
+    assert model.stream(base, model.Knobs(g=10000.0)) == pytest.approx(10240.0)
+    assert model.exchange(base, model.Knobs(g=10000.0)) == pytest.approx(10240.0)
+    assert inc("exchange", base, g=100.0) == pytest.approx(0.0)
+
+
+def test_computation_hides_a_gap_shorter_than_it():
+    base = synthetic(compute_interval=5300.0)
+    assert inc("compute", base, g=1000.0) == pytest.approx(0.0)
+    assert model.stream(base, model.Knobs(g=10000.0), compute=True) == pytest.approx(10240.0)
+
+
+def test_bytes_add_k_minus_1_G_per_message_and_to_each_one_way_time():
+    size, per_byte = 4096, 10000.0 / 4095
+    base = synthetic(size=size, g_machine=900.0, one_way=1500.0, exchange=1600.0)
+    assert inc("pingpong", base, G=per_byte) == pytest.approx(10000.0)
+    assert inc("exchange", base, G=per_byte) == pytest.approx(10000.0)
+    # the gap carries the bytes; the 8-byte ack adds 7 G once per window
+    assert inc("window", base, G=per_byte) == pytest.approx(10000.0 + 7 * per_byte / W)
+
+
+def test_tolerances_follow_the_goals():
+    assert model.tolerance("o", 20000.0, 8) == pytest.approx(400.0)
+    assert model.tolerance("o", 2000.0, 8) == pytest.approx(100.0)
+    assert model.tolerance("L", 31.25, 8) == pytest.approx(100.0)
+    assert model.tolerance("g", 10000.0, 8) == pytest.approx(200.0)
+    assert model.tolerance("g", 984.0, 8) == pytest.approx(19.68)
+    assert model.tolerance("G", 10000.0, 4096) == pytest.approx(200.0)
+    assert model.tolerance("G", 10000.0, 1024) is None
+    assert model.verdict("g", 1000.0, 1019.0, 8) == ("met", pytest.approx(20.0))
+    assert model.verdict("g", 1000.0, 1021.0, 8)[0] == "missed"
+    assert model.verdict("L", 0.0, -101.0, 8)[0] == "missed"
+    assert model.verdict("G", 5000.0, 9000.0, 1024) == ("no goal", None)
+    with pytest.raises(ValueError, match="'x'"):
+        model.tolerance("x", 5000.0, 8)
+
+
+def test_transparency_goals_and_verdicts():
+    assert bench.transparency_goal("window", 8, "zero") == ("rate", 0.98)
+    assert bench.transparency_goal("window", 1024, "armed L") == ("rate", 0.85)
+    assert bench.transparency_goal("window", 8, "armed all") is None
+    assert bench.transparency_goal("pingpong", 8, "zero") == ("time", 0.01)
+    assert bench.transparency_goal("exchange", 8, "zero") is None
+    assert bench.transparency_verdict("window", 8, "zero", 256.0, 285.0)[2] == "missed"   # main at 03:20: 0.896
+    assert bench.transparency_verdict("window", 8, "zero", 256.0, 260.0)[2] == "met"
+    assert bench.transparency_verdict("window", 1024, "armed L", 458.0, 518.0)[2] == "met"  # 0.884
+    assert bench.transparency_verdict("pingpong", 8, "zero", 650.0, 660.0)[2] == "missed"
+    assert bench.transparency_verdict("exchange", 8, "armed o", 700.0, 900.0)[2] == "no goal"
+
+
+def test_g_settings_give_k_minus_1_G_the_value_asked():
+    settings = bench.knob_settings(["G", "L"], [10.0], [4096, 65536])
+    g4k = next(s for s in settings if s[1] == "G" and s[2] == 4096)
+    assert 4095 * g4k[4].G == pytest.approx(10000.0, rel=1e-5)
+    assert g4k[3][0] == "--G" and g4k[3][1].endswith("ns/B")
+    assert [s[0] for s in settings if s[1] == "L"] == ["L=10us"]
+    assert next(s for s in settings if s[1] == "L")[4] == model.Knobs(L=10000.0)
+
+
+# ---- the pattern program -------------------------------------------------------------------
+
+def patterns(*args, np=2):
+    return run([installed("mpiexec"), "-n", str(np), installed("loggp-patterns"), *args], timeout=60)
+
+
+@pytest.mark.parametrize("args, named", [
+    (["bogus:8:1"], "bogus"),
+    (["window:x:1"], "'x'"),
+    (["window:2000000:1"], "2000000"),
+    (["pingpong:8:0"], "'0'"),
+    (["exchange:8"], "exchange:8"),
+    (["--reps", "0", "window:8:1"], "'0'"),
+    (["--compute-ns", "-5", "compute:8:1"], "-5"),
+    (["--frob", "window:8:1"], "--frob"),
+    ([], "no pattern"),
+])
+def test_patterns_refuses_bad_arguments_once_with_exit_2(args, named):
+    proc = patterns(*args)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert named in proc.stderr
+    assert proc.stderr.count("loggp-patterns:") == 1, proc.stderr   # rank 0 only
+    assert "{" not in proc.stdout
+
+
+def test_patterns_needs_exactly_two_ranks():
+    proc = patterns("window:8:1", np=1)
+    assert proc.returncode == 2 and "exactly 2 ranks, got 1" in proc.stderr
+
+
+def test_patterns_prints_one_json_line_per_repetition():
+    proc = patterns("--reps", "2", "--compute-ns", "1000", "window:8:3", "pingpong:0:5", "exchange:16:5",
+                    "compute:8:2")
+    assert proc.returncode == 0, proc.stderr
+    lines = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert [(r["pattern"], r["bytes"], r["rep"]) for r in lines] == [
+        ("window", 8, 0), ("window", 8, 1), ("pingpong", 0, 0), ("pingpong", 0, 1),
+        ("exchange", 16, 0), ("exchange", 16, 1), ("compute", 8, 0), ("compute", 8, 1)]
+    assert all(r["ns"] > 0 for r in lines)
+    assert {r["unit"] for r in lines} == {"ns/msg", "ns/halfrtt", "ns/iter"}
+    assert lines[-1]["compute_ns"] == 1000 and lines[0]["window"] == W and lines[0]["ack_bytes"] == model.ACK_BYTES
+
+
+# ---- the bench commands ----------------------------------------------------------------------
+
+def test_bad_values_are_refused_by_name():
+    proc = run([installed("loggp"), "bench", "knobs", "--values-us", "-3"])
     assert proc.returncode == 2
     assert "-3" in proc.stderr
+    proc = run([installed("loggp"), "bench", "knobs", "--knobs", "o,q"])
+    assert proc.returncode == 2 and "o,q" in proc.stderr
 
 
 def test_bad_rounds_are_refused_by_name():
@@ -18,14 +183,41 @@ def test_bad_rounds_are_refused_by_name():
     assert "zero" in proc.stderr
 
 
-def test_transparency_measures_all_three_modes(tmp_path):
+def test_transparency_reports_every_pattern_and_mode(tmp_path):
     out = tmp_path / "t.json"
-    proc = run([installed("loggp"), "bench", "transparency", "--rounds", "1", "--json", str(out)], timeout=300)
+    proc = run([installed("loggp"), "bench", "transparency", "--rounds", "1", "--reps", "1", "--scale", "0.01",
+                "--json", str(out)], timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "armed" in proc.stdout
     result = json.loads(out.read_text())
-    for figure in ("halfrtt_us", "rate_per_s"):
-        for mode in ("plain", "loggp", "armed"):
-            value = result[figure][mode]
-            assert value > 0 and len(result[figure][f"{mode}_samples"]) == 1
+    modes = ["plain", "zero", "armed o", "armed g", "armed G", "armed L", "armed all"]
+    seen = [(line["pattern"], line["bytes"], line["mode"]) for line in result["lines"]]
+    assert seen == [(p, b, m) for p, b in (("window", 8), ("window", 1024), ("pingpong", 8), ("exchange", 8))
+                    for m in modes]
+    for line in result["lines"]:
+        assert line["ns"] > 0 and len(line["samples"]) == 1
+        assert line["verdict"] in ("", "met", "missed", "no goal")
+    assert result["armed"]["armed all"] == ["--o", "1ns", "--g", "1ns", "--G", "0.001ns/B", "--L", "1ns"]
+    for term in ("plain", "zero", "armed X", "armed all", "rate", "time", "verdict"):
+        assert f"\n  {term} " in proc.stdout
+    assert "rate >= 0.98" in proc.stdout and "time <= +1 %" in proc.stdout
     assert not (tmp_path / "t.json.tmp").exists()
+
+
+def test_knobs_reports_each_pattern_beside_its_prediction(tmp_path):
+    out = tmp_path / "k.json"
+    proc = run([installed("loggp"), "bench", "knobs", "--rounds", "1", "--reps", "1", "--scale", "0.01",
+                "--knobs", "o,G", "--values-us", "1", "--G-sizes", "4096", "--json", str(out)], timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    result = json.loads(out.read_text())
+    seen = [(r["setting"], r["bytes"], r["pattern"]) for r in result["rows"]]
+    assert seen == [(s, b, p) for s, b in (("o=1us", 8), ("G=0.2442ns/B", 4096))
+                    for p in ("pingpong", "window", "exchange", "compute")]
+    by = {(r["setting"], r["pattern"]): r for r in result["rows"]}
+    assert by[("o=1us", "pingpong")]["predicted_increase_ns"] == pytest.approx(2000.0)
+    assert by[("G=0.2442ns/B", "pingpong")]["predicted_increase_ns"] == pytest.approx(4095 * 0.2442)
+    for r in result["rows"]:
+        assert r["verdict"] in ("met", "missed") and r["tolerance_ns"] >= 0
+        assert r["error_ns"] == pytest.approx(r["measured_increase_ns"] - r["predicted_increase_ns"])
+    assert set(result["g_machine_ns"]) == {"8", "4096"}
+    for term in ("base", "predicted", "g_total", "measured", "error", "tolerance", "verdict"):
+        assert f"\n  {term} " in proc.stdout

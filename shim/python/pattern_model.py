@@ -1,0 +1,156 @@
+"""What LogGP predicts for each pattern of loggp-patterns when knobs add to
+the machine's own parameters. Pure arithmetic on the zero-knob figures of
+the same run; every time is in ns.
+
+Notation: k bytes per message, W messages per window, a-byte ack, A =
+(k-1)ΔG the byte time a knob adds to a k-byte message. One message's path is
+o_s + (k-1)G + L + o_r; consecutive injections (and receptions) at a process
+are at least g_total = g_machine + Δg + A apart (LogP's g: a minimum spacing,
+overlapping o and computation, never added on top of a longer interval).
+
+  pingpong  half round trip: each way carries o_s, A, L and o_r, and each
+            rank injects once per round trip, so
+            h = max(h0 + Δo_s + A + ΔL + Δo_r, g_total / 2)
+  exchange  iteration (each rank sends one, receives one): the peer's message
+            arrives one one-way time after both start, so
+            e = max(e0 + Δo_s + A + ΔL + Δo_r, g_total)
+  window    W messages pipelined through a sender stage (o_s) and a receiver
+            stage (o_r), then an ack; a window lasts
+            P = (W-1) max(I0 + max(Δo_s, Δo_r), g_total) + max(g_total, F)
+            where F = F0 + 2(Δo_s + Δo_r + ΔL) + A + (a-1)ΔG is the last
+            message's one-way time plus the ack's, I0 the natural interval;
+            ns/msg = w0 + (P - P0) / W. Hence o adds (W+3)/W Δo per message,
+            L adds 2ΔL/W, G adds A (the gap carries the bytes), g makes the
+            interval g_total once g_total exceeds the natural one.
+  compute   the window with a computation of C before each send: the same
+            formula, the natural interval being the computation's (I0 >= C),
+            F0 including one C. A gap below I0 is hidden by the computation.
+
+g_machine and I0 come from the zero-knob window: w0 W = (W-1) I0 + F0 with
+F0 = h0(k) + h0(a), and for the plain window I0 is the machine's gap.
+"""
+from dataclasses import dataclass
+
+WINDOW = 64
+ACK_BYTES = 8
+
+
+@dataclass(frozen=True)
+class Knobs:
+    """Knob increments: times in ns, G in ns per byte."""
+    os: float = 0.0
+    or_: float = 0.0
+    g: float = 0.0
+    G: float = 0.0
+    L: float = 0.0
+
+
+@dataclass(frozen=True)
+class Base:
+    """Zero-knob figures at one message size, from the same run."""
+    bytes: int
+    pingpong: float      # half round trip at this size
+    window: float        # ns per message of the window pattern
+    exchange: float      # ns per iteration
+    compute: float       # ns per message of the compute pattern
+    compute_ns: float    # the computation before each send
+    ack_halfrtt: float   # half round trip at ACK_BYTES: the ack's one-way time
+
+
+def byte_time(knobs, size):
+    """(k-1)ΔG: what G adds to one k-byte message."""
+    return max(size - 1, 0) * knobs.G
+
+
+def one_way_added(knobs, size):
+    return knobs.os + byte_time(knobs, size) + knobs.L + knobs.or_
+
+
+def fixed_time(base, compute):
+    """F0: from a window's last injection to the next window's first one."""
+    return base.pingpong + base.ack_halfrtt + (base.compute_ns if compute else 0.0)
+
+
+def natural_interval(base, compute, window=WINDOW):
+    """I0 from w0 W = (W-1) I0 + F0, never below zero."""
+    per_msg = base.compute if compute else base.window
+    return max((window * per_msg - fixed_time(base, compute)) / (window - 1), 0.0)
+
+
+def machine_gap(base, window=WINDOW):
+    """g_machine: the plain window's interval between injections at this size."""
+    return natural_interval(base, False, window)
+
+
+def gap_total(base, knobs, window=WINDOW):
+    return machine_gap(base, window) + knobs.g + byte_time(knobs, base.bytes)
+
+
+def pingpong(base, knobs, window=WINDOW):
+    """Predicted half round trip."""
+    return max(base.pingpong + one_way_added(knobs, base.bytes), gap_total(base, knobs, window) / 2)
+
+
+def exchange(base, knobs, window=WINDOW):
+    """Predicted time per exchange iteration."""
+    return max(base.exchange + one_way_added(knobs, base.bytes), gap_total(base, knobs, window))
+
+
+def _window_period(base, knobs, compute, window):
+    interval = natural_interval(base, compute, window)
+    g_total = gap_total(base, knobs, window)
+    fill = (fixed_time(base, compute) + 2 * (knobs.os + knobs.or_ + knobs.L) + byte_time(knobs, base.bytes)
+            + byte_time(knobs, ACK_BYTES))
+    return (window - 1) * max(interval + max(knobs.os, knobs.or_), g_total) + max(g_total, fill)
+
+
+def stream(base, knobs, compute=False, window=WINDOW):
+    """Predicted ns per message of the window pattern (compute=True: the compute pattern)."""
+    start = base.compute if compute else base.window
+    change = _window_period(base, knobs, compute, window) - _window_period(base, Knobs(), compute, window)
+    return start + change / window
+
+
+PREDICT = {
+    "pingpong": pingpong,
+    "exchange": exchange,
+    "window": lambda base, knobs, window=WINDOW: stream(base, knobs, False, window),
+    "compute": lambda base, knobs, window=WINDOW: stream(base, knobs, True, window),
+}
+
+
+def predicted_increase(pattern, base, knobs, window=WINDOW):
+    """How much the knobs should add to the pattern's zero-knob figure."""
+    start = {"pingpong": base.pingpong, "exchange": base.exchange, "window": base.window,
+             "compute": base.compute}[pattern]
+    return PREDICT[pattern](base, knobs, window) - start
+
+
+# Goals (issue 12): o and L within max(2 %, 100 ns) of the prediction, g and G
+# within 2 % (G for messages >= 4 KiB); a pattern a knob should not move (a
+# predicted increase under 100 ns) may move by 100 ns at most.
+FLOOR_NS = 100.0
+RELATIVE = 0.02
+G_MIN_BYTES = 4096
+
+
+def tolerance(knob, predicted_ns, size):
+    """The allowed |measured - predicted| increase for one line, in ns, or None
+    where the goals set none (G below 4 KiB)."""
+    if abs(predicted_ns) < FLOOR_NS:
+        return FLOOR_NS
+    if knob in ("o", "os", "or", "L"):
+        return max(RELATIVE * abs(predicted_ns), FLOOR_NS)
+    if knob == "g":
+        return RELATIVE * abs(predicted_ns)
+    if knob == "G":
+        return RELATIVE * abs(predicted_ns) if size >= G_MIN_BYTES else None
+    raise ValueError(f"unknown knob '{knob}'")
+
+
+def verdict(knob, predicted_ns, measured_ns, size):
+    """'met', 'missed' or 'no goal', with the tolerance used."""
+    tol = tolerance(knob, predicted_ns, size)
+    if tol is None:
+        return "no goal", None
+    return ("met" if abs(measured_ns - predicted_ns) <= tol else "missed"), tol
