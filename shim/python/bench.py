@@ -236,13 +236,14 @@ def knob_settings(knobs, values_us, g_sizes):
     return out
 
 
-def base_from(figures, size, compute_ns):
+def base_from(figures, size, compute_ns, g_machine=None):
     return model.Base(bytes=size, pingpong=figures[("pingpong", size)], window=figures[("window", size)],
                       exchange=figures[("exchange", size)], compute=figures[("compute", size)],
-                      compute_ns=compute_ns, ack_halfrtt=figures[("pingpong", model.ACK_BYTES)])
+                      compute_ns=compute_ns, ack_halfrtt=figures[("pingpong", model.ACK_BYTES)],
+                      g_machine=g_machine)
 
 
-def knob_accuracy(knobs, values_us, g_sizes, rounds, provider, reps, scale, compute_ns):
+def knob_accuracy(knobs, values_us, g_sizes, rounds, provider, reps, scale, compute_ns, g_machine=None):
     settings = knob_settings(knobs, values_us, g_sizes)
     sizes = sorted({model.ACK_BYTES} | {s[2] for s in settings})
     base_specs = [(p, size, count_for(p, guess_ns(p, size, compute_ns), scale)) for size in sizes for p in PATTERNS]
@@ -264,7 +265,7 @@ def knob_accuracy(knobs, values_us, g_sizes, rounds, provider, reps, scale, comp
     zero = {key: statistics.median(run[key] for run in runs["zero"]) for key in runs["zero"][0]}
     rows = []
     for name, knob, size, flags, increments in settings:
-        base = base_from(zero, size, compute_ns)
+        base = base_from(zero, size, compute_ns, g_machine)
         for p in PATTERNS:
             increases = [run[(p, size)] - z[(p, size)] for run, z in zip(runs[name], runs["zero"])]
             measured = statistics.median(increases)
@@ -274,9 +275,11 @@ def knob_accuracy(knobs, values_us, g_sizes, rounds, provider, reps, scale, comp
                          "predicted_increase_ns": predicted, "measured_increase_ns": measured,
                          "error_ns": measured - predicted, "tolerance_ns": tol, "verdict": verdict,
                          "increases": increases})
-    gaps = {size: model.machine_gap(base_from(zero, size, compute_ns)) for size in sorted({s[2] for s in settings})}
+    gaps = {size: model.machine_gap(base_from(zero, size, compute_ns, g_machine))
+            for size in sorted({s[2] for s in settings})}
     return {"np": NP, "provider": provider or "shm", "rounds": rounds, "reps": reps, "compute_ns": compute_ns,
             "window": model.WINDOW, "ack_bytes": model.ACK_BYTES, "g_machine_ns": gaps,
+            "g_machine_from": "given" if g_machine is not None else "plain window",
             "load_average": [load_start, load_average()], "rows": rows}
 
 
@@ -286,7 +289,7 @@ KNOB_TERMS = (
                   "that is longer; exchange the same one-way sum or g_total per iteration; window (W+3)/W o, 2L/W, "
                   "(k-1)G per message or g_total; compute the same, with g below the computation hidden"),
     ("g_total", "g_machine + g + (k-1)G: LogP's minimum spacing of injections at a process; g_machine from the "
-                "plain window (W x ns/msg = (W-1) g_machine + one-way + ack)"),
+                "plain window (W x ns/msg = (W-1) g_machine + one-way + ack) unless --g-machine-ns gives it"),
     ("measured", "median over rounds of (run with the knob - zero-knob run of the same round)"),
     ("error", "measured - predicted"),
     ("tolerance", "o, L: max(2 %, 100 ns) of the prediction; g, G (k >= 4 KiB): 2 %; a prediction under 100 ns "
@@ -302,7 +305,7 @@ def print_knobs(result):
     print(f"load average (1 min) {result['load_average'][0]:.1f} at the start, {result['load_average'][1]:.1f} at the "
           "end: figures measured on a loaded machine are not results")
     gaps = ", ".join(f"{size} B {gap:.0f} ns" for size, gap in sorted(result["g_machine_ns"].items()))
-    print(f"g_machine: {gaps}")
+    print(f"g_machine ({result['g_machine_from']}): {gaps}")
     print(f"  {'setting':16s} {'bytes':>6s} {'pattern':9s} {'base':>9s} {'predicted':>10s} {'measured':>10s} "
           f"{'error':>8s} {'tolerance':>9s}  verdict")
     for row in result["rows"]:
@@ -340,6 +343,16 @@ def positive_float(text):
     return value
 
 
+def nonnegative_float(text):
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number") from None
+    if not 0 <= value <= 1e9:
+        raise argparse.ArgumentTypeError(f"'{text}' must be in [0, 1e9]")
+    return value
+
+
 def knob_list(text):
     knobs = text.split(",")
     bad = [k for k in knobs if k not in ("o", "g", "G", "L")]
@@ -364,6 +377,9 @@ def main(argv):
                    help="message sizes for G, in bytes (default 4096,65536)")
     k.add_argument("--compute-ns", type=runmod.positive_int, default=5000,
                    help="computation before each send of the compute pattern (default 5000)")
+    k.add_argument("--g-machine-ns", type=nonnegative_float, metavar="NS",
+                   help="the machine's own gap in g_total = g_machine + g (default: from the plain window, LogP's "
+                        "saturation measure; 0 takes g_total = g)")
     k.add_argument("--rounds", type=runmod.positive_int, default=5)
     for s in (t, k):
         s.add_argument("--reps", type=runmod.positive_int, default=5, help="repetitions per run (default 5)")
@@ -385,7 +401,7 @@ def main(argv):
             print_transparency(result)
         else:
             result = knob_accuracy(args.knobs, args.values_us, args.g_sizes, args.rounds, args.provider, args.reps,
-                                   args.scale, args.compute_ns)
+                                   args.scale, args.compute_ns, args.g_machine_ns)
             print_knobs(result)
     except (runmod.RunError, RuntimeError, subprocess.TimeoutExpired) as err:
         print(f"loggp bench: {err}", file=sys.stderr)

@@ -26,8 +26,9 @@ overlapping o and computation, never added on top of a longer interval).
             formula, the natural interval being the computation's (I0 >= C),
             F0 including one C. A gap below I0 is hidden by the computation.
 
-g_machine and I0 come from the zero-knob window: w0 W = (W-1) I0 + F0 with
-F0 = h0(k) + h0(a), and for the plain window I0 is the machine's gap.
+I0 comes from the zero-knob figure: w0 W = (W-1) I0 + F0 with F0 = h0(k) +
+h0(a) (+ C). g_machine is LogP's saturation measure, the plain window's I0,
+unless given (an apparatus may count only its injector's busy time).
 """
 from dataclasses import dataclass
 
@@ -55,6 +56,7 @@ class Base:
     compute: float       # ns per message of the compute pattern
     compute_ns: float    # the computation before each send
     ack_halfrtt: float   # half round trip at ACK_BYTES: the ack's one-way time
+    g_machine: float | None = None  # the machine's own gap; None: from the plain window
 
 
 def byte_time(knobs, size):
@@ -78,8 +80,9 @@ def natural_interval(base, compute, window=WINDOW):
 
 
 def machine_gap(base, window=WINDOW):
-    """g_machine: the plain window's interval between injections at this size."""
-    return natural_interval(base, False, window)
+    """g_machine: as given, else the plain window's interval between injections
+    at this size (LogP's saturation measure of g)."""
+    return base.g_machine if base.g_machine is not None else natural_interval(base, False, window)
 
 
 def gap_total(base, knobs, window=WINDOW):

@@ -71,6 +71,15 @@ def test_gap_is_a_minimum_spacing_not_an_addition():
     assert inc("exchange", base, g=100.0) == pytest.approx(0.0)
 
 
+def test_a_given_machine_gap_replaces_the_windows():
+    # an apparatus counting only its injector's busy time: g_total = 100 ns + g
+    base = model.Base(**{**synthetic(g_machine=240.0).__dict__, "g_machine": 100.0})
+    assert model.machine_gap(base) == 100.0
+    assert model.stream(base, model.Knobs(g=10000.0)) == pytest.approx(10100.0)
+    assert model.pingpong(base, model.Knobs(g=5000.0)) == pytest.approx(5100.0 / 2)
+    assert inc("window", base) == pytest.approx(0.0)
+
+
 def test_computation_hides_a_gap_shorter_than_it():
     base = synthetic(compute_interval=5300.0)
     assert inc("compute", base, g=1000.0) == pytest.approx(0.0)
@@ -175,6 +184,8 @@ def test_bad_values_are_refused_by_name():
     assert "-3" in proc.stderr
     proc = run([installed("loggp"), "bench", "knobs", "--knobs", "o,q"])
     assert proc.returncode == 2 and "o,q" in proc.stderr
+    proc = run([installed("loggp"), "bench", "knobs", "--g-machine-ns", "-1"])
+    assert proc.returncode == 2 and "-1" in proc.stderr
 
 
 def test_bad_rounds_are_refused_by_name():
