@@ -224,10 +224,10 @@ def knob_settings(knobs, values_us, g_sizes):
     for knob in knobs:
         for value in values_us:
             ns = value * 1000.0
-            if knob == "G":
+            if knob == "G":  # the knobs hold G in whole ps per byte: predict with the value set
                 for size in g_sizes:
-                    per_byte = round(ns / (size - 1), 6)
-                    out.append((f"G={per_byte:g}ns/B", "G", size, ("--G", f"{per_byte:.6f}ns/B"),
+                    per_byte = max(round(ns / (size - 1), 3), 0.001)
+                    out.append((f"G={per_byte:g}ns/B", "G", size, ("--G", f"{per_byte:.3f}ns/B"),
                                 model.Knobs(G=per_byte)))
                 continue
             flag = f"{value:g}us"

@@ -125,10 +125,13 @@ def test_transparency_goals_and_verdicts():
 
 
 def test_g_settings_give_k_minus_1_G_the_value_asked():
-    settings = bench.knob_settings(["G", "L"], [10.0], [4096, 65536])
-    g4k = next(s for s in settings if s[1] == "G" and s[2] == 4096)
-    assert 4095 * g4k[4].G == pytest.approx(10000.0, rel=1e-5)
-    assert g4k[3][0] == "--G" and g4k[3][1].endswith("ns/B")
+    settings = bench.knob_settings(["G", "L"], [1.0], [4096, 65536])
+    for _, _, size, flags, increments in (s for s in settings if s[1] == "G"):
+        # whole ps per byte (the knobs' resolution), so the prediction uses what is really set
+        assert increments.G * 1000 == pytest.approx(round(increments.G * 1000))
+        assert flags == ("--G", f"{increments.G:.3f}ns/B")
+        assert abs((size - 1) * increments.G - 1000.0) <= (size - 1) * 0.0005
+    settings = bench.knob_settings(["G", "L"], [10.0], [4096])
     assert [s[0] for s in settings if s[1] == "L"] == ["L=10us"]
     assert next(s for s in settings if s[1] == "L")[4] == model.Knobs(L=10000.0)
 
@@ -221,11 +224,11 @@ def test_knobs_reports_each_pattern_beside_its_prediction(tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     result = json.loads(out.read_text())
     seen = [(r["setting"], r["bytes"], r["pattern"]) for r in result["rows"]]
-    assert seen == [(s, b, p) for s, b in (("o=1us", 8), ("G=0.2442ns/B", 4096))
+    assert seen == [(s, b, p) for s, b in (("o=1us", 8), ("G=0.244ns/B", 4096))
                     for p in ("pingpong", "window", "exchange", "compute")]
     by = {(r["setting"], r["pattern"]): r for r in result["rows"]}
     assert by[("o=1us", "pingpong")]["predicted_increase_ns"] == pytest.approx(2000.0)
-    assert by[("G=0.2442ns/B", "pingpong")]["predicted_increase_ns"] == pytest.approx(4095 * 0.2442)
+    assert by[("G=0.244ns/B", "pingpong")]["predicted_increase_ns"] == pytest.approx(4095 * 0.244)
     for r in result["rows"]:
         assert r["verdict"] in ("met", "missed") and r["tolerance_ns"] >= 0
         assert r["error_ns"] == pytest.approx(r["measured_increase_ns"] - r["predicted_increase_ns"])
