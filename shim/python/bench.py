@@ -366,7 +366,7 @@ def main(argv):
                                 formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False)
     sub = p.add_subparsers(dest="what", required=True)
     t = sub.add_parser("transparency", help="cost of libloggp.so at zero knobs and armed, per pattern")
-    t.add_argument("--rounds", type=runmod.positive_int, default=7)
+    t.add_argument("--rounds", type=runmod.positive_int, default=7, help="interleaved rounds (default 7)")
     t.add_argument("--armed", choices=("each", "all", "both"), default="both",
                    help="armed modes: each knob alone, all together, or both (default)")
     k = sub.add_parser("knobs", help="set each knob, read it back with four patterns against LogGP's prediction")
@@ -380,12 +380,12 @@ def main(argv):
     k.add_argument("--g-machine-ns", type=nonnegative_float, metavar="NS",
                    help="the machine's own gap in g_total = g_machine + g (default: from the plain window, LogP's "
                         "saturation measure; 0 takes g_total = g)")
-    k.add_argument("--rounds", type=runmod.positive_int, default=5)
+    k.add_argument("--rounds", type=runmod.positive_int, default=5, help="interleaved rounds (default 5)")
     for s in (t, k):
         s.add_argument("--reps", type=runmod.positive_int, default=5, help="repetitions per run (default 5)")
         s.add_argument("--scale", type=positive_float, default=1.0,
                        help="multiplies every message count (default 1; small values for a quick check)")
-        s.add_argument("--provider", choices=runmod.PROVIDERS)
+        s.add_argument("--provider", choices=runmod.PROVIDERS, help="libfabric provider (default shm)")
         s.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
     args = p.parse_args(argv)
     if args.json and not os.path.isdir(os.path.dirname(os.path.abspath(args.json))):
