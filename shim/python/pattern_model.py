@@ -19,7 +19,9 @@ overlapping o and computation, never added on top of a longer interval).
             P = (W-1) max(I0 + max(Δo_s, Δo_r), g_total) + max(g_total, F)
             where F = F0 + 2(Δo_s + Δo_r + ΔL) + A + (a-1)ΔG is the last
             message's one-way time plus the ack's, I0 the natural interval;
-            ns/msg = w0 + (P - P0) / W. Hence o adds (W+3)/W Δo per message,
+            ns/msg = w0 + (P - P0) / W. max(Δo_s, Δo_r) is exact for equal
+            steps (--o); one side alone moves the stage only if it is the
+            slower one. Hence o adds (W+3)/W Δo per message,
             L adds 2ΔL/W, G adds A (the gap carries the bytes), g makes the
             interval g_total once g_total exceeds the natural one.
   compute   the window with a computation of C before each send: the same
