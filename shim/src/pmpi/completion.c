@@ -74,6 +74,8 @@ static int status_ok(int rc, const MPI_Status *st)
 
 int MPI_Wait(MPI_Request *req, MPI_Status *status)
 {
+    if (loggp_pass_through())
+        return pmpi.Wait(req, status);
     loggp_counters *c = loggp_my_counters();
     COUNT_CALL(c, Wait);
     if (nothing_tracked())
@@ -91,6 +93,8 @@ int MPI_Wait(MPI_Request *req, MPI_Status *status)
 
 int MPI_Test(MPI_Request *req, int *flag, MPI_Status *status)
 {
+    if (loggp_pass_through())
+        return pmpi.Test(req, flag, status);
     loggp_counters *c = loggp_my_counters();
     COUNT_CALL(c, Test);
     if (nothing_tracked())
@@ -108,6 +112,8 @@ int MPI_Test(MPI_Request *req, int *flag, MPI_Status *status)
 
 int MPI_Waitany(int count, MPI_Request reqs[], int *index, MPI_Status *status)
 {
+    if (loggp_pass_through())
+        return pmpi.Waitany(count, reqs, index, status);
     loggp_counters *c = loggp_my_counters();
     COUNT_CALL(c, Waitany);
     completion_scratch s;
@@ -123,6 +129,8 @@ int MPI_Waitany(int count, MPI_Request reqs[], int *index, MPI_Status *status)
 
 int MPI_Testany(int count, MPI_Request reqs[], int *index, int *flag, MPI_Status *status)
 {
+    if (loggp_pass_through())
+        return pmpi.Testany(count, reqs, index, flag, status);
     loggp_counters *c = loggp_my_counters();
     COUNT_CALL(c, Testany);
     completion_scratch s;
@@ -138,6 +146,8 @@ int MPI_Testany(int count, MPI_Request reqs[], int *index, int *flag, MPI_Status
 
 int MPI_Waitall(int count, MPI_Request reqs[], MPI_Status stats[])
 {
+    if (loggp_pass_through())
+        return pmpi.Waitall(count, reqs, stats);
     loggp_counters *c = loggp_my_counters();
     COUNT_CALL(c, Waitall);
     completion_scratch s;
@@ -153,6 +163,8 @@ int MPI_Waitall(int count, MPI_Request reqs[], MPI_Status stats[])
 
 int MPI_Testall(int count, MPI_Request reqs[], int *flag, MPI_Status stats[])
 {
+    if (loggp_pass_through())
+        return pmpi.Testall(count, reqs, flag, stats);
     loggp_counters *c = loggp_my_counters();
     COUNT_CALL(c, Testall);
     completion_scratch s;
@@ -179,6 +191,8 @@ static int some_completed(loggp_counters *c, int rc, int outcount, const int *in
 
 int MPI_Waitsome(int incount, MPI_Request reqs[], int *outcount, int indices[], MPI_Status stats[])
 {
+    if (loggp_pass_through())
+        return pmpi.Waitsome(incount, reqs, outcount, indices, stats);
     loggp_counters *c = loggp_my_counters();
     COUNT_CALL(c, Waitsome);
     completion_scratch s;
@@ -190,6 +204,8 @@ int MPI_Waitsome(int incount, MPI_Request reqs[], int *outcount, int indices[], 
 
 int MPI_Testsome(int incount, MPI_Request reqs[], int *outcount, int indices[], MPI_Status stats[])
 {
+    if (loggp_pass_through())
+        return pmpi.Testsome(incount, reqs, outcount, indices, stats);
     loggp_counters *c = loggp_my_counters();
     COUNT_CALL(c, Testsome);
     completion_scratch s;

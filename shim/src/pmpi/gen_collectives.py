@@ -40,6 +40,8 @@ def wrapper(name, params, args, bytes_expr):
     return f"""
 int MPI_{name}({params})
 {{
+    if (loggp_pass_through())
+        return pmpi.{name}({args});
     loggp_counters *c = loggp_my_counters();
     c->coll_calls[LOGGP_FN_{name}]++;
     c->coll_bytes[LOGGP_FN_{name}] += ({bytes_expr});

@@ -16,9 +16,18 @@
 
 struct loggp_pmpi_functions pmpi;
 int loggp_engine;
+int loggp_bookkeeping;
 int loggp_world_rank, loggp_world_size;
 
 static uint64_t init_ns;
+
+/* LOGGP_PROFILE: the folder to write profile.<rank>.json into, or NULL (unset or empty: no profile). */
+static const char *profile_dir(void)
+{
+    const char *dir = getenv("LOGGP_PROFILE");
+    return dir && *dir ? dir : NULL;
+}
+
 static const char *missing_symbol;
 
 static int resolve(void)
@@ -124,6 +133,7 @@ static void after_init(void)
         loggp_ofi_enable(0);
     else
         loggp_synchronise_clocks();
+    loggp_bookkeeping = profile_dir() != NULL || loggp_engine == ENGINE_PMPI;
     print_banner();
 }
 
@@ -147,8 +157,8 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 
 static void write_profile(double wall_seconds)
 {
-    const char *dir = getenv("LOGGP_PROFILE");
-    if (!dir || !*dir)
+    const char *dir = profile_dir();
+    if (!dir)
         return;
     char engine[128];
     snprintf(engine, sizeof engine, "%s%s", loggp_engine == ENGINE_LIBFABRIC ? "libfabric:" : "pmpi",

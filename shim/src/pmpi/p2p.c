@@ -5,6 +5,8 @@
 
 /* A send call: count it, and under the fallback engine wrap it in o_s and the pacer. */
 #define SEND_BODY(name, dest, count, type, call) \
+    if (loggp_pass_through())                    \
+        return call;                             \
     loggp_counters *c = loggp_my_counters();     \
     COUNT_CALL(c, name);                         \
     if ((dest) == MPI_PROC_NULL)                 \
@@ -61,6 +63,8 @@ int MPI_Irsend(const void *buf, int count, MPI_Datatype type, int dest, int tag,
 
 int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Status *status)
 {
+    if (loggp_pass_through())
+        return pmpi.Recv(buf, count, type, source, tag, comm, status);
     loggp_counters *c = loggp_my_counters();
     COUNT_CALL(c, Recv);
     MPI_Status local;
@@ -73,6 +77,8 @@ int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_C
 
 int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Request *req)
 {
+    if (loggp_pass_through())
+        return pmpi.Irecv(buf, count, type, source, tag, comm, req);
     loggp_counters *c = loggp_my_counters();
     COUNT_CALL(c, Irecv);
     int rc = pmpi.Irecv(buf, count, type, source, tag, comm, req);
@@ -105,6 +111,8 @@ int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_
 int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf,
                  int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
 {
+    if (loggp_pass_through())
+        return pmpi.Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status);
     SENDRECV_BODY(Sendrecv, dest, sendcount, sendtype,
                   pmpi.Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source,
                                 recvtag, comm, st))
@@ -113,6 +121,8 @@ int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int 
 int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int sendtag, int source, int recvtag,
                          MPI_Comm comm, MPI_Status *status)
 {
+    if (loggp_pass_through())
+        return pmpi.Sendrecv_replace(buf, count, type, dest, sendtag, source, recvtag, comm, status);
     SENDRECV_BODY(Sendrecv_replace, dest, count, type,
                   pmpi.Sendrecv_replace(buf, count, type, dest, sendtag, source, recvtag, comm, st))
 }
@@ -122,6 +132,8 @@ int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int 
     int MPI_##name(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,                  \
                    MPI_Request *req)                                                                                 \
     {                                                                                                                \
+        if (loggp_pass_through())                                                                                    \
+            return pmpi.name(buf, count, type, dest, tag, comm, req);                                                \
         COUNT_CALL(loggp_my_counters(), name);                                                                       \
         int rc = pmpi.name(buf, count, type, dest, tag, comm, req);                                                  \
         if (rc == MPI_SUCCESS && dest != MPI_PROC_NULL)                                                              \
@@ -135,6 +147,8 @@ PERSISTENT_SEND_INIT(Rsend_init)
 
 int MPI_Recv_init(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Request *req)
 {
+    if (loggp_pass_through())
+        return pmpi.Recv_init(buf, count, type, source, tag, comm, req);
     COUNT_CALL(loggp_my_counters(), Recv_init);
     int rc = pmpi.Recv_init(buf, count, type, source, tag, comm, req);
     if (rc == MPI_SUCCESS)
@@ -159,6 +173,8 @@ static int start_one(loggp_counters *c, MPI_Request *req)
 
 int MPI_Start(MPI_Request *req)
 {
+    if (loggp_pass_through())
+        return pmpi.Start(req);
     loggp_counters *c = loggp_my_counters();
     COUNT_CALL(c, Start);
     return start_one(c, req);
@@ -167,6 +183,8 @@ int MPI_Start(MPI_Request *req)
 /* MPI_Startall is equivalent to MPI_Start on each request in turn. */
 int MPI_Startall(int count, MPI_Request reqs[])
 {
+    if (loggp_pass_through())
+        return pmpi.Startall(count, reqs);
     loggp_counters *c = loggp_my_counters();
     COUNT_CALL(c, Startall);
     for (int i = 0; i < count; i++) {
@@ -179,6 +197,8 @@ int MPI_Startall(int count, MPI_Request reqs[])
 
 int MPI_Request_free(MPI_Request *req)
 {
+    if (loggp_pass_through())
+        return pmpi.Request_free(req);
     COUNT_CALL(loggp_my_counters(), Request_free);
     /* forgotten before the handle is freed and can be handed out again */
     MPI_Request before = *req;
@@ -194,12 +214,16 @@ int MPI_Request_free(MPI_Request *req)
 
 int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
 {
+    if (loggp_pass_through())
+        return pmpi.Probe(source, tag, comm, status);
     COUNT_CALL(loggp_my_counters(), Probe);
     return pmpi.Probe(source, tag, comm, status);
 }
 
 int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
 {
+    if (loggp_pass_through())
+        return pmpi.Iprobe(source, tag, comm, flag, status);
     COUNT_CALL(loggp_my_counters(), Iprobe);
     return pmpi.Iprobe(source, tag, comm, flag, status);
 }

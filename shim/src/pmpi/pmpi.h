@@ -28,6 +28,18 @@ extern struct loggp_pmpi_functions {
 #undef LOGGP_DECLARE
 
 enum { ENGINE_NONE, ENGINE_PMPI, ENGINE_LIBFABRIC };
+
+/* Whether the wrappers keep books (count calls and messages for a profile,
+ * track requests for the fallback engine's o_r and persistent sends). Set at
+ * MPI_Init; 0 with the libfabric engine and no profile (the libfabric layer
+ * needs nothing from here), so each wrapper is one predictable branch and a
+ * call: profile only what a profile needs. */
+extern int loggp_bookkeeping;
+
+static inline int loggp_pass_through(void)
+{
+    return __builtin_expect(!loggp_bookkeeping, 1);
+}
 extern int loggp_engine;
 extern int loggp_world_rank, loggp_world_size;
 
