@@ -20,6 +20,7 @@ int loggp_bookkeeping;
 int loggp_world_rank, loggp_world_size;
 
 static uint64_t init_ns;
+static int inert; /* not an MPI of the ABI this layer was built for: pass everything through */
 
 /* LOGGP_PROFILE: the folder to write profile.<rank>.json into, or NULL (unset or empty: no profile). */
 static const char *profile_dir(void)
@@ -101,6 +102,14 @@ static int wanted_engine(void)
 
 static void before_init(void)
 {
+    char library[256];
+    if (!loggp_mpi_abi_supported(library, sizeof library)) {
+        /* A symbol the library lacks is one its programs never call. */
+        resolve();
+        inert = 1;
+        loggp_refuse_mpi(library);
+        return;
+    }
     if (resolve() != 0) {
         char msg[256];
         snprintf(msg, sizeof msg, "the MPI library lacks %s", missing_symbol);
@@ -141,7 +150,7 @@ int MPI_Init(int *argc, char ***argv)
 {
     before_init();
     int rc = pmpi.Init(argc, argv);
-    if (rc == MPI_SUCCESS)
+    if (rc == MPI_SUCCESS && !inert)
         after_init();
     return rc;
 }
@@ -150,7 +159,7 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
     before_init();
     int rc = pmpi.Init_thread(argc, argv, required, provided);
-    if (rc == MPI_SUCCESS)
+    if (rc == MPI_SUCCESS && !inert)
         after_init();
     return rc;
 }
@@ -179,6 +188,8 @@ int MPI_Finalize(void)
 {
     if (!pmpi.Finalize && resolve() != 0)
         return MPI_ERR_OTHER;
+    if (inert)
+        return pmpi.Finalize();
     double wall = init_ns ? (double)(loggp_now_ns() - init_ns) * 1e-9 : 0.0;
     loggp_live_stop();
     write_profile(wall);

@@ -129,6 +129,13 @@ void loggp_completed(loggp_counters *c, loggp_req_info info, const MPI_Status *s
 
 /* ---- MPI_Init's helpers ---- */
 
+/* Whether the MPI library underneath has the ABI this layer was built for
+ * (MPICH's), found without touching a handle; name: what the library calls
+ * itself (abi.c). */
+int loggp_mpi_abi_supported(char *name, size_t len);
+/* Says once per job (where the launcher's rank is 0) that the library runs inert under name. */
+void loggp_refuse_mpi(const char *name);
+
 /* Are all ranks of this job on this node? (Hydra and Slurm tell.) */
 int loggp_single_node(void);
 /* Asks MPI to send every message through libfabric (route.c). */
