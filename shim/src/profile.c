@@ -136,8 +136,14 @@ static void json_document(FILE *f, const loggp_profile_run *run, const loggp_cou
 static int make_dirs(const char *dir)
 {
     char path[PATH_MAX];
-    if (snprintf(path, sizeof path, "%s", dir) >= (int)sizeof path)
+    if (!*dir) {
+        errno = EINVAL;
         return -1;
+    }
+    if (snprintf(path, sizeof path, "%s", dir) >= (int)sizeof path) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
     for (char *p = path + 1; *p; p++) {
         if (*p != '/')
             continue;
