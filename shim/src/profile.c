@@ -1,22 +1,30 @@
+/* The profile: per-thread counters, and the JSON file they end in. */
 #include "profile.h"
 
+#include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stddef.h>
-#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#ifndef LOGGP_VERSION
+#define LOGGP_VERSION "0.0.0"
+#endif
 
 __thread loggp_counters *loggp_tls_counters __attribute__((tls_model("initial-exec")));
 
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static loggp_counters *registry;
-static _Atomic uint64_t shared_injected[LOGGP_INJ_COUNT];
 
-const char *const loggp_fn_names[LOGGP_FN_COUNT] = {
+static const char *const fn_names[LOGGP_FN_COUNT] = {
 #define LOGGP_NAME(name) "MPI_" #name,
     LOGGP_P2P_FUNCTIONS(LOGGP_NAME)
 };
-const char *const loggp_coll_names[LOGGP_COLL_COUNT] = {
+static const char *const coll_names[LOGGP_COLL_COUNT] = {
     LOGGP_COLLECTIVES(LOGGP_NAME)
 #undef LOGGP_NAME
 };
@@ -48,11 +56,127 @@ void loggp_counters_sum(loggp_counters *sum)
             dst[i] += src[i];
     }
     pthread_mutex_unlock(&registry_lock);
-    for (int i = 0; i < LOGGP_INJ_COUNT; i++)
-        sum->injected_ns[i] += atomic_load(&shared_injected[i]);
 }
 
-void loggp_profile_add_injected(int which, uint64_t ns)
+/* ---- the JSON file ---- */
+
+static void json_buckets(FILE *f, const uint64_t *msgs, const uint64_t *bytes)
 {
-    atomic_fetch_add_explicit(&shared_injected[which], ns, memory_order_relaxed);
+    uint64_t total_msgs = 0, total_bytes = 0;
+    for (int b = 0; b < LOGGP_BUCKETS; b++) {
+        total_msgs += msgs[b];
+        total_bytes += bytes[b];
+    }
+    fprintf(f, "{\"messages\": %llu, \"bytes\": %llu, \"by_size\": [", (unsigned long long)total_msgs,
+            (unsigned long long)total_bytes);
+    int first = 1;
+    for (int b = 0; b < LOGGP_BUCKETS; b++) {
+        if (!msgs[b])
+            continue;
+        uint64_t lo = b ? UINT64_C(1) << (b - 1) : 0;
+        uint64_t hi = b ? (b == 64 ? UINT64_MAX : (UINT64_C(1) << b) - 1) : 0;
+        fprintf(f, "%s{\"min_bytes\": %llu, \"max_bytes\": %llu, \"messages\": %llu, \"bytes\": %llu}",
+                first ? "" : ", ", (unsigned long long)lo, (unsigned long long)hi,
+                (unsigned long long)msgs[b], (unsigned long long)bytes[b]);
+        first = 0;
+    }
+    fprintf(f, "]}");
+}
+
+/* {"name": {"calls": n, "bytes": b}, ...} or {"name": n, ...} for nonzero calls. */
+static void json_calls(FILE *f, int count, const char *const *names, const uint64_t *calls, const uint64_t *bytes)
+{
+    fputc('{', f);
+    int first = 1;
+    for (int i = 0; i < count; i++) {
+        if (!calls[i])
+            continue;
+        if (bytes)
+            fprintf(f, "%s\"%s\": {\"calls\": %llu, \"bytes\": %llu}", first ? "" : ", ", names[i],
+                    (unsigned long long)calls[i], (unsigned long long)bytes[i]);
+        else
+            fprintf(f, "%s\"%s\": %llu", first ? "" : ", ", names[i], (unsigned long long)calls[i]);
+        first = 0;
+    }
+    fputc('}', f);
+}
+
+static void json_document(FILE *f, const loggp_profile_run *run, const loggp_counters *sum)
+{
+    fprintf(f, "{\"loggp_version\": \"%s\", \"rank\": %d, \"size\": %d, \"host\": \"", LOGGP_VERSION, run->rank,
+            run->size);
+    for (const char *p = run->host; *p; p++)
+        if (*p != '"' && *p != '\\' && (unsigned char)*p >= 0x20)
+            fputc(*p, f);
+    fprintf(f, "\", \"engine\": \"%s\",\n \"knobs_ns\": {", run->engine);
+    for (int i = 0; i < LOGGP_KNOB_COUNT; i++) {
+        char ns[48];
+        loggp_format_ns(run->knobs.ps[i], ns, sizeof ns);
+        fprintf(f, "%s\"%s\": %s", i ? ", " : "", i == LOGGP_KNOB_GAP_PER_BYTE ? "G_per_byte" : loggp_knob_table[i].name,
+                ns);
+    }
+    fprintf(f, "},\n \"wall_seconds\": %.9f,\n \"sent\": ", run->wall_seconds);
+    json_buckets(f, sum->sent_msgs, sum->sent_bytes);
+    fprintf(f, ",\n \"received\": ");
+    json_buckets(f, sum->recv_msgs, sum->recv_bytes);
+    fprintf(f, ",\n \"calls\": ");
+    json_calls(f, LOGGP_FN_COUNT, fn_names, sum->calls, NULL);
+    fprintf(f, ",\n \"collectives\": ");
+    json_calls(f, LOGGP_COLL_COUNT, coll_names, sum->coll_calls, sum->coll_bytes);
+    fprintf(f, ",\n \"clock\": {\"synchronised\": %s, \"offset_ns\": %lld, \"sync_rtt_ns\": %lld, "
+               "\"injected_skew_ns\": %lld", run->clock.synchronised ? "true" : "false",
+            (long long)run->clock.offset_ns, (long long)run->clock.rtt_ns, (long long)run->clock.skew_ns);
+    static const char *const inj[LOGGP_INJ_COUNT] = {"o_s", "o_r", "g", "G", "L"};
+    fprintf(f, "},\n \"injected_ns\": {");
+    for (int i = 0; i < LOGGP_INJ_COUNT; i++)
+        fprintf(f, "%s\"%s\": %llu", i ? ", " : "", inj[i], (unsigned long long)sum->injected_ns[i]);
+    fprintf(f, "}}\n");
+}
+
+static int make_dirs(const char *dir)
+{
+    char path[PATH_MAX];
+    if (!*dir) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (snprintf(path, sizeof path, "%s", dir) >= (int)sizeof path) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    for (char *p = path + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(path, 0755) != 0 && errno != EEXIST)
+            return -1;
+        *p = '/';
+    }
+    return mkdir(path, 0755) != 0 && errno != EEXIST ? -1 : 0;
+}
+
+void loggp_profile_write(const char *dir, const loggp_profile_run *run)
+{
+    char path[PATH_MAX], tmp[PATH_MAX + 32];
+    if (make_dirs(dir) != 0 || snprintf(path, sizeof path, "%s/profile.%d.json", dir, run->rank) >= (int)sizeof path) {
+        fprintf(stderr, "loggp: rank %d: cannot write the profile into LOGGP_PROFILE=%s: %s\n", run->rank, dir,
+                strerror(errno));
+        return;
+    }
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+    FILE *f = fopen(tmp, "w");
+    if (!f) {
+        fprintf(stderr, "loggp: rank %d: cannot write %s: %s\n", run->rank, tmp, strerror(errno));
+        return;
+    }
+    loggp_counters sum;
+    loggp_counters_sum(&sum);
+    json_document(f, run, &sum);
+    int bad = ferror(f);
+    bad |= fflush(f) != 0 || fsync(fileno(f)) != 0;
+    bad |= fclose(f) != 0;
+    if (bad || rename(tmp, path) != 0) {
+        fprintf(stderr, "loggp: rank %d: cannot write %s: %s\n", run->rank, path, strerror(errno));
+        unlink(tmp);
+    }
 }

@@ -4,22 +4,9 @@
 #define LOGGP_PROFILE_H
 
 #include <stdint.h>
-#include <stdio.h>
 
-/* Every MPI function the PMPI layer wraps, in one list: X(name). */
-#define LOGGP_P2P_FUNCTIONS(X) \
-    X(Send) X(Bsend) X(Ssend) X(Rsend) X(Isend) X(Ibsend) X(Issend) X(Irsend) \
-    X(Recv) X(Irecv) X(Sendrecv) X(Sendrecv_replace) \
-    X(Send_init) X(Bsend_init) X(Ssend_init) X(Rsend_init) X(Recv_init) X(Start) X(Startall) \
-    X(Request_free) X(Probe) X(Iprobe) \
-    X(Wait) X(Waitany) X(Waitall) X(Waitsome) X(Test) X(Testany) X(Testall) X(Testsome)
-
-#define LOGGP_COLLECTIVES(X) \
-    X(Barrier) X(Bcast) X(Reduce) X(Allreduce) X(Gather) X(Gatherv) X(Scatter) X(Scatterv) \
-    X(Allgather) X(Allgatherv) X(Alltoall) X(Alltoallv) X(Alltoallw) X(Reduce_scatter) \
-    X(Reduce_scatter_block) X(Scan) X(Exscan) \
-    X(Ibarrier) X(Ibcast) X(Ireduce) X(Iallreduce) X(Igather) X(Iscatter) X(Iallgather) X(Ialltoall) \
-    X(Ialltoallv)
+#include "knobs.h"
+#include "pmpi/wrapped.h"
 
 enum {
 #define LOGGP_ENUM(name) LOGGP_FN_##name,
@@ -66,11 +53,26 @@ static inline loggp_counters *loggp_my_counters(void)
 /* Adds every thread's counters into *sum. */
 void loggp_counters_sum(loggp_counters *sum);
 
-/* Names for JSON ("MPI_Send"). */
-extern const char *const loggp_fn_names[LOGGP_FN_COUNT];
-extern const char *const loggp_coll_names[LOGGP_COLL_COUNT];
+/* The clock synchronisation at MPI_Init, as the profile reports it. */
+typedef struct {
+    int synchronised;
+    int64_t offset_ns; /* rank 0's clock minus this rank's, as estimated */
+    int64_t rtt_ns;    /* round trip of the exchange the estimate came from */
+    int64_t skew_ns;   /* test-injected offset of this rank's clock */
+} loggp_profile_clock;
 
-/* Injected delay reported by the libfabric layer (process-wide totals). */
-void loggp_profile_add_injected(int which, uint64_t ns);
+/* What the profile says about the run besides the counters. */
+typedef struct {
+    int rank, size;
+    const char *host;
+    const char *engine; /* "pmpi" or "libfabric:<provider>" */
+    loggp_knobs knobs;
+    double wall_seconds;
+    loggp_profile_clock clock;
+} loggp_profile_run;
+
+/* Writes every thread's counters and *run to dir/profile.<rank>.json
+ * atomically (creating dir); on failure says why on stderr, leaving no file. */
+void loggp_profile_write(const char *dir, const loggp_profile_run *run);
 
 #endif

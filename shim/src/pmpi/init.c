@@ -1,0 +1,205 @@
+/* libloggp.so, PMPI layer: MPI_Init loads the knobs, picks the engine (the
+ * libfabric layer when MPI's messages cross libfabric, else the fallback
+ * engine here), prints the banner; MPI_Finalize writes the profile. */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "delay.h"
+#include "ofi.h"
+#include "pmpi.h"
+
+#ifndef LOGGP_VERSION
+#define LOGGP_VERSION "0.0.0"
+#endif
+
+struct loggp_pmpi_functions pmpi;
+int loggp_engine;
+int loggp_bookkeeping;
+int loggp_world_rank, loggp_world_size;
+
+static uint64_t init_ns;
+static int inert; /* not an MPI of the ABI this layer was built for: pass everything through */
+
+/* LOGGP_PROFILE: the folder to write profile.<rank>.json into, or NULL (unset or empty: no profile). */
+static const char *profile_dir(void)
+{
+    const char *dir = getenv("LOGGP_PROFILE");
+    return dir && *dir ? dir : NULL;
+}
+
+static const char *missing_symbol;
+
+static int resolve(void)
+{
+    if (pmpi.Init)
+        return 0;
+#define LOGGP_RESOLVE(name)                        \
+    do {                                           \
+        void *f = dlsym(RTLD_NEXT, "PMPI_" #name); \
+        if (!f && !missing_symbol)                 \
+            missing_symbol = "PMPI_" #name;        \
+        memcpy(&pmpi.name, &f, sizeof f);          \
+    } while (0);
+    LOGGP_P2P_FUNCTIONS(LOGGP_RESOLVE)
+    LOGGP_COLLECTIVES(LOGGP_RESOLVE)
+    LOGGP_HELPERS(LOGGP_RESOLVE)
+#undef LOGGP_RESOLVE
+    return missing_symbol ? -1 : 0;
+}
+
+void loggp_die_before_init(const char *what)
+{
+    const char *rank = getenv("PMI_RANK");
+    fprintf(stderr, "loggp%s%s: MPI_Init aborted: %s\n", rank ? ": rank " : "", rank ? rank : "", what);
+    fflush(stderr);
+    exit(1);
+}
+
+static void print_banner(void)
+{
+    const char *quiet = getenv("LOGGP_QUIET");
+    if (loggp_world_rank != 0 || (quiet && strcmp(quiet, "0") != 0))
+        return;
+    loggp_knobs k;
+    loggp_live_knobs(&k);
+    char line[1024];
+    int n = snprintf(line, sizeof line, "loggp %s: engine %s%s%s; knobs", LOGGP_VERSION,
+                     loggp_engine == ENGINE_LIBFABRIC ? "libfabric, provider " : "pmpi fallback",
+                     loggp_engine == ENGINE_LIBFABRIC ? loggp_ofi_provider() : "", "");
+    unsigned env = loggp_live_env_mask();
+    for (int i = 0; i < LOGGP_KNOB_COUNT && n < (int)sizeof line; i++) {
+        char v[64];
+        loggp_format_knob((loggp_knob_id)i, k.ps[i], v, sizeof v);
+        n += snprintf(line + n, sizeof line - (size_t)n, " %s=%s%s", loggp_knob_table[i].name, v,
+                      env & (1u << i) ? "(env)" : "");
+    }
+    if (n < (int)sizeof line)
+        snprintf(line + n, sizeof line - (size_t)n, "%s%s", loggp_live_watching() ? "; live from " : "",
+                 loggp_live_watching() ? loggp_live_file() : "");
+    fprintf(stderr, "%s\n", line);
+    if (loggp_engine == ENGINE_PMPI)
+        fprintf(stderr, "loggp: warning: the pmpi fallback engine applies o, g and G to point-to-point "
+                        "messages only; L and the messages inside collectives are not delayed\n");
+    fflush(stderr);
+}
+
+/* LOGGP_ENGINE: auto (default), libfabric or pmpi. */
+static int wanted_engine(void)
+{
+    const char *e = getenv("LOGGP_ENGINE");
+    if (!e || !*e || strcmp(e, "auto") == 0)
+        return ENGINE_NONE;
+    if (strcmp(e, "libfabric") == 0)
+        return ENGINE_LIBFABRIC;
+    if (strcmp(e, "pmpi") == 0)
+        return ENGINE_PMPI;
+    char msg[256];
+    snprintf(msg, sizeof msg, "LOGGP_ENGINE=%s: expected auto, libfabric or pmpi", e);
+    loggp_die_before_init(msg);
+}
+
+static void before_init(void)
+{
+    char library[256];
+    if (!loggp_mpi_abi_supported(library, sizeof library)) {
+        /* A symbol the library lacks is one its programs never call. */
+        resolve();
+        inert = 1;
+        loggp_refuse_mpi(library);
+        return;
+    }
+    if (resolve() != 0) {
+        char msg[256];
+        snprintf(msg, sizeof msg, "the MPI library lacks %s", missing_symbol);
+        loggp_die_before_init(msg);
+    }
+    int wanted = wanted_engine();
+    char err[1024];
+    if (loggp_live_start(err, sizeof err) != 0)
+        loggp_die_before_init(err);
+    loggp_ofi_enable(wanted != ENGINE_PMPI);
+    if (wanted != ENGINE_PMPI)
+        loggp_route_through_libfabric();
+    loggp_engine = wanted;
+}
+
+static void after_init(void)
+{
+    init_ns = loggp_now_ns();
+    pmpi.Comm_rank(MPI_COMM_WORLD, &loggp_world_rank);
+    pmpi.Comm_size(MPI_COMM_WORLD, &loggp_world_size);
+    int ofi = loggp_ofi_active();
+    if (loggp_engine == ENGINE_LIBFABRIC && !ofi) {
+        if (loggp_world_rank == 0)
+            fprintf(stderr, "loggp: LOGGP_ENGINE=libfabric, but MPI did not open a libfabric endpoint "
+                            "(with MPICH set MPIR_CVAR_CH4_NETMOD=ofi, or use `loggp run`)\n");
+        pmpi.Abort(MPI_COMM_WORLD, 1);
+    }
+    loggp_engine = ofi ? ENGINE_LIBFABRIC : ENGINE_PMPI;
+    if (loggp_engine == ENGINE_PMPI)
+        loggp_ofi_enable(0);
+    else
+        loggp_synchronise_clocks();
+    loggp_bookkeeping = profile_dir() != NULL || loggp_engine == ENGINE_PMPI;
+    print_banner();
+}
+
+int MPI_Init(int *argc, char ***argv)
+{
+    before_init();
+    int rc = pmpi.Init(argc, argv);
+    if (rc == MPI_SUCCESS && !inert)
+        after_init();
+    return rc;
+}
+
+int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+{
+    before_init();
+    int rc = pmpi.Init_thread(argc, argv, required, provided);
+    if (rc == MPI_SUCCESS && !inert)
+        after_init();
+    return rc;
+}
+
+static void write_profile(double wall_seconds)
+{
+    const char *dir = profile_dir();
+    if (!dir)
+        return;
+    char engine[128];
+    snprintf(engine, sizeof engine, "%s%s", loggp_engine == ENGINE_LIBFABRIC ? "libfabric:" : "pmpi",
+             loggp_engine == ENGINE_LIBFABRIC ? loggp_ofi_provider() : "");
+    char host[MPI_MAX_PROCESSOR_NAME + 1] = "";
+    int host_len = 0;
+    pmpi.Get_processor_name(host, &host_len);
+    loggp_profile_run run = {
+        .rank = loggp_world_rank, .size = loggp_world_size, .host = host, .engine = engine,
+        .wall_seconds = wall_seconds,
+    };
+    loggp_live_knobs(&run.knobs);
+    loggp_clock_sync_result(&run.clock);
+    loggp_profile_write(dir, &run);
+}
+
+int MPI_Finalize(void)
+{
+    if (!pmpi.Finalize && resolve() != 0)
+        return MPI_ERR_OTHER;
+    if (inert)
+        return pmpi.Finalize();
+    double wall = init_ns ? (double)(loggp_now_ns() - init_ns) * 1e-9 : 0.0;
+    loggp_live_stop();
+    write_profile(wall);
+    /* A freed request's completion may still be held, and MPI_Finalize need
+     * not poll again: hand everything out and drive progress until it is out. */
+    loggp_ofi_flush();
+    uint64_t give_up = loggp_now_ns() + 1000000000u;
+    while (loggp_ofi_held() > 0 && loggp_now_ns() < give_up) {
+        int flag;
+        pmpi.Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+    }
+    return pmpi.Finalize();
+}

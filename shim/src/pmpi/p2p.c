@@ -1,0 +1,229 @@
+/* Point-to-point wrappers: each call is counted for the profile, sends are
+ * wrapped in o_s and the pacer under the fallback engine, receives are
+ * counted (and charged o_r) when they complete. */
+#include "pmpi.h"
+
+/* A send call: count it, and under the fallback engine wrap it in o_s and the pacer. */
+#define SEND_BODY(name, dest, count, type, call) \
+    if (loggp_pass_through())                    \
+        return call;                             \
+    loggp_counters *c = loggp_my_counters();     \
+    COUNT_CALL(c, name);                         \
+    if ((dest) == MPI_PROC_NULL)                 \
+        return call;                             \
+    uint64_t bytes = type_bytes(count, type);    \
+    count_sent(c, bytes);                        \
+    if (!fallback_on())                          \
+        return call;                             \
+    loggp_delays d;                              \
+    loggp_fallback_before_send(c, &d);           \
+    int rc = call;                               \
+    loggp_fallback_after_send(&d, bytes);        \
+    return rc;
+
+int MPI_Send(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
+{
+    SEND_BODY(Send, dest, count, type, pmpi.Send(buf, count, type, dest, tag, comm))
+}
+
+int MPI_Bsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
+{
+    SEND_BODY(Bsend, dest, count, type, pmpi.Bsend(buf, count, type, dest, tag, comm))
+}
+
+int MPI_Ssend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
+{
+    SEND_BODY(Ssend, dest, count, type, pmpi.Ssend(buf, count, type, dest, tag, comm))
+}
+
+int MPI_Rsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
+{
+    SEND_BODY(Rsend, dest, count, type, pmpi.Rsend(buf, count, type, dest, tag, comm))
+}
+
+int MPI_Isend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request *req)
+{
+    SEND_BODY(Isend, dest, count, type, pmpi.Isend(buf, count, type, dest, tag, comm, req))
+}
+
+int MPI_Ibsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request *req)
+{
+    SEND_BODY(Ibsend, dest, count, type, pmpi.Ibsend(buf, count, type, dest, tag, comm, req))
+}
+
+int MPI_Issend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request *req)
+{
+    SEND_BODY(Issend, dest, count, type, pmpi.Issend(buf, count, type, dest, tag, comm, req))
+}
+
+int MPI_Irsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request *req)
+{
+    SEND_BODY(Irsend, dest, count, type, pmpi.Irsend(buf, count, type, dest, tag, comm, req))
+}
+
+int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Status *status)
+{
+    if (loggp_pass_through())
+        return pmpi.Recv(buf, count, type, source, tag, comm, status);
+    loggp_counters *c = loggp_my_counters();
+    COUNT_CALL(c, Recv);
+    MPI_Status local;
+    MPI_Status *st = status == MPI_STATUS_IGNORE ? &local : status;
+    int rc = pmpi.Recv(buf, count, type, source, tag, comm, st);
+    if (rc == MPI_SUCCESS)
+        loggp_received(c, st);
+    return rc;
+}
+
+int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Request *req)
+{
+    if (loggp_pass_through())
+        return pmpi.Irecv(buf, count, type, source, tag, comm, req);
+    loggp_counters *c = loggp_my_counters();
+    COUNT_CALL(c, Irecv);
+    int rc = pmpi.Irecv(buf, count, type, source, tag, comm, req);
+    if (rc == MPI_SUCCESS)
+        loggp_table_put(&loggp_requests, request_key(*req), LOGGP_REQ_RECV, 0);
+    return rc;
+}
+
+/* Sendrecv and Sendrecv_replace: a send (counted, delayed under the fallback
+ * engine) and a receive, around one call. */
+#define SENDRECV_BODY(name, dest, count, type, call)                \
+    loggp_counters *c = loggp_my_counters();                        \
+    COUNT_CALL(c, name);                                            \
+    MPI_Status local;                                               \
+    MPI_Status *st = status == MPI_STATUS_IGNORE ? &local : status; \
+    uint64_t bytes = type_bytes(count, type);                       \
+    int delaying = (dest) != MPI_PROC_NULL && fallback_on();        \
+    loggp_delays d;                                                 \
+    if ((dest) != MPI_PROC_NULL)                                    \
+        count_sent(c, bytes);                                       \
+    if (delaying)                                                   \
+        loggp_fallback_before_send(c, &d);                          \
+    int rc = call;                                                  \
+    if (delaying)                                                   \
+        loggp_fallback_after_send(&d, bytes);                       \
+    if (rc == MPI_SUCCESS)                                          \
+        loggp_received(c, st);                                      \
+    return rc;
+
+int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf,
+                 int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
+{
+    if (loggp_pass_through())
+        return pmpi.Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status);
+    SENDRECV_BODY(Sendrecv, dest, sendcount, sendtype,
+                  pmpi.Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source,
+                                recvtag, comm, st))
+}
+
+int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int sendtag, int source, int recvtag,
+                         MPI_Comm comm, MPI_Status *status)
+{
+    if (loggp_pass_through())
+        return pmpi.Sendrecv_replace(buf, count, type, dest, sendtag, source, recvtag, comm, status);
+    SENDRECV_BODY(Sendrecv_replace, dest, count, type,
+                  pmpi.Sendrecv_replace(buf, count, type, dest, sendtag, source, recvtag, comm, st))
+}
+
+/* Persistent sends remember their size (or that they go nowhere: MPI_PROC_NULL). */
+#define PERSISTENT_SEND_INIT(name)                                                                                   \
+    int MPI_##name(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,                  \
+                   MPI_Request *req)                                                                                 \
+    {                                                                                                                \
+        if (loggp_pass_through())                                                                                    \
+            return pmpi.name(buf, count, type, dest, tag, comm, req);                                                \
+        COUNT_CALL(loggp_my_counters(), name);                                                                       \
+        int rc = pmpi.name(buf, count, type, dest, tag, comm, req);                                                  \
+        if (rc == MPI_SUCCESS && dest != MPI_PROC_NULL)                                                              \
+            loggp_table_put(&loggp_requests, request_key(*req), LOGGP_REQ_PERSISTENT_SEND, type_bytes(count, type)); \
+        return rc;                                                                                                   \
+    }
+PERSISTENT_SEND_INIT(Send_init)
+PERSISTENT_SEND_INIT(Bsend_init)
+PERSISTENT_SEND_INIT(Ssend_init)
+PERSISTENT_SEND_INIT(Rsend_init)
+
+int MPI_Recv_init(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Request *req)
+{
+    if (loggp_pass_through())
+        return pmpi.Recv_init(buf, count, type, source, tag, comm, req);
+    COUNT_CALL(loggp_my_counters(), Recv_init);
+    int rc = pmpi.Recv_init(buf, count, type, source, tag, comm, req);
+    if (rc == MPI_SUCCESS)
+        loggp_table_put(&loggp_requests, request_key(*req), LOGGP_REQ_PERSISTENT_RECV, 0);
+    return rc;
+}
+
+static int start_one(loggp_counters *c, MPI_Request *req)
+{
+    loggp_req_info info;
+    if (!loggp_table_peek(&loggp_requests, request_key(*req), &info) || info.kind != LOGGP_REQ_PERSISTENT_SEND)
+        return pmpi.Start(req);
+    count_sent(c, info.bytes);
+    if (!fallback_on())
+        return pmpi.Start(req);
+    loggp_delays d;
+    loggp_fallback_before_send(c, &d);
+    int rc = pmpi.Start(req);
+    loggp_fallback_after_send(&d, info.bytes);
+    return rc;
+}
+
+int MPI_Start(MPI_Request *req)
+{
+    if (loggp_pass_through())
+        return pmpi.Start(req);
+    loggp_counters *c = loggp_my_counters();
+    COUNT_CALL(c, Start);
+    return start_one(c, req);
+}
+
+/* MPI_Startall is equivalent to MPI_Start on each request in turn. */
+int MPI_Startall(int count, MPI_Request reqs[])
+{
+    if (loggp_pass_through())
+        return pmpi.Startall(count, reqs);
+    loggp_counters *c = loggp_my_counters();
+    COUNT_CALL(c, Startall);
+    for (int i = 0; i < count; i++) {
+        int rc = start_one(c, &reqs[i]);
+        if (rc != MPI_SUCCESS)
+            return rc;
+    }
+    return MPI_SUCCESS;
+}
+
+int MPI_Request_free(MPI_Request *req)
+{
+    if (loggp_pass_through())
+        return pmpi.Request_free(req);
+    COUNT_CALL(loggp_my_counters(), Request_free);
+    /* forgotten before the handle is freed and can be handed out again */
+    MPI_Request before = *req;
+    loggp_req_info info;
+    int tracked = before != MPI_REQUEST_NULL && loggp_table_peek(&loggp_requests, request_key(before), &info);
+    if (tracked)
+        loggp_table_remove(&loggp_requests, request_key(before));
+    int rc = pmpi.Request_free(req);
+    if (rc != MPI_SUCCESS && tracked)
+        loggp_table_put(&loggp_requests, request_key(before), info.kind, info.bytes);
+    return rc;
+}
+
+int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
+{
+    if (loggp_pass_through())
+        return pmpi.Probe(source, tag, comm, status);
+    COUNT_CALL(loggp_my_counters(), Probe);
+    return pmpi.Probe(source, tag, comm, status);
+}
+
+int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
+{
+    if (loggp_pass_through())
+        return pmpi.Iprobe(source, tag, comm, flag, status);
+    COUNT_CALL(loggp_my_counters(), Iprobe);
+    return pmpi.Iprobe(source, tag, comm, flag, status);
+}

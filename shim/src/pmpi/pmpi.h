@@ -1,0 +1,158 @@
+/* The PMPI layer's private header: the PMPI entry points it forwards to, the
+ * engine in force, and the helpers its files share.
+ *
+ * Every MPI function is reached through dlsym(RTLD_NEXT): the library has no
+ * link-time dependency on libmpi, so preloading it into mpiexec, shells or
+ * Python leaves them untouched. */
+#ifndef LOGGP_PMPI_H
+#define LOGGP_PMPI_H
+
+#include <mpi.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "live.h"
+#include "profile.h"
+#include "reqtable.h"
+#include "wrapped.h"
+
+/* Nothing below is exported from libloggp.so (and calls stay direct). */
+#pragma GCC visibility push(hidden)
+
+#define LOGGP_DECLARE(name) __typeof__(&PMPI_##name) name;
+extern struct loggp_pmpi_functions {
+    LOGGP_P2P_FUNCTIONS(LOGGP_DECLARE)
+    LOGGP_COLLECTIVES(LOGGP_DECLARE)
+    LOGGP_HELPERS(LOGGP_DECLARE)
+} pmpi;
+#undef LOGGP_DECLARE
+
+enum { ENGINE_NONE, ENGINE_PMPI, ENGINE_LIBFABRIC };
+
+/* Whether the wrappers keep books (count calls and messages for a profile,
+ * track requests for the fallback engine's o_r and persistent sends). Set at
+ * MPI_Init; 0 with the libfabric engine and no profile (the libfabric layer
+ * needs nothing from here), so each wrapper is one predictable branch and a
+ * call: profile only what a profile needs. */
+extern int loggp_bookkeeping;
+
+static inline int loggp_pass_through(void)
+{
+    return __builtin_expect(!loggp_bookkeeping, 1);
+}
+extern int loggp_engine;
+extern int loggp_world_rank, loggp_world_size;
+
+/* Exits with "loggp: MPI_Init aborted: what" (before MPI can abort the job). */
+_Noreturn void loggp_die_before_init(const char *what);
+
+/* ---- sizes ---- */
+
+/* MPICH's own ABI spells out a builtin datatype's size in its handle and a
+ * status's byte count and cancel bit in its fields: read them directly, so the
+ * zero-knob path makes no extra MPI calls. Other MPIs take the portable path. */
+#if defined(MPICH_VERSION) && !defined(MPI_ABI_VERSION)
+#define FAST_MPICH 1
+static inline int builtin_size(MPI_Datatype type, int *size)
+{
+    unsigned handle = (unsigned)type;
+    if ((handle >> 30) != 1)
+        return 0;
+    *size = (int)((handle >> 8) & 0xff);
+    return 1;
+}
+#else
+#define FAST_MPICH 0
+#endif
+
+static inline uint64_t type_bytes(MPI_Count count, MPI_Datatype type)
+{
+    int size = 0;
+#if FAST_MPICH
+    if (count > 0 && builtin_size(type, &size))
+        return (uint64_t)count * (uint64_t)size;
+#endif
+    if (count <= 0 || pmpi.Type_size(type, &size) != MPI_SUCCESS || size < 0)
+        return 0;
+    return (uint64_t)count * (uint64_t)size;
+}
+
+static inline void count_sent(loggp_counters *c, uint64_t bytes)
+{
+    int b = loggp_bucket(bytes);
+    c->sent_msgs[b]++;
+    c->sent_bytes[b] += bytes;
+}
+
+#define COUNT_CALL(c, name) ((c)->calls[LOGGP_FN_##name]++)
+
+/* ---- the fallback engine (fallback.c) ---- */
+
+/* Whether the fallback engine delays messages now. */
+static inline int fallback_on(void)
+{
+    return loggp_engine == ENGINE_PMPI && loggp_live_active();
+}
+
+/* o_s and the wait for the gap the previous injection left (d: the knobs used). */
+void loggp_fallback_before_send(loggp_counters *c, loggp_delays *d);
+/* The injection of a bytes-long message has ended. */
+void loggp_fallback_after_send(const loggp_delays *d, uint64_t bytes);
+/* A receive completed with status st: count it and charge o_r. */
+void loggp_received(loggp_counters *c, const MPI_Status *st);
+
+/* ---- outstanding requests (requests.c) ---- */
+
+/* Outstanding receives and persistent requests (persistent ones survive completion). */
+extern loggp_table loggp_requests;
+
+static inline uint64_t request_key(MPI_Request r)
+{
+    uint64_t key = 0;
+    memcpy(&key, &r, sizeof r < sizeof key ? sizeof r : sizeof key);
+    return key;
+}
+
+static inline int nothing_tracked(void)
+{
+    return loggp_table_empty(&loggp_requests);
+}
+
+/* Completion calls take a request's entry before the MPI library may free
+ * its handle: once freed, another thread can get the same handle from a new
+ * call and file its own entry under it. kind 0: not tracked. */
+loggp_req_info loggp_claim(MPI_Request r);
+/* A claimed request the call left active goes back (persistent ones never left). */
+void loggp_unclaim(MPI_Request r, MPI_Request after, loggp_req_info info);
+/* A claimed request completed with st. */
+void loggp_completed(loggp_counters *c, loggp_req_info info, const MPI_Status *st);
+
+/* ---- MPI_Init's helpers ---- */
+
+/* Whether the MPI library underneath has the ABI this layer was built for
+ * (MPICH's), found without touching a handle; name: what the library calls
+ * itself (abi.c). */
+int loggp_mpi_abi_supported(char *name, size_t len);
+/* Says once per job (where the launcher's rank is 0) that the library runs inert under name. */
+void loggp_refuse_mpi(const char *name);
+
+/* Are all ranks of this job on this node? (Hydra and Slurm tell.) */
+int loggp_single_node(void);
+/* Asks MPI to send every message through libfabric (route.c). */
+void loggp_route_through_libfabric(void);
+/* Estimates this rank's clock offset to rank 0 and hands it to the libfabric layer (clocksync.c). */
+void loggp_synchronise_clocks(void);
+/* What the profile reports about that (clocksync.c). */
+void loggp_clock_sync_result(loggp_profile_clock *out);
+
+/* ---- collectives' byte counts (collectives.c) ---- */
+
+uint64_t comm_size_of(MPI_Comm comm);
+uint64_t sum_counts(const int *counts, MPI_Comm comm);
+uint64_t alltoallw_bytes(const int *counts, const MPI_Datatype *types, MPI_Comm comm);
+int is_root(int root, MPI_Comm comm);
+#define IN_PLACE(buf) ((buf) == MPI_IN_PLACE)
+
+#pragma GCC visibility pop
+
+#endif
