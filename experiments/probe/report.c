@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -48,23 +49,61 @@ static void print_ci_json(FILE *f, const char *name, const size_result *r, int s
     fprintf(f, "}, ");
 }
 
+static int send_waits(void) { return opt.send_mode != SEND_NONBLOCKING; }
+
+/* Why L reads as it does: where it comes from, and why it was clamped. */
+static void describe_latency(const summary *s, char *buf, size_t len)
+{
+    if (s->L_clamped)
+        snprintf(buf, len,
+                 "clamped at 0: T - o_s - o_r - (m-1)G over %ld..%ld B is %.3f us (95%% CI +-%.3f); a latency "
+                 "cannot be negative, and o_s, o_r timed apart from T carry costs of their own (o_r after an "
+                 "idle wait%s)",
+                 s->L_lo, s->L_hi, s->L_raw, s->L_ci_half,
+                 opt.recv_mode == RECV_BLOCKING ? ", on the unexpected-message path" : "");
+    else
+        snprintf(buf, len, "median of T - o_s - o_r - (m-1)G over %ld..%ld B, before the protocol switch",
+                 s->L_lo, s->L_hi);
+}
+
 /* "summary" and "sizes" of one result, each line indented by `pad`. */
 static void write_result_json(FILE *f, const size_result *r, int n, const summary *s, const round_view *rv,
                               const char *pad)
 {
-    fprintf(f, "%s\"summary\": {\"L_us\": %.6f, \"G_ns_per_byte\": %.6f, \"G_unclamped_ns_per_byte\": %.6f, "
+    char note[512];
+    describe_latency(s, note, sizeof note);
+    fprintf(f, "%s\"summary\": {\"L_us\": %.6f, \"L_unclamped_us\": %.6f, \"L_clamped\": %s, "
+               "\"L_from_bytes\": [%ld, %ld], \"L_note\": ",
+            pad, s->L_us, s->L_raw, s->L_clamped ? "true" : "false", s->L_lo, s->L_hi);
+    print_json_string(f, note);
+    fprintf(f, ", \"protocol_switch_bytes\": ");
+    if (s->switch_index < n)
+        fprintf(f, "%ld", r[s->switch_index].bytes);
+    else
+        fprintf(f, "null");
+    unsigned past = columns_past_switch(send_waits());
+    fprintf(f, ", \"not_meaningful_past_switch\": [%s\"o_r_us\", \"L_us\"],\n%s  ",
+            past & COLUMN_O_S ? "\"o_s_us\", " : "", pad);
+    fprintf(f, "\"G_ns_per_byte\": %.6f, \"G_unclamped_ns_per_byte\": %.6f, "
                "\"G_clamped\": %s, \"G_fit_bytes\": [%ld, %ld], \"o_s_us\": %.6f, \"o_r_us\": %.6f, "
                "\"g_us\": %.6f, \"T_us\": %.6f, \"at_bytes\": %ld},\n",
-            pad, s->L_us, s->G_ns_per_byte, s->G_raw, s->G_clamped ? "true" : "false", (long)s->G_lo,
+            s->G_ns_per_byte, s->G_raw, s->G_clamped ? "true" : "false", (long)s->G_lo,
             (long)s->G_hi, r[0].o_s.median, r[0].o_r.median, r[0].g.median, r[0].T.median, r[0].bytes);
     fprintf(f, "%s\"sizes\": [\n", pad);
     for (int i = 0; i < n; i++) {
-        fprintf(f, "%s  {\"bytes\": %ld, \"refined\": %s, ", pad, r[i].bytes, r[i].refined ? "true" : "false");
+        fprintf(f, "%s  {\"bytes\": %ld, \"refined\": %s, \"past_switch\": %s, ", pad, r[i].bytes,
+                r[i].refined ? "true" : "false", i >= s->switch_index ? "true" : "false");
         print_ci_json(f, "T_us", r, i, offsetof(size_result, T), rv);
         print_ci_json(f, "o_s_us", r, i, offsetof(size_result, o_s), rv);
         print_ci_json(f, "o_r_us", r, i, offsetof(size_result, o_r), rv);
         print_ci_json(f, "g_us", r, i, offsetof(size_result, g), rv);
-        fprintf(f, "\"L_us\": %.6f}%s\n", r[i].L_us, i + 1 < n ? "," : "");
+        double latency = size_latency_us(&r[i], i, s);
+        fprintf(f, "\"residual_us\": %.6f, \"L_us\": ", r[i].L_us);
+        if (isnan(latency))
+            fprintf(f, "null");
+        else
+            fprintf(f, "%.6f", latency);
+        fprintf(f, "}%s\n", i + 1 < n ? "," : "");
     }
     fprintf(f, "%s]", pad);
 }
@@ -148,13 +187,31 @@ void print_table(const size_result *res, int n, const summary *s, int np, const 
     if (set_spec)
         printf("# knob set %s: medians of %d interleaved rounds, +- the widest round's CI\n", set_spec,
                opt.rounds);
-    printf("%9s %18s %16s %16s %18s %9s\n", "bytes", "T(m)", "o_s(m)", "o_r(m)", "g(m)", "L(m)");
-    for (int i = 0; i < n; i++)
-        printf("%9ld %10.3f+-%-6.3f %8.3f+-%-6.3f %8.3f+-%-6.3f %10.3f+-%-6.3f %9.3f%s\n", res[i].bytes,
-               res[i].T.median, res[i].T.ci_half, res[i].o_s.median, res[i].o_s.ci_half, res[i].o_r.median,
-               res[i].o_r.ci_half, res[i].g.median, res[i].g.ci_half, res[i].L_us,
+    printf("%9s %18s %17s %17s %18s %9s\n", "bytes", "T(m)", "o_s(m)", "o_r(m)", "g(m)", "L(m)");
+    unsigned past = columns_past_switch(send_waits());
+    for (int i = 0; i < n; i++) {
+        int marked = i >= s->switch_index;
+        char latency[32];
+        double l = size_latency_us(&res[i], i, s);
+        if (isnan(l))
+            snprintf(latency, sizeof latency, "n/a*");
+        else
+            snprintf(latency, sizeof latency, "%.3f", l);
+        printf("%9ld %10.3f+-%-6.3f %8.3f+-%-6.3f%c %8.3f+-%-6.3f%c %10.3f+-%-6.3f %9s%s\n", res[i].bytes,
+               res[i].T.median, res[i].T.ci_half, res[i].o_s.median, res[i].o_s.ci_half,
+               marked && (past & COLUMN_O_S) ? '*' : ' ', res[i].o_r.median, res[i].o_r.ci_half,
+               marked && (past & COLUMN_O_R) ? '*' : ' ', res[i].g.median, res[i].g.ci_half, latency,
                res[i].refined ? "  (refined)" : "");
-    printf("L = %.3f us   G = %.5f ns/B%s (g(m) slope over %ld..%ld B)\n", s->L_us, s->G_ns_per_byte,
+    }
+    if (s->switch_index < n)
+        printf("* past the protocol switch (from %ld B): the receive joins a handshake and moves the data,\n"
+               "  so o_r(m)%s completion time%s, not overhead%s; T - o_s - o_r is no latency there (n/a).\n"
+               "  T(m) and g(m) keep their meaning.\n",
+               res[s->switch_index].bytes, past & COLUMN_O_S ? " and o_s(m) (the send waits for it) are" : " is a",
+               past & COLUMN_O_S ? "s" : "", past & COLUMN_O_S ? "s" : "");
+    char note[512];
+    describe_latency(s, note, sizeof note);
+    printf("L = %.3f us (%s)\n", s->L_us, note);
+    printf("G = %.5f ns/B%s (g(m) slope over %ld..%ld B)\n", s->G_ns_per_byte,
            s->G_clamped ? " (clamped from negative)" : "", (long)s->G_lo, (long)s->G_hi);
 }
-

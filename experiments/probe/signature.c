@@ -1,6 +1,7 @@
 #include "signature.h"
 
 #include <math.h>
+#include <stddef.h>
 
 const median_ci *size_quantity(const size_result *r, size_t field)
 {
@@ -60,6 +61,60 @@ int bend_in_lower_half(double T_lo, double T_mid, double T_hi)
     return fabs(T_mid - T_lo) >= fabs(T_hi - T_mid);
 }
 
+/* Where y(i) stands above the line through the two points below (flat when that line
+ * falls, or with only one point below). */
+static double excess_over_trend(const size_result *r, int i, size_t field)
+{
+    double yb = size_quantity(&r[i - 1], field)->median, pred = yb;
+    if (i >= 2) {
+        double ya = size_quantity(&r[i - 2], field)->median;
+        double xa = (double)r[i - 2].bytes, xb = (double)r[i - 1].bytes;
+        if (xb > xa && yb > ya)
+            pred = yb + (yb - ya) * ((double)r[i].bytes - xb) / (xb - xa);
+    }
+    return size_quantity(&r[i], field)->median - pred;
+}
+
+/* T - o_s - o_r below 0 by more than its noise (and 0.25 us or a tenth of T): o_s and o_r
+ * together exceed the one-way time, which overheads cannot; waiting for the peer can. */
+static int overheads_exceed_one_way(const size_result *r)
+{
+    double ci = sqrt(r->T.ci_half * r->T.ci_half + r->o_s.ci_half * r->o_s.ci_half +
+                     r->o_r.ci_half * r->o_r.ci_half);
+    return r->L_us < -fmax(fmax(0.25, 0.1 * r->T.median), 2 * ci);
+}
+
+int find_protocol_switch(const size_result *res, int n)
+{
+    for (int i = 1; i < n; i++) {
+        /* Eager limits are kilobytes; a size <= 64 B is never past the switch. */
+        if (res[i].bytes > 64 && overheads_exceed_one_way(&res[i]) &&
+            (i + 1 == n || overheads_exceed_one_way(&res[i + 1])))
+            return i;
+        double t_jump = excess_over_trend(res, i, offsetof(size_result, T));
+        if (!(t_jump > fmax(0.3, 0.5 * res[i - 1].T.median)))
+            continue;
+        double or_jump = excess_over_trend(res, i, offsetof(size_result, o_r));
+        if (!(or_jump >= 0.3 * t_jump))
+            continue;
+        double before = res[i - 1].o_r.median, rise = res[i].o_r.median - before;
+        if (i + 1 < n && !(res[i + 1].o_r.median >= before + 0.5 * rise))
+            continue;
+        return i;
+    }
+    return n;
+}
+
+unsigned columns_past_switch(int send_waits)
+{
+    return COLUMN_O_R | COLUMN_L | (send_waits ? COLUMN_O_S : 0u);
+}
+
+double size_latency_us(const size_result *r, int index, const summary *s)
+{
+    return index >= s->switch_index ? NAN : fmax(r->L_us, 0.0);
+}
+
 summary summarize_signature(const size_result *res, int n, long max_size)
 {
     summary s = {0};
@@ -80,13 +135,24 @@ summary summarize_signature(const size_result *res, int n, long max_size)
     }
     s.G_clamped = s.G_raw < 0;
     s.G_ns_per_byte = s.G_raw < 0 ? 0 : s.G_raw;
-    /* L from small messages, where (m-1)G is a correction and not the bulk of T. */
+    s.switch_index = find_protocol_switch(res, n);
+    /* L from small messages before the switch, where (m-1)G is a correction and not the
+     * bulk of T. */
     double ls[MAX_SIZES];
     int nl = 0;
     for (int i = 0; i < n && i < MAX_SIZES; i++)
-        if (res[i].bytes <= 64 || i == 0)
+        if ((res[i].bytes <= 64 && i < s.switch_index) || i == 0) {
             ls[nl++] = res[i].L_us - (double)(res[i].bytes > 0 ? res[i].bytes - 1 : 0) * s.G_ns_per_byte / 1000.0;
-    s.L_us = median_with_ci(ls, (size_t)nl).median;
+            s.L_lo = nl == 1 ? res[i].bytes : s.L_lo;
+            s.L_hi = res[i].bytes;
+            /* the CI of a difference of independent medians */
+            double ci = sqrt(res[i].T.ci_half * res[i].T.ci_half + res[i].o_s.ci_half * res[i].o_s.ci_half +
+                             res[i].o_r.ci_half * res[i].o_r.ci_half);
+            s.L_ci_half = fmax(s.L_ci_half, ci);
+        }
+    s.L_raw = nl ? median_with_ci(ls, (size_t)nl).median : NAN;
+    s.L_clamped = s.L_raw < 0;
+    s.L_us = s.L_clamped ? 0.0 : s.L_raw;
     return s;
 }
 

@@ -17,9 +17,20 @@ typedef struct {
 } size_result;
 
 typedef struct {
-    double L_us, G_ns_per_byte, G_raw, G_lo, G_hi;
+    double G_ns_per_byte, G_raw, G_lo, G_hi;
     int G_clamped;
+    /* L from the small-message regime, never negative: L_raw is the median estimate,
+     * L_us = max(L_raw, 0); L_lo..L_hi the sizes it came from. */
+    double L_us, L_raw, L_ci_half;
+    long L_lo, L_hi;
+    int L_clamped;
+    /* Index of the first size past the protocol switch (n: none seen). From there on the
+     * receive (and a blocking send) moves the data: see find_protocol_switch. */
+    int switch_index;
 } summary;
+
+/* Columns that are no overheads or latencies past the protocol switch. */
+enum { COLUMN_O_S = 1, COLUMN_O_R = 2, COLUMN_L = 4 };
 
 /* The quantity at byte offset `field` (offsetof(size_result, T), ...) of a result. */
 const median_ci *size_quantity(const size_result *r, size_t field);
@@ -43,8 +54,30 @@ long bisection_midpoint(long lo, long hi);
 /* True when the bend lies in the lower half (lo, mid): T changes more there. */
 int bend_in_lower_half(double T_lo, double T_mid, double T_hi);
 
+/* The first size past the protocol switch (eager to rendezvous), or n if none is seen.
+ * There the receive takes part in a handshake and moves the data itself, so T(m) and
+ * o_r(m) jump together: size i qualifies when T(i) exceeds the line through the two sizes
+ * below (flat if it falls, or with one size below) by more than max(0.3 us, T(i-1)/2),
+ * o_r(i) exceeds its own line by at least 0.3 of that, and the next size keeps at least
+ * half of o_r's rise (a single disturbed size does not). A size above 64 B qualifies too
+ * when, there and at the next size, o_s + o_r exceed T beyond noise (a blocking send that
+ * waits for the receiver), which catches a switch that noise on T hides. Ascending `res`. */
+int find_protocol_switch(const size_result *res, int n);
+
+/* The columns not meaningful past the switch: o_r and L always; o_s too when the send
+ * call waits for the receiver (blocking or synchronous sends). */
+unsigned columns_past_switch(int send_waits);
+
+/* A size's latency as reported: T - o_s - o_r clamped at 0 (a latency cannot be
+ * negative), NAN past the switch, where it is no latency. */
+double size_latency_us(const size_result *r, int index, const summary *s);
+
 /* G from the slope of g(m) over the sizes >= max_size/16 (at least the two largest),
- * clamped at 0; L from the sizes <= 64 B (at least the smallest). `res` is ascending. */
+ * clamped at 0; the protocol switch; L as the median of T - o_s - o_r - (m-1)G over the
+ * sizes <= 64 B before the switch (at least the smallest), clamped at 0: o_s and o_r are
+ * timed apart from T (o_r after an idle wait, on the unexpected-message path with
+ * blocking receives), so on a network whose L is below their noise the difference can
+ * dip below 0. `res` is ascending. */
 summary summarize_signature(const size_result *res, int n, long max_size);
 
 /* One quantity over rounds: the median of the round medians, the widest round's CI. */
