@@ -10,7 +10,9 @@
  *   o_s(m) duration of the send call, sender idle for longer than the gap beforehand
  *   o_r(m) duration of the receive call after waiting long enough for the message
  *          to have arrived, so latency cannot leak into it
- *   L      T(m) - o_s(m) - o_r(m) - (m-1)G on small messages
+ *   L      T(m) - o_s(m) - o_r(m) - (m-1)G on small messages before the protocol
+ *          switch, clamped at 0 (past the switch o_r, and a blocking o_s, include the
+ *          transfer: those columns are marked, not read as overheads or latencies)
  *   G      least-squares slope of g(m) against m over the largest sizes
  * With --knob-set it measures the whole signature once per libloggp knob set, in
  * interleaved rounds within one run, so sets are compared side by side.
