@@ -194,7 +194,7 @@ void print_table(const size_result *res, int n, const summary *s, int np, const 
         char latency[32];
         double l = size_latency_us(&res[i], i, s);
         if (isnan(l))
-            snprintf(latency, sizeof latency, "n/a*");
+            snprintf(latency, sizeof latency, marked ? "n/a*" : "n/a");
         else
             snprintf(latency, sizeof latency, "%.3f", l);
         printf("%9ld %10.3f+-%-6.3f %8.3f+-%-6.3f%c %8.3f+-%-6.3f%c %10.3f+-%-6.3f %9s%s\n", res[i].bytes,
@@ -209,6 +209,12 @@ void print_table(const size_result *res, int n, const summary *s, int np, const 
                "  T(m) and g(m) keep their meaning.\n",
                res[s->switch_index].bytes, past & COLUMN_O_S ? " and o_s(m) (the send waits for it) are" : " is a",
                past & COLUMN_O_S ? "s" : "", past & COLUMN_O_S ? "s" : "");
+    int beyond_noise = 0;
+    for (int i = 0; i < s->switch_index && i < n; i++)
+        beyond_noise |= overheads_exceed_one_way(&res[i]);
+    if (beyond_noise)
+        printf("n/a: o_s + o_r exceed T there by more than their noise; a call waited for the peer (or was\n"
+               "  disturbed), so T - o_s - o_r is no latency.\n");
     char note[512];
     describe_latency(s, note, sizeof note);
     printf("L = %.3f us (%s)\n", s->L_us, note);

@@ -75,9 +75,7 @@ static double excess_over_trend(const size_result *r, int i, size_t field)
     return size_quantity(&r[i], field)->median - pred;
 }
 
-/* T - o_s - o_r below 0 by more than its noise (and 0.25 us or a tenth of T): o_s and o_r
- * together exceed the one-way time, which overheads cannot; waiting for the peer can. */
-static int overheads_exceed_one_way(const size_result *r)
+int overheads_exceed_one_way(const size_result *r)
 {
     double ci = sqrt(r->T.ci_half * r->T.ci_half + r->o_s.ci_half * r->o_s.ci_half +
                      r->o_r.ci_half * r->o_r.ci_half);
@@ -112,7 +110,9 @@ unsigned columns_past_switch(int send_waits)
 
 double size_latency_us(const size_result *r, int index, const summary *s)
 {
-    return index >= s->switch_index ? NAN : fmax(r->L_us, 0.0);
+    if (index >= s->switch_index || overheads_exceed_one_way(r))
+        return NAN;
+    return fmax(r->L_us, 0.0);
 }
 
 summary summarize_signature(const size_result *res, int n, long max_size)

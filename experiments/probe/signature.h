@@ -68,8 +68,14 @@ int find_protocol_switch(const size_result *res, int n);
  * call waits for the receiver (blocking or synchronous sends). */
 unsigned columns_past_switch(int send_waits);
 
+/* True when T - o_s - o_r is below 0 by more than twice its CI (and 0.25 us or T/10):
+ * o_s and o_r together exceed the one-way time, which overheads cannot; a call that
+ * waits for the peer can. */
+int overheads_exceed_one_way(const size_result *r);
+
 /* A size's latency as reported: T - o_s - o_r clamped at 0 (a latency cannot be
- * negative), NAN past the switch, where it is no latency. */
+ * negative within noise); NAN past the switch, or where the overheads exceed the
+ * one-way time beyond noise, for that is no latency. */
 double size_latency_us(const size_result *r, int index, const summary *s);
 
 /* G from the slope of g(m) over the sizes >= max_size/16 (at least the two largest),

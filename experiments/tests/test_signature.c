@@ -168,12 +168,19 @@ Test(physical, overheads_beyond_the_one_way_time_mark_the_switch)
     size_result r[4] = {point(1024, 0.92, 0.10, 0.70, 0.6), point(4096, 1.20, 0.18, 0.73, 0.6),
                         point(8192, 1.50, 1.00, 1.00, 0.7), point(16384, 2.00, 1.50, 1.50, 0.9)};
     cr_expect_eq(find_protocol_switch(r, 4), 2);
+    cr_expect(overheads_exceed_one_way(&r[2]) && !overheads_exceed_one_way(&r[1]));
     /* within noise (a wide CI), or at one size only, it is no switch */
     r[2].o_s.ci_half = 0.5;
     cr_expect_eq(find_protocol_switch(r, 4), 3);
     r[3].o_s.median = 0.2;
     r[3].L_us = 2.00 - 0.2 - 1.50;
     cr_expect_eq(find_protocol_switch(r, 4), 4);
+    /* ... but that one size's difference, beyond noise, is still no latency */
+    r[2].o_s.ci_half = 0;
+    cr_expect_eq(find_protocol_switch(r, 4), 4);
+    summary s = summarize_signature(r, 4, 16384);
+    cr_expect(isnan(size_latency_us(&r[2], 2, &s)));
+    cr_expect_float_eq(size_latency_us(&r[3], 3, &s), 0.3, 1e-9);
     /* at small sizes a negative difference is noise around a tiny L, not a switch */
     size_result small[3] = {point(1, 0.9, 0.3, 0.9, 0.6), point(8, 0.9, 0.3, 0.9, 0.6), point(64, 0.9, 0.3, 0.9, 0.6)};
     cr_expect_eq(find_protocol_switch(small, 3), 3);
