@@ -4,20 +4,21 @@
 #include "layer.h"
 #include "reqtable.h"
 
-static loggp_table receive_posts = LOGGP_TABLE_INIT(0);
+static loggp_table receive_post_times = LOGGP_TABLE_INIT(0);
 
 void note_receive_post_at(void *context)
 {
     loggp_delays d;
     loggp_live_get(&d);
     if (d.L || d.G_ps) /* only a hold needs it */
-        loggp_table_put(&receive_posts, (uint64_t)(uintptr_t)context, 1, clock_ns());
+        loggp_table_put_time(&receive_post_times, (uint64_t)(uintptr_t)context, clock_ns());
 }
 
 uint64_t take_receive_post_time(void *context)
 {
-    loggp_req_info posted;
-    if (loggp_table_empty(&receive_posts) || !loggp_table_take(&receive_posts, (uint64_t)(uintptr_t)context, &posted))
+    uint64_t posted_at;
+    if (loggp_table_empty(&receive_post_times) ||
+        !loggp_table_take_time(&receive_post_times, (uint64_t)(uintptr_t)context, &posted_at))
         return 0;
-    return posted.bytes;
+    return posted_at;
 }
