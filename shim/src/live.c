@@ -12,6 +12,7 @@
 #define WATCH_PERIOD_NS 4000000L
 
 _Atomic int loggp_live_any;
+static void (*_Atomic on_change)(void);
 
 /* Seqlock: odd while the watcher writes; readers retry on a change. */
 static _Atomic unsigned seq;
@@ -34,7 +35,15 @@ void loggp_live_publish(const loggp_knobs *knobs)
         any |= knobs->ps[i] != 0;
     }
     atomic_store_explicit(&seq, s + 2, memory_order_release);
-    atomic_store_explicit(&loggp_live_any, any, memory_order_relaxed);
+    int was = atomic_exchange(&loggp_live_any, any);
+    void (*fn)(void) = atomic_load(&on_change);
+    if (was != any && fn)
+        fn();
+}
+
+void loggp_live_on_change(void (*fn)(void))
+{
+    atomic_store(&on_change, fn);
 }
 
 void loggp_live_knobs(loggp_knobs *out)

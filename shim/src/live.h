@@ -44,4 +44,8 @@ int loggp_live_watching(void);
 /* Replaces the knobs (the watcher's update; also used by tests). */
 void loggp_live_publish(const loggp_knobs *knobs);
 
+/* Calls fn (from the publishing thread) each time the knobs go from all zero
+ * to some nonzero or back: the libfabric layer switches tables then. */
+void loggp_live_on_change(void (*fn)(void));
+
 #endif

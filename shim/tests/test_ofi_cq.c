@@ -136,3 +136,43 @@ Test(ofi_cq, a_stamped_receive_is_held_from_its_send_and_gets_its_data_back)
     cr_assert_eq(out[0].data, 0x1234);
     cr_assert(out[0].flags & FI_REMOTE_CQ_DATA);
 }
+
+/* ---- the zero-knob path: the provider's own table, nothing of ours ---- */
+
+TestSuite(ofi_cq_switch, .init = open_cq, .fini = close_cq);
+
+Test(ofi_cq_switch, zero_knobs_leave_the_providers_table_in_place)
+{
+    cr_assert_eq(fake_cq.ops, &fake_cq_ops, "with every knob zero MPICH must call the provider directly");
+    set_knob(LOGGP_KNOB_O_R, 1000);
+    cr_assert_neq(fake_cq.ops, &fake_cq_ops, "a nonzero knob switches to the layer's table");
+    set_knob(LOGGP_KNOB_O_R, 0);
+    cr_assert_eq(fake_cq.ops, &fake_cq_ops, "knobs back at zero switch back");
+}
+
+Test(ofi_cq_switch, a_cq_holding_completions_stays_patched_until_drained)
+{
+    set_knob(LOGGP_KNOB_LATENCY, 20 * MS);
+    queue_entry(FI_RECV | FI_TAGGED, 8, 0);
+    struct fi_cq_tagged_entry out[1];
+    cr_assert_eq(fi_cq_read(&fake_cq, out, 1), -FI_EAGAIN);
+    set_knob(LOGGP_KNOB_LATENCY, 0);
+    cr_assert_neq(fake_cq.ops, &fake_cq_ops, "the held receive would be lost");
+    /* a message already in flight keeps its L */
+    read_all(1, out);
+    cr_assert_eq(fi_cq_read(&fake_cq, out, 1), -FI_EAGAIN);
+    cr_assert_eq(fake_cq.ops, &fake_cq_ops, "a drained CQ switches itself back");
+}
+
+Test(ofi_cq_switch, a_receive_sent_before_the_switch_is_held_from_when_it_is_seen)
+{
+    /* its sender posted it through the provider's table: no stamp */
+    queue_entry(FI_RECV | FI_TAGGED | FI_REMOTE_CQ_DATA, 8, 0x7);
+    set_knob(LOGGP_KNOB_LATENCY, 30 * MS);
+    uint64_t start = loggp_now_ns();
+    struct fi_cq_tagged_entry out[1];
+    uint64_t end = read_all(1, out);
+    cr_assert_geq(end - start, 30 * MS);
+    cr_assert_lt(end - start, 5000u * MS, "waited for a stamp that never came");
+    cr_assert_eq(out[0].data, 0x7);
+}

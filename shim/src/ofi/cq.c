@@ -40,11 +40,14 @@ static ssize_t cq_read_overhead_only(cq_state *cs, const struct fi_ops_cq *o, st
 /* The read path shared by read and readfrom. */
 static ssize_t cq_read_common(struct fid_cq *cq, void *buf, size_t count, int from, fi_addr_t *src)
 {
-    cq_state *cs = STATE(cq->ops, cq_state);
-    const struct fi_ops_cq *o = ORIG(cq->ops, struct fi_ops_cq);
-    if (!cs->has_flags || ofi_in_hook ||
-        (!atomic_load_explicit(&cs->count, memory_order_relaxed) && !loggp_live_active()))
+    cq_state *cs = cq_state_of(cq);
+    const struct fi_ops_cq *o = ORIG(cs->ops, struct fi_ops_cq);
+    if (!cs->has_flags || ofi_in_hook)
         return inner_read(o, cq, buf, count, from, src);
+    if (!atomic_load_explicit(&cs->count, memory_order_relaxed) && !loggp_live_active()) {
+        cq_switch_home(cs); /* the knobs went to zero: nothing of ours is needed */
+        return inner_read(o, cq, buf, count, from, src);
+    }
     loggp_delays d;
     loggp_live_get(&d);
     ofi_in_hook++;
@@ -81,35 +84,51 @@ static ssize_t cq_sread_common(struct fid_cq *cq, void *buf, size_t count, int f
 
 static ssize_t h_cq_sread(struct fid_cq *cq, void *buf, size_t count, const void *cond, int timeout)
 {
-    cq_state *cs = STATE(cq->ops, cq_state);
+    cq_state *cs = cq_state_of(cq);
     if (ofi_in_hook || (!atomic_load_explicit(&cs->count, memory_order_relaxed) && !loggp_live_active()))
-        return ORIG(cq->ops, struct fi_ops_cq)->sread(cq, buf, count, cond, timeout);
+        return ORIG(cs->ops, struct fi_ops_cq)->sread(cq, buf, count, cond, timeout);
     return cq_sread_common(cq, buf, count, 0, NULL, timeout);
 }
 
 static ssize_t h_cq_sreadfrom(struct fid_cq *cq, void *buf, size_t count, fi_addr_t *src, const void *cond,
                               int timeout)
 {
-    cq_state *cs = STATE(cq->ops, cq_state);
+    cq_state *cs = cq_state_of(cq);
     if (ofi_in_hook || (!atomic_load_explicit(&cs->count, memory_order_relaxed) && !loggp_live_active()))
-        return ORIG(cq->ops, struct fi_ops_cq)->sreadfrom(cq, buf, count, src, cond, timeout);
+        return ORIG(cs->ops, struct fi_ops_cq)->sreadfrom(cq, buf, count, src, cond, timeout);
     return cq_sread_common(cq, buf, count, 1, src, timeout);
 }
 
 static int h_cq_close(struct fid *fid)
 {
-    struct fid_cq *cq = (struct fid_cq *)fid;
     cq_state *cs = STATE(fid->ops, cq_state);
-    void *ops = cq->ops;
+    switch_unregister(&cs->node);
     int rc = ORIG(fid->ops, struct fi_ops)->close(fid);
-    if (rc == 0) {
+    if (rc != 0) {
+        switch_register(&cs->node);
+    } else {
         atomic_fetch_sub_explicit(&ofi_held_total, (long)cs->count, memory_order_relaxed);
         free_table(cs->fid_ops);
-        free_table(ops);
+        free_table(cs->ops);
         free(cs->ring);
         free(cs);
     }
     return rc;
+}
+
+/* Our table while a knob is set or anything is held, else the provider's. */
+static void cq_apply(switch_node *node, int armed)
+{
+    cq_state *cs = (cq_state *)((char *)node - offsetof(cq_state, node));
+    if (armed)
+        set_table(&cs->cq->ops, cs->ops);
+    else if (!atomic_load_explicit(&cs->count, memory_order_relaxed))
+        set_table(&cs->cq->ops, HEADER(cs->ops)->orig);
+}
+
+void cq_switch_home(cq_state *cs)
+{
+    switch_refresh(&cs->node);
 }
 
 void patch_cq(struct fid_cq *cq, enum fi_cq_format format)
@@ -128,8 +147,8 @@ void patch_cq(struct fid_cq *cq, enum fi_cq_format format)
     default:
         return; /* no flags to tell receives from the rest: leave it alone */
     }
-    if (cq->ops && cq->ops->read == h_cq_read)
-        return;
+    if (cq->fid.ops && cq->fid.ops->close == h_cq_close)
+        return; /* already ours (preloaded and loaded as a hook at once) */
     cq_state *cs = calloc(1, sizeof *cs);
     if (!cs)
         return;
@@ -162,4 +181,7 @@ void patch_cq(struct fid_cq *cq, enum fi_cq_format format)
     if (HAS_ENTRY(o, struct fi_ops_cq, sreadfrom))
         ops->sreadfrom = h_cq_sreadfrom;
     fops->close = h_cq_close;
+    cs->cq = cq;
+    cs->node.apply = cq_apply;
+    switch_register(&cs->node);
 }

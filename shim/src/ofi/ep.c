@@ -24,11 +24,12 @@ static int h_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 
 static int h_ep_close(struct fid *fid)
 {
-    struct fid_ep *ep = (struct fid_ep *)fid;
     ep_state *s = STATE(fid->ops, ep_state);
+    switch_unregister(&s->node);
     int rc = ORIG(fid->ops, struct fi_ops)->close(fid);
-    if (rc == 0) {
-        (void)ep;
+    if (rc != 0) {
+        switch_register(&s->node);
+    } else {
         free_table(s->fid_ops);
         free_table(s->msg);
         free_table(s->tagged);
@@ -46,20 +47,29 @@ static void repatch_tables(struct fid_ep *ep, ep_state *s);
 static int h_ep_control(struct fid *fid, int command, void *arg)
 {
     ep_state *s = STATE(fid->ops, ep_state);
+    /* out of the registry meanwhile: no switch races with the provider's swap */
+    switch_unregister(&s->node);
     int rc = ORIG(fid->ops, struct fi_ops)->control(fid, command, arg);
     if (rc == 0 && command == FI_ENABLE)
         repatch_tables((struct fid_ep *)fid, s);
+    switch_register(&s->node);
     return rc;
+}
+
+/* Is table neither our copy nor the provider's table behind it? */
+static int replaced(void *table, void *ours)
+{
+    return table && table != ours && !(ours && table == HEADER(ours)->orig);
 }
 
 static void repatch_tables(struct fid_ep *ep, ep_state *s)
 {
     /* A table the provider replaced is no longer our copy: copy the new one. */
-    if (ep->tagged && ep->tagged != s->tagged) {
+    if (replaced(ep->tagged, s->tagged)) {
         free_table(s->tagged);
         s->tagged = patch_tagged(ep, s);
     }
-    if (ep->msg && ep->msg != s->msg) {
+    if (replaced(ep->msg, s->msg)) {
         free_table(s->msg);
         s->msg = patch_msg(ep, s);
     }
@@ -71,6 +81,16 @@ static void repatch_tables(struct fid_ep *ep, ep_state *s)
         free_table(s->atomic);
         s->atomic = patch_atomic(ep, s);
     }
+}
+
+/* The message tables: ours while a knob is set, else the provider's. */
+static void ep_apply(switch_node *node, int armed)
+{
+    ep_state *s = (ep_state *)((char *)node - offsetof(ep_state, node));
+    if (s->tagged)
+        set_table(&s->ep->tagged, armed ? s->tagged : HEADER(s->tagged)->orig);
+    if (s->msg)
+        set_table(&s->ep->msg, armed ? s->msg : HEADER(s->msg)->orig);
 }
 
 /* Scalable endpoints: each transmit context is an endpoint of its own. */
@@ -111,4 +131,7 @@ void patch_ep(struct fid_ep *ep, int stamps)
             e->tx_ctx = h_tx_ctx;
         }
     }
+    s->ep = ep;
+    s->node.apply = ep_apply;
+    switch_register(&s->node);
 }

@@ -89,6 +89,36 @@ typedef struct {
 void *patch_table(void *slot_ptr, size_t known_size, void *state);
 void free_table(void *table);
 
+/* ---- switching hot tables between the provider's and ours (switch.c) ---- */
+
+/* MPICH's inline fi_* calls read an object's table pointer on every call, so
+ * while every knob is zero the hot tables (an endpoint's tagged and msg
+ * tables, a CQ's ops) point at the provider's own and the layer costs
+ * nothing; when a knob becomes nonzero one pointer store per table brings
+ * ours back. Hooks therefore find their state through fid.ops, which stays
+ * ours. Counters, RMA and atomics stay patched: a counter counts an operation
+ * only if the layer saw it posted. A CQ still holding completions stays
+ * patched until drained, then switches itself back. */
+typedef struct switch_node {
+    struct switch_node *next, *prev;
+    void (*apply)(struct switch_node *node, int armed); /* sets the tables; called under the registry lock */
+} switch_node;
+
+/* Adds an object and sets its tables for the knobs in force now. */
+void switch_register(switch_node *node);
+/* Removes it (before its provider object is closed). */
+void switch_unregister(switch_node *node);
+/* Sets the tables of every registered object for the knobs in force. */
+void switch_all(void);
+/* Re-applies one object's tables for the knobs in force (after it changed). */
+void switch_refresh(switch_node *node);
+
+/* A table pointer as MPICH's inline calls read it. */
+static inline void set_table(void *slot, void *table)
+{
+    __atomic_store_n((void **)slot, table, __ATOMIC_RELEASE);
+}
+
 /* ---- counters (cntr.c) ---- */
 
 typedef struct {
@@ -143,7 +173,18 @@ typedef struct {
     uint64_t gap_released_at, gap_overhead_ns, gap_back_at;
     uint64_t gap_waited_ns[2]; /* this read's waits for g and for (k-1)G, for the counters */
     void *fid_ops, *ops;
+    struct fid_cq *cq;
+    switch_node node;
 } cq_state;
+
+/* A CQ's state, through its fid ops (which stay ours). */
+static inline cq_state *cq_state_of(struct fid_cq *cq)
+{
+    return STATE(cq->fid.ops, cq_state);
+}
+
+/* While every knob is zero and nothing is held: back to the provider's table. */
+void cq_switch_home(cq_state *cs);
 
 void patch_cq(struct fid_cq *cq, enum fi_cq_format format);
 
@@ -182,8 +223,17 @@ typedef struct ep_state {
     _Atomic int os_prepaid; /* o_s already spent on a post the provider refused with -FI_EAGAIN */
     int stamps;             /* remote CQ data is 8 bytes: stamps fit */
     _Atomic(cntr_state *) write_cntr, read_cntr;
-    void *fid_ops, *msg, *tagged, *rma, *atomic, *ep_ops;
+    void *fid_ops, *msg, *tagged, *rma, *atomic, *ep_ops; /* our copies */
+    struct fid_ep *ep;
+    switch_node node;
 } ep_state;
+
+/* An endpoint's state, through its fid ops (which stay ours, while its tagged
+ * and msg tables switch). */
+static inline ep_state *ep_state_of(struct fid_ep *ep)
+{
+    return STATE(ep->fid.ops, ep_state);
+}
 
 void patch_ep(struct fid_ep *ep, int stamps);
 /* Each copies its table on ep and points its entries at the hooks. */
@@ -229,8 +279,8 @@ static inline uint64_t iov_bytes(const struct iovec *iov, size_t count)
 /* Sends (tagged.c, msg.c): the table pointer names the state; `call` posts
  * with the knobs in d, `plain_call` while every knob is zero. */
 #define SEND_HOOK(table, type, bytes_expr, call, plain_call)                                 \
-    ep_state *s = STATE(ep->table, ep_state);                                                \
-    const type *o = ORIG(ep->table, type);                                                   \
+    ep_state *s = ep_state_of(ep);                                                           \
+    const type *o = ORIG(s->table, type);                                                    \
     if (!loggp_live_active() || ofi_in_hook)                                                 \
         return plain_call;                                                                   \
     loggp_delays d;                                                                          \
@@ -249,8 +299,8 @@ void rma_track(ep_state *s, int is_read, const loggp_delays *d, ssize_t rc, uint
 
 /* RMA and atomics (rma.c, atomic.c): o_s, pacing, origin completion after 2L. */
 #define RMA_HOOK(table, type, is_read, bytes_expr, call)                                                        \
-    ep_state *s = STATE(ep->table, ep_state);                                                                   \
-    const type *o = ORIG(ep->table, type);                                                                      \
+    ep_state *s = ep_state_of(ep);                                                                              \
+    const type *o = ORIG(s->table, type);                                                                       \
     if (ofi_in_hook ||                                                                                          \
         (!loggp_live_active() &&                                                                                \
          !atomic_load_explicit((is_read) ? &s->read_cntr : &s->write_cntr, memory_order_relaxed)))            \

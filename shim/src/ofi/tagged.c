@@ -64,21 +64,21 @@ static ssize_t h_trecv(struct fid_ep *ep, void *buf, size_t len, void *desc, fi_
                        uint64_t ignore, void *ctx)
 {
     note_receive_post(ctx);
-    return ORIG(ep->tagged, struct fi_ops_tagged)->recv(ep, buf, len, desc, src, tag, ignore, ctx);
+    return ORIG(ep_state_of(ep)->tagged, struct fi_ops_tagged)->recv(ep, buf, len, desc, src, tag, ignore, ctx);
 }
 
 static ssize_t h_trecvv(struct fid_ep *ep, const struct iovec *iov, void **desc, size_t count, fi_addr_t src,
                         uint64_t tag, uint64_t ignore, void *ctx)
 {
     note_receive_post(ctx);
-    return ORIG(ep->tagged, struct fi_ops_tagged)->recvv(ep, iov, desc, count, src, tag, ignore, ctx);
+    return ORIG(ep_state_of(ep)->tagged, struct fi_ops_tagged)->recvv(ep, iov, desc, count, src, tag, ignore, ctx);
 }
 
 static ssize_t h_trecvmsg(struct fid_ep *ep, const struct fi_msg_tagged *msg, uint64_t flags)
 {
     if (!(flags & FI_PEEK))
         note_receive_post(msg->context);
-    return ORIG(ep->tagged, struct fi_ops_tagged)->recvmsg(ep, msg, flags);
+    return ORIG(ep_state_of(ep)->tagged, struct fi_ops_tagged)->recvmsg(ep, msg, flags);
 }
 
 void *patch_tagged(struct fid_ep *ep, ep_state *s)
