@@ -3,8 +3,10 @@
  * One fi object class per file: fabric.c (fabrics, domains), ep.c
  * (endpoints), tagged.c / msg.c / rma.c / atomic.c (transfer hooks, each
  * with its ops table below them), cq.c and cq_hold.c (completion queues),
- * cntr.c (counters), provider.c (entry points and layer state). The pure
- * arithmetic sits in stamp.c, ring.c, due.c and clock.c, with unit tests. */
+ * cntr.c (counters), provider.c (entry points and layer state), switch.c
+ * (provider's tables at zero knobs, ours otherwise), recv_post.c (receive
+ * post times). The pure arithmetic sits in stamp.c, ring.c, due.c and
+ * clock.c, with unit tests (shim/tests/test_ofi_*.c). */
 #ifndef LOGGP_OFI_LAYER_H
 #define LOGGP_OFI_LAYER_H
 
