@@ -12,10 +12,16 @@
 #define WATCH_PERIOD_NS 4000000L
 
 _Atomic int loggp_live_any;
+static void (*_Atomic on_change)(void);
 
-/* Seqlock: odd while the watcher writes; readers retry on a change. */
-static _Atomic unsigned seq;
+/* Seqlock: odd while the watcher writes; readers retry on a change. It
+ * guards the knobs in ps and the same knobs as the message path uses them. */
+_Atomic unsigned loggp_live_seq;
 static _Atomic int64_t current_ps[LOGGP_KNOB_COUNT];
+_Atomic uint64_t loggp_live_ns[4];
+_Atomic int64_t loggp_live_G_ps;
+
+static uint64_t ps_to_ns(int64_t ps);
 
 static unsigned env_mask;
 static loggp_knobs env_values;
@@ -25,27 +31,40 @@ static _Atomic int watcher_running, watcher_stop;
 
 void loggp_live_publish(const loggp_knobs *knobs)
 {
-    unsigned s = atomic_load_explicit(&seq, memory_order_relaxed);
-    atomic_store_explicit(&seq, s + 1, memory_order_relaxed);
+    unsigned s = atomic_load_explicit(&loggp_live_seq, memory_order_relaxed);
+    atomic_store_explicit(&loggp_live_seq, s + 1, memory_order_relaxed);
     atomic_thread_fence(memory_order_release);
     int any = 0;
     for (int i = 0; i < LOGGP_KNOB_COUNT; i++) {
         atomic_store_explicit(&current_ps[i], knobs->ps[i], memory_order_relaxed);
         any |= knobs->ps[i] != 0;
     }
-    atomic_store_explicit(&seq, s + 2, memory_order_release);
-    atomic_store_explicit(&loggp_live_any, any, memory_order_relaxed);
+    atomic_store_explicit(&loggp_live_ns[0], ps_to_ns(knobs->ps[LOGGP_KNOB_O_S]), memory_order_relaxed);
+    atomic_store_explicit(&loggp_live_ns[1], ps_to_ns(knobs->ps[LOGGP_KNOB_O_R]), memory_order_relaxed);
+    atomic_store_explicit(&loggp_live_ns[2], ps_to_ns(knobs->ps[LOGGP_KNOB_GAP]), memory_order_relaxed);
+    atomic_store_explicit(&loggp_live_ns[3], ps_to_ns(knobs->ps[LOGGP_KNOB_LATENCY]), memory_order_relaxed);
+    atomic_store_explicit(&loggp_live_G_ps, knobs->ps[LOGGP_KNOB_GAP_PER_BYTE], memory_order_relaxed);
+    atomic_store_explicit(&loggp_live_seq, s + 2, memory_order_release);
+    int was = atomic_exchange(&loggp_live_any, any);
+    void (*fn)(void) = atomic_load(&on_change);
+    if (was != any && fn)
+        fn();
+}
+
+void loggp_live_on_change(void (*fn)(void))
+{
+    atomic_store(&on_change, fn);
 }
 
 void loggp_live_knobs(loggp_knobs *out)
 {
     unsigned s1, s2;
     do {
-        s1 = atomic_load_explicit(&seq, memory_order_acquire);
+        s1 = atomic_load_explicit(&loggp_live_seq, memory_order_acquire);
         for (int i = 0; i < LOGGP_KNOB_COUNT; i++)
             out->ps[i] = atomic_load_explicit(&current_ps[i], memory_order_relaxed);
         atomic_thread_fence(memory_order_acquire);
-        s2 = atomic_load_explicit(&seq, memory_order_relaxed);
+        s2 = atomic_load_explicit(&loggp_live_seq, memory_order_relaxed);
     } while ((s1 & 1) || s1 != s2);
 }
 
@@ -54,16 +73,6 @@ static uint64_t ps_to_ns(int64_t ps)
     return (uint64_t)((ps + 500) / 1000);
 }
 
-void loggp_live_get(loggp_delays *out)
-{
-    loggp_knobs k;
-    loggp_live_knobs(&k);
-    out->o_s = ps_to_ns(k.ps[LOGGP_KNOB_O_S]);
-    out->o_r = ps_to_ns(k.ps[LOGGP_KNOB_O_R]);
-    out->g = ps_to_ns(k.ps[LOGGP_KNOB_GAP]);
-    out->L = ps_to_ns(k.ps[LOGGP_KNOB_LATENCY]);
-    out->G_ps = k.ps[LOGGP_KNOB_GAP_PER_BYTE];
-}
 
 unsigned loggp_live_env_mask(void)
 {

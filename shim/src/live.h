@@ -24,8 +24,26 @@ static inline int loggp_live_active(void)
     return atomic_load_explicit(&loggp_live_any, memory_order_relaxed);
 }
 
-/* A consistent snapshot of the current delays. */
-void loggp_live_get(loggp_delays *out);
+/* The delays as the message path uses them, under a seqlock (live.c). */
+extern _Atomic unsigned loggp_live_seq;
+extern _Atomic uint64_t loggp_live_ns[4]; /* o_s, o_r, g, L */
+extern _Atomic int64_t loggp_live_G_ps;
+
+/* A consistent snapshot of the current delays: a handful of loads, no lock. */
+static inline void loggp_live_get(loggp_delays *out)
+{
+    unsigned s1, s2;
+    do {
+        s1 = atomic_load_explicit(&loggp_live_seq, memory_order_acquire);
+        out->o_s = atomic_load_explicit(&loggp_live_ns[0], memory_order_relaxed);
+        out->o_r = atomic_load_explicit(&loggp_live_ns[1], memory_order_relaxed);
+        out->g = atomic_load_explicit(&loggp_live_ns[2], memory_order_relaxed);
+        out->L = atomic_load_explicit(&loggp_live_ns[3], memory_order_relaxed);
+        out->G_ps = atomic_load_explicit(&loggp_live_G_ps, memory_order_relaxed);
+        atomic_thread_fence(memory_order_acquire);
+        s2 = atomic_load_explicit(&loggp_live_seq, memory_order_relaxed);
+    } while ((s1 & 1) || s1 != s2);
+}
 
 /* Loads the knobs (environment overrides the file) and starts the watcher
  * unless LOGGP_LIVE=0 or every knob comes from the environment. Returns -1
@@ -43,5 +61,9 @@ int loggp_live_watching(void);
 
 /* Replaces the knobs (the watcher's update; also used by tests). */
 void loggp_live_publish(const loggp_knobs *knobs);
+
+/* Calls fn (from the publishing thread) each time the knobs go from all zero
+ * to some nonzero or back: the libfabric layer switches tables then. */
+void loggp_live_on_change(void (*fn)(void));
 
 #endif

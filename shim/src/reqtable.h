@@ -9,11 +9,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum { LOGGP_REQ_RECV = 1, LOGGP_REQ_PERSISTENT_SEND, LOGGP_REQ_PERSISTENT_RECV };
+enum {
+    LOGGP_REQ_RECV = 1,
+    LOGGP_REQ_PERSISTENT_SEND,
+    LOGGP_REQ_PERSISTENT_RECV,
+    LOGGP_REQ_RECV_POSTED, /* a libfabric receive; its value is when it was posted */
+};
 
 typedef struct {
     int kind;
-    uint64_t bytes; /* the value: a persistent send's size, a post time, ... */
+    uint64_t bytes; /* a persistent send's size (times go through the wrappers below) */
 } loggp_req_info;
 
 typedef struct loggp_table_slot loggp_table_slot;
@@ -39,5 +44,21 @@ int loggp_table_take(loggp_table *t, uint64_t key, loggp_req_info *info);
 /* Looks key up without removing it. */
 int loggp_table_peek(loggp_table *t, uint64_t key, loggp_req_info *info);
 void loggp_table_remove(loggp_table *t, uint64_t key);
+
+/* A table whose values are times (ns): what each key was done at. */
+static inline void loggp_table_put_time(loggp_table *t, uint64_t key, uint64_t time_ns)
+{
+    loggp_table_put(t, key, LOGGP_REQ_RECV_POSTED, time_ns);
+}
+
+/* Takes the time filed under key into *time_ns; 0 if absent. */
+static inline int loggp_table_take_time(loggp_table *t, uint64_t key, uint64_t *time_ns)
+{
+    loggp_req_info info;
+    if (!loggp_table_take(t, key, &info))
+        return 0;
+    *time_ns = info.bytes;
+    return 1;
+}
 
 #endif

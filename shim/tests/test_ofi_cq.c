@@ -1,0 +1,178 @@
+/* The completion-queue hooks on a fake provider CQ (src/ofi/cq.c,
+ * cq_hold.c): o_r spins per receive handed out, L holds a receive, sends
+ * pass at once. Times are asserted from below only (a spin or a hold never
+ * ends early), so a loaded machine cannot fail them; each knob is set far
+ * above any scheduling noise so a knob doing half its job fails. */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "layer.h"
+
+#define MS 1000000u
+
+/* ---- a provider CQ that hands out what the test queued ---- */
+
+static struct fi_cq_tagged_entry queued[64];
+static size_t queued_head, queued_count;
+
+static void queue_entry(uint64_t flags, size_t len, uint64_t data)
+{
+    struct fi_cq_tagged_entry e = {.op_context = NULL, .flags = flags, .len = len, .data = data};
+    queued[(queued_head + queued_count++) % 64] = e;
+}
+
+static ssize_t fake_read(struct fid_cq *cq, void *buf, size_t count)
+{
+    (void)cq;
+    size_t n = 0;
+    for (; n < count && queued_count; n++, queued_count--, queued_head = (queued_head + 1) % 64)
+        ((struct fi_cq_tagged_entry *)buf)[n] = queued[queued_head];
+    return n ? (ssize_t)n : -FI_EAGAIN;
+}
+
+static ssize_t fake_readfrom(struct fid_cq *cq, void *buf, size_t count, fi_addr_t *src)
+{
+    ssize_t n = fake_read(cq, buf, count);
+    for (ssize_t i = 0; i < n; i++)
+        src[i] = 1;
+    return n;
+}
+
+static int fake_close(struct fid *fid)
+{
+    (void)fid;
+    return 0;
+}
+
+static struct fi_ops_cq fake_cq_ops = {.size = sizeof(struct fi_ops_cq), .read = fake_read,
+                                       .readfrom = fake_readfrom};
+static struct fi_ops fake_fid_ops = {.size = sizeof(struct fi_ops), .close = fake_close};
+static struct fid_cq fake_cq;
+
+static void open_cq(void)
+{
+    queued_head = queued_count = 0;
+    memset(&fake_cq, 0, sizeof fake_cq);
+    fake_cq.fid.fclass = FI_CLASS_CQ;
+    fake_cq.fid.ops = &fake_fid_ops;
+    fake_cq.ops = &fake_cq_ops;
+    patch_cq(&fake_cq, FI_CQ_FORMAT_TAGGED);
+}
+
+static void close_cq(void)
+{
+    fi_close(&fake_cq.fid);
+    loggp_knobs none = {{0}};
+    loggp_live_publish(&none);
+}
+
+static void set_knob(int knob, uint64_t ns)
+{
+    loggp_knobs k = {{0}};
+    k.ps[knob] = (int64_t)ns * 1000;
+    loggp_live_publish(&k);
+}
+
+/* Reads until n entries came out; returns when the last did. */
+static uint64_t read_all(size_t n, struct fi_cq_tagged_entry *out)
+{
+    size_t got = 0;
+    uint64_t give_up = loggp_now_ns() + 10000u * MS;
+    while (got < n) {
+        ssize_t rc = fi_cq_read(&fake_cq, out + got, n - got);
+        if (rc > 0)
+            got += (size_t)rc;
+        else
+            cr_assert_eq(rc, -FI_EAGAIN, "read failed: %zd", rc);
+        cr_assert(loggp_now_ns() < give_up, "only %zu of %zu entries came out", got, n);
+    }
+    return loggp_now_ns();
+}
+
+TestSuite(ofi_cq, .init = open_cq, .fini = close_cq);
+
+Test(ofi_cq, o_r_spins_for_each_receive_handed_out)
+{
+    set_knob(LOGGP_KNOB_O_R, 20 * MS);
+    for (int i = 0; i < 3; i++)
+        queue_entry(FI_RECV | FI_TAGGED, 8, 0);
+    struct fi_cq_tagged_entry out[3];
+    uint64_t start = loggp_now_ns();
+    uint64_t end = read_all(3, out);
+    cr_assert_geq(end - start, 3 * 20 * MS, "3 receives with o_r = 20 ms took %llu ns",
+                  (unsigned long long)(end - start));
+}
+
+Test(ofi_cq, o_r_spares_sends)
+{
+    set_knob(LOGGP_KNOB_O_R, 200 * MS);
+    queue_entry(FI_SEND | FI_TAGGED, 8, 0);
+    struct fi_cq_tagged_entry out[1];
+    uint64_t start = loggp_now_ns();
+    read_all(1, out);
+    /* the spin would take 200 ms; handing one entry over takes microseconds */
+    cr_assert_lt(loggp_now_ns() - start, 200 * MS);
+}
+
+Test(ofi_cq, L_holds_a_receive_until_it_is_due)
+{
+    set_knob(LOGGP_KNOB_LATENCY, 40 * MS);
+    uint64_t start = loggp_now_ns();
+    queue_entry(FI_RECV | FI_TAGGED, 8, 0);
+    struct fi_cq_tagged_entry out[1];
+    cr_assert_eq(fi_cq_read(&fake_cq, out, 1), -FI_EAGAIN, "an L = 40 ms receive came out at once");
+    uint64_t end = read_all(1, out);
+    cr_assert_geq(end - start, 40 * MS, "held %llu ns for L = 40 ms", (unsigned long long)(end - start));
+}
+
+Test(ofi_cq, a_stamped_receive_is_held_from_its_send_and_gets_its_data_back)
+{
+    set_knob(LOGGP_KNOB_LATENCY, 40 * MS);
+    uint64_t sent = clock_ns();
+    queue_entry(FI_RECV | FI_TAGGED | FI_REMOTE_CQ_DATA, 8, stamp_encode(0x1234, 1, sent));
+    struct fi_cq_tagged_entry out[1];
+    uint64_t end = read_all(1, out);
+    cr_assert_geq(end + 16, sent + 40 * MS);
+    cr_assert_eq(out[0].data, 0x1234);
+    cr_assert(out[0].flags & FI_REMOTE_CQ_DATA);
+}
+
+/* ---- the zero-knob path: the provider's own table, nothing of ours ---- */
+
+TestSuite(ofi_cq_switch, .init = open_cq, .fini = close_cq);
+
+Test(ofi_cq_switch, zero_knobs_leave_the_providers_table_in_place)
+{
+    cr_assert_eq(fake_cq.ops, &fake_cq_ops, "with every knob zero MPICH must call the provider directly");
+    set_knob(LOGGP_KNOB_O_R, 1000);
+    cr_assert_neq(fake_cq.ops, &fake_cq_ops, "a nonzero knob switches to the layer's table");
+    set_knob(LOGGP_KNOB_O_R, 0);
+    cr_assert_eq(fake_cq.ops, &fake_cq_ops, "knobs back at zero switch back");
+}
+
+Test(ofi_cq_switch, a_cq_holding_completions_stays_patched_until_drained)
+{
+    set_knob(LOGGP_KNOB_LATENCY, 20 * MS);
+    queue_entry(FI_RECV | FI_TAGGED, 8, 0);
+    struct fi_cq_tagged_entry out[1];
+    cr_assert_eq(fi_cq_read(&fake_cq, out, 1), -FI_EAGAIN);
+    set_knob(LOGGP_KNOB_LATENCY, 0);
+    cr_assert_neq(fake_cq.ops, &fake_cq_ops, "the held receive would be lost");
+    /* a message already in flight keeps its L */
+    read_all(1, out);
+    cr_assert_eq(fi_cq_read(&fake_cq, out, 1), -FI_EAGAIN);
+    cr_assert_eq(fake_cq.ops, &fake_cq_ops, "a drained CQ switches itself back");
+}
+
+Test(ofi_cq_switch, a_receive_sent_before_the_switch_is_held_from_when_it_is_seen)
+{
+    /* its sender posted it through the provider's table: no stamp */
+    queue_entry(FI_RECV | FI_TAGGED | FI_REMOTE_CQ_DATA, 8, 0x7);
+    set_knob(LOGGP_KNOB_LATENCY, 30 * MS);
+    uint64_t start = loggp_now_ns();
+    struct fi_cq_tagged_entry out[1];
+    uint64_t end = read_all(1, out);
+    cr_assert_geq(end - start, 30 * MS);
+    cr_assert_lt(end - start, 5000u * MS, "waited for a stamp that never came");
+    cr_assert_eq(out[0].data, 0x7);
+}

@@ -1,0 +1,80 @@
+/* When a held receive is due (src/ofi/due.c): natural arrival from the send
+ * stamp, the least transit seen and the CQ's drained reads, plus L + (k-1)G. */
+#include <criterion/criterion.h>
+
+#include "due.h"
+#include "stamp.h"
+
+#define US 1000u
+
+Test(receive_hold, is_L_plus_k_minus_1_G)
+{
+    loggp_delays d = {.L = 10 * US};
+    cr_assert_eq(receive_hold_ns(&d, 8), 10 * US);
+    d.G_ps = 2000; /* 2 ns per byte */
+    cr_assert_eq(receive_hold_ns(&d, 101), 10 * US + 200);
+    loggp_delays none = {0};
+    cr_assert_eq(receive_hold_ns(&none, 4096), 0);
+}
+
+Test(receive_arrival, send_time_plus_least_transit)
+{
+    cr_assert_eq(receive_arrival(100 * US, 2 * US, 150 * US, 0, 0, 0), 102 * US);
+}
+
+Test(receive_arrival, never_later_than_now)
+{
+    cr_assert_eq(receive_arrival(100 * US, 80 * US, 150 * US, 0, 0, 0), 150 * US);
+}
+
+Test(receive_arrival, not_before_a_drained_read_after_the_post)
+{
+    /* posted at 90, CQ found drained at 120: the message came after 120 */
+    cr_assert_eq(receive_arrival(100 * US, 2 * US, 150 * US, 90 * US, 120 * US, 0), 120 * US);
+    /* the caller kept polling the drained CQ: it arrived just now */
+    cr_assert_eq(receive_arrival(100 * US, 2 * US, 150 * US, 90 * US, 120 * US, 1), 150 * US);
+}
+
+Test(receive_arrival, a_receive_posted_after_the_drained_read_may_have_found_it_waiting)
+{
+    cr_assert_eq(receive_arrival(100 * US, 2 * US, 150 * US, 130 * US, 120 * US, 1), 102 * US);
+}
+
+Test(receive_due, from_a_stamp_the_least_transit_and_the_knobs)
+{
+    /* what cq_hold.c composes for a stamped receive seen at `now` */
+    uint64_t sent = 1000000 * 16, now = sent + 7 * US;
+    uint64_t data = stamp_encode(0, 1, sent);
+    transit_min t;
+    transit_min_init(&t, now - 1000);
+    uint64_t decoded = stamp_send_time(data, now);
+    transit_min_update(&t, 3, 1500, now - 500, UINT64_MAX); /* an earlier, faster message */
+    uint64_t least = transit_min_update(&t, 3, now - decoded, now, UINT64_MAX);
+    loggp_delays d = {.L = 20 * US};
+    uint64_t due = receive_arrival(decoded, least, now, 0, 0, 0) + receive_hold_ns(&d, 8);
+    cr_assert_eq(due, sent + 1500 + 20 * US);
+}
+
+Test(transit_min, keeps_the_least_per_size_class)
+{
+    transit_min t;
+    transit_min_init(&t, 0);
+    cr_assert_eq(transit_min_update(&t, 0, 900, 10, 1000000), 900);
+    cr_assert_eq(transit_min_update(&t, 0, 700, 20, 1000000), 700);
+    cr_assert_eq(transit_min_update(&t, 0, 800, 30, 1000000), 700);
+    /* another size class has its own minimum */
+    cr_assert_eq(transit_min_update(&t, 5, 3000, 40, 1000000), 3000);
+}
+
+Test(transit_min, forgets_a_minimum_two_windows_old)
+{
+    transit_min t;
+    transit_min_init(&t, 0);
+    uint64_t w = 1000;
+    transit_min_update(&t, 2, 100, 10, w);
+    /* next window: the last one's minimum still counts */
+    cr_assert_eq(transit_min_update(&t, 2, 500, 1500, w), 100);
+    /* the window after that: only the last window's 500 and the new sample */
+    cr_assert_eq(transit_min_update(&t, 2, 600, 3000, w), 500);
+    cr_assert_eq(transit_min_update(&t, 2, 650, 4500, w), 600);
+}
