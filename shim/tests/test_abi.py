@@ -2,9 +2,11 @@
 real binaries, the decision for each kind of program, the private loader
 folder, and a program built with Debian's MPICH getting L on the libfabric
 engine through `loggp run`, side by side with --no-abi-swap."""
+import json
 import os
 import re
 import shutil
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -248,3 +250,60 @@ def test_bad_programs_get_a_clear_error(tmp_path, make, message):
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert proc.stderr.startswith("loggp run: ") and "Traceback" not in proc.stderr, proc.stderr
     assert re.search(message, proc.stderr), proc.stderr
+
+
+# ---- the study runner records which libmpi ran ----------------------------------------
+
+STUDY = """
+name = "abi"
+repetitions = 1
+np = 2
+timeout = "60s"
+[launcher]
+kind = "mpiexec"
+[sweep]
+L = ["20us"]
+[[benchmark]]
+name = "debian-pingpong"
+command = ["{program}", "pingpong", "8", "50"]
+runtime_regex = 'wall_s=(\\S+)'
+"""
+
+
+def test_a_study_runs_a_debian_program_on_the_libfabric_engine_and_says_so(tmp_path, debian_timing):
+    study = tmp_path / "study.toml"
+    study.write_text(STUDY.replace("{program}", str(debian_timing)))
+    results = tmp_path / "res"
+    proc = run([sys.executable, "-m", "loggp.cli", "study", "run", str(study), "--results", str(results),
+                "--no-report"], timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    conn = sqlite3.connect(results / "results.sqlite")
+    conn.row_factory = sqlite3.Row
+    rows = [dict(r) for r in conn.execute("SELECT * FROM runs")]
+    conn.close()
+    assert len(rows) == 2
+    swapped = f"{WHEEL_LIB / 'libmpi.so.12'} (ABI swap from libmpich.so.12)"
+    for row in rows:
+        assert row["status"] == "ok" and row["libmpi"] == swapped, row
+        assert json.loads(row["profile"])["engine"].startswith("libfabric")
+        with open(results / "runs" / str(row["plan_id"]) / "run.json") as f:
+            assert json.load(f)["libmpi"] == swapped
+
+
+def test_a_store_from_before_the_libmpi_column_stays_readable(tmp_path):
+    from loggp.harness import store
+    path = str(tmp_path / "old.sqlite")
+    conn = store.connect(path, migrate_to=2)
+    conn.execute("INSERT INTO plan (round, position, setting_key, benchmark, np, class, sweep, knobs)"
+                 " VALUES (0, 0, 'k', 'cg', 2, 'S', 'baseline', '{}')")
+    conn.execute("INSERT INTO runs (plan_id, round, benchmark, kind, class, np, sweep, knobs, o_s_ns, o_r_ns,"
+                 " g_ns, G_ns_per_byte, L_ns, command, started_at, finished_at, wall_seconds, status)"
+                 " VALUES (1, 0, 'cg', 'kernel', 'S', 2, 'baseline', '{}', 0, 0, 0, 0, 0, 'cmd', 't0', 't1',"
+                 " 1.5, 'ok')")
+    conn.close()
+    s = store.Store(path)
+    try:
+        runs = s.runs()
+        assert len(runs) == 1 and runs[0]["libmpi"] is None and runs[0]["wall_seconds"] == 1.5
+    finally:
+        s.close()
