@@ -205,6 +205,11 @@ def plan_for(program, wheel_lib=None, path_env=None, find_system=None):
         return Plan({}, str(wheel), "")
     if not wheel.is_file():
         raise AbiError(f"the venv's MPICH library {wheel} is missing (run ./setup.sh)")
+    pinned = _rpath_first(path, elf, mpi)
+    if pinned:
+        raise AbiError(f"{program} finds {pinned} through its DT_RPATH, which the loader searches before "
+                       "LD_LIBRARY_PATH, so the ABI swap cannot take effect: relink it with "
+                       "-Wl,--enable-new-dtags (DT_RUNPATH), or run with --no-abi-swap")
     # Both core names: a companion taken from the system needs one of them.
     links = {name: wheel for name in MPICH_CORE}
     for name in mpi:
@@ -217,17 +222,33 @@ def plan_for(program, wheel_lib=None, path_env=None, find_system=None):
                 f"so the libfabric engine applies{extra} (--no-abi-swap keeps the program's own MPI)")
 
 
+def _search_dirs(path, dirs):
+    origin = str(path.resolve().parent)
+    return [Path(d.replace("${ORIGIN}", origin).replace("$ORIGIN", origin)) for d in dirs]
+
+
 def _own_wheel(path, elf, wheel):
     """True if the program's RPATH/RUNPATH already finds the wheel's libmpi.so.12."""
-    origin = str(path.resolve().parent)
-    for directory in elf.runpath or elf.rpath:
-        candidate = Path(directory.replace("$ORIGIN", origin).replace("${ORIGIN}", origin), "libmpi.so.12")
+    for directory in _search_dirs(path, elf.runpath or elf.rpath):
+        candidate = directory / "libmpi.so.12"
         try:
             if candidate.is_file() and wheel.is_file() and os.path.samefile(candidate, wheel):
                 return True
         except OSError:
             continue
     return False
+
+
+def _rpath_first(path, elf, names):
+    """A library of `names` the program's DT_RPATH finds: the loader searches
+    DT_RPATH (when there is no DT_RUNPATH) before LD_LIBRARY_PATH."""
+    if elf.runpath:
+        return None
+    for directory in _search_dirs(path, elf.rpath):
+        for name in names:
+            if (directory / name).exists():
+                return directory / name
+    return None
 
 
 def _companion(program, name, wheel_lib, elf, find_system):

@@ -117,6 +117,16 @@ def test_fortran_bindings_come_from_the_system_or_a_clear_error(fortran_program)
         abi.plan_for(str(fortran_program), find_system=lambda soname, like: None)
 
 
+def test_a_program_whose_rpath_pins_its_mpi_is_refused(tmp_path_factory, debian_timing):
+    libdir = str(abi.find_system_library("libmpich.so.12", abi.read_elf(debian_timing)).parent)
+    out = tmp_path_factory.mktemp("abi-rpath") / "timing-rpath"
+    subprocess.run(["mpicc.mpich", "-O2", "-w", "-o", str(out), str(TIMING_SOURCE), f"-Wl,-rpath,{libdir}",
+                    "-Wl,--disable-new-dtags"], check=True, capture_output=True)
+    assert abi.read_elf(out).rpath == [libdir] and abi.read_elf(out).runpath == []
+    with pytest.raises(abi.AbiError, match=r"libmpich\.so\.12 through its DT_RPATH.*--enable-new-dtags"):
+        abi.plan_for(str(out))
+
+
 def test_an_open_mpi_program_is_not_swapped(tmp_path_factory):
     program = compiled(tmp_path_factory, "mpicc.openmpi", TIMING_SOURCE, "timing-openmpi")
     plan = abi.plan_for(str(program))
