@@ -37,6 +37,7 @@ class ElfInfo:
     needed: list = field(default_factory=list)
     rpath: list = field(default_factory=list)
     runpath: list = field(default_factory=list)
+    open_mpi_symbols: bool = False   # imports ompi_* (Open MPI's predefined handles)
 
 
 def read_elf(path):
@@ -94,6 +95,7 @@ def _read_elf(f, path):
     strtab = _file_offset(segments, tags[DT_STRTAB], path)
     f.seek(strtab)
     strings = f.read(tags.get(DT_STRSZ, 1 << 20))
+    info.open_mpi_symbols = b"\0ompi_mpi_" in strings
 
     def text(offset):
         end = strings.find(b"\0", offset)
@@ -187,7 +189,8 @@ def plan_for(program, wheel_lib=None, path_env=None, find_system=None):
     wheel = wheel_lib / "libmpi.so.12"
     if not mpi:
         return Plan({}, "none (no MPI library among DT_NEEDED)", "")
-    open_mpi = [n for n in mpi if OPEN_MPI.match(n)]
+    # Open MPI 1.10 also called its library libmpi.so.12: its handles give it away.
+    open_mpi = [n for n in mpi if OPEN_MPI.match(n) or (n == "libmpi.so.12" and elf.open_mpi_symbols)]
     if open_mpi:
         return Plan({}, f"Open MPI ({open_mpi[0]})",
                     f"{program} is linked against Open MPI ({open_mpi[0]}): no ABI swap (Open MPI's handles "

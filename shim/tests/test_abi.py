@@ -132,6 +132,16 @@ def test_an_open_mpi_program_is_not_swapped(tmp_path_factory):
     plan = abi.plan_for(str(program))
     assert plan.links == {} and plan.warning
     assert "Open MPI (libmpi.so.40)" in plan.note and "no ABI swap" in plan.note
+    # Open MPI's predefined handles are symbols (ompi_mpi_comm_world), MPICH's are integers.
+    assert abi.read_elf(program).open_mpi_symbols
+    assert not abi.read_elf(built("shim/tests/loggp-test-timing")).open_mpi_symbols
+    # Open MPI 1.10 called its library libmpi.so.12 too: same-length rename of the soname.
+    old_style = program.with_name("timing-openmpi-1.10")
+    old_style.write_bytes(program.read_bytes().replace(b"libmpi.so.40\0", b"libmpi.so.12\0"))
+    old_style.chmod(0o755)
+    assert abi.read_elf(old_style).needed.count("libmpi.so.12") == 1
+    plan = abi.plan_for(str(old_style))
+    assert plan.links == {} and "Open MPI (libmpi.so.12)" in plan.note
 
 
 def test_a_standard_abi_program_is_refused_clearly(tmp_path_factory):
@@ -254,6 +264,7 @@ def executable(path, data):
     (lambda d: "loggp-no-such-program", r"program 'loggp-no-such-program' not found on PATH"),
     (lambda d: executable(d / "data.bin", b"\0\1\2\3" * 8), r"not an ELF file: neither an executable nor a #!"),
     (lambda d: executable(d / "short", b"\x7fELF\2\1\1"), r"damaged ELF file"),
+    (lambda d: (d / "plain").write_text("x") and d / "plain", r"program '\S*plain' is not an executable file"),
 ])
 def test_bad_programs_get_a_clear_error(tmp_path, make, message):
     proc = loggp_run("--", str(make(tmp_path)))
