@@ -40,13 +40,13 @@ def build_command(study, bench, plan_row, profile_dir):
     return cmd + ["--"] + bench.argv(plan_row["class"])
 
 
-def libmpi_of(program):
-    """Which libmpi `loggp run` puts the program on: the ABI swap's decision."""
-    from loggp import abi
+def libmpi_of(profile_dir):
+    """Which libmpi the ranks used, as `loggp run` wrote it beside the profiles."""
     try:
-        return abi.plan_for(program).library
-    except abi.AbiError as err:
-        return f"unknown ({err})"
+        with open(os.path.join(profile_dir, "libmpi.json")) as f:
+            return json.load(f).get("libmpi")
+    except (OSError, ValueError, AttributeError):
+        return None
 
 
 def merge_profiles(profile_dir):
@@ -155,7 +155,7 @@ def execute(study, bench, plan_row, results_dir, facts):
         "exit_status": None if timed_out else exit_status, "status": status,
         "host": ",".join(profile["hosts"]) if profile and profile["hosts"] else socket.gethostname(),
         "mpi_version": facts.get("mpi_version"),
-        "libmpi": libmpi_of(bench.argv(plan_row["class"])[0]),
+        "libmpi": libmpi_of(profile_dir),
         "loggp_version": (profile or {}).get("loggp_version") or facts.get("loggp_version"),
         "profile": json.dumps(profile) if profile else None,
         "stdout_path": os.path.join(RUNS_DIR, str(plan_row["id"]), "stdout.txt"),

@@ -8,6 +8,7 @@ MPICH 3.x-5.x, Intel MPI, MVAPICH and Cray MPICH; the loader is simply handed
 the wheel's libmpi.so.12 under the soname the program asks for. Open MPI's
 handles are pointers (libmpi.so.40), so its programs are never swapped."""
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -356,6 +357,26 @@ def _holds(folder, items):
         return all(os.readlink(folder / name) == target for name, target in items)
     except OSError:
         return False
+
+
+RECORD_NAME = "libmpi.json"
+
+
+def write_record(plan, directory):
+    """DIR/libmpi.json: which libmpi the ranks use, next to their profiles
+    (`loggp run --profile DIR`), so a study can record it. Written atomically."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    text = json.dumps({"libmpi": plan.library, "links": {k: str(v) for k, v in sorted(plan.links.items())}},
+                      indent=1)
+    fd, tmp = tempfile.mkstemp(prefix=".libmpi-", dir=directory)
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text + "\n")
+        os.replace(tmp, directory / RECORD_NAME)
+    except BaseException:
+        os.unlink(tmp)
+        raise
 
 
 def environment(plan, base_env, wheel_lib=None, root=None):

@@ -108,12 +108,16 @@ def launcher_command(launcher, np, program, hostfile):
 def abi_environment(args, program, base_env):
     """ABI swap (loggp.abi): the loader path that puts an MPICH-ABI program on
     the venv's MPICH, and one line on stderr saying which libmpi the ranks use."""
-    from loggp import abi
+    from . import abi
     try:
         plan = abi.plan_for(program[0], path_env=base_env.get("PATH"))
         additions = abi.environment(plan, base_env)
+        if args.profile and not args.dry_run:
+            abi.write_record(plan, args.profile)
     except abi.AbiError as err:
         raise RunError(f"{err}") from None
+    except OSError as err:
+        raise RunError(f"--profile '{args.profile}': {err.strerror}") from None
     if plan.note and (plan.warning or not args.quiet):
         print(f"loggp run: {plan.note}", file=sys.stderr)
     return additions

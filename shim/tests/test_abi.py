@@ -233,8 +233,8 @@ def test_no_abi_swap_keeps_the_programs_own_mpich(debian_timing):
     assert effect < 0.3 * 50, f"L moved a program on its own MPICH by {effect:.1f} us"
 
 
-def test_dry_run_prints_the_loader_environment(debian_timing, private_cache):
-    proc = loggp_run("--dry-run", "--", str(debian_timing))
+def test_dry_run_prints_the_loader_environment(debian_timing, private_cache, tmp_path):
+    proc = loggp_run("--dry-run", "--profile", str(tmp_path / "prof"), "--", str(debian_timing))
     assert proc.returncode == 0, proc.stderr
     assignment = [w for w in proc.stdout.split() if w.startswith("LD_LIBRARY_PATH=")]
     assert assignment, proc.stdout
@@ -243,6 +243,17 @@ def test_dry_run_prints_the_loader_environment(debian_timing, private_cache):
     assert parts[1:3] == [str(WHEEL_LIB), str(WHEEL_LIB / "mpich")]
     plain = loggp_run("--dry-run", "--no-abi-swap", "--", str(debian_timing))
     assert "LD_LIBRARY_PATH" not in plain.stdout
+    assert not (tmp_path / "prof").exists()   # a dry run writes no record
+
+
+def test_the_run_records_its_libmpi_beside_the_profiles(debian_timing, tmp_path):
+    proc = loggp_run("--quiet", "--profile", str(tmp_path / "prof"), "--", str(debian_timing), "pingpong", "8", "5")
+    assert proc.returncode == 0, proc.stderr
+    record = json.loads((tmp_path / "prof" / "libmpi.json").read_text())
+    assert record["libmpi"] == f"{WHEEL_LIB / 'libmpi.so.12'} (ABI swap from libmpich.so.12)"
+    assert record["links"]["libmpich.so.12"] == str(WHEEL_LIB / "libmpi.so.12")
+    assert sorted(p.name for p in (tmp_path / "prof").iterdir()) == ["libmpi.json", "profile.0.json",
+                                                                     "profile.1.json"]
 
 
 def test_open_mpi_program_gets_a_clear_line(tmp_path_factory):
