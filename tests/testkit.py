@@ -3,6 +3,7 @@ and a subprocess runner that never hangs a test run."""
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,8 @@ def build_dir():
 
 def installed(name):
     """Path of an installed loggp tool; the test fails (not skips) if it is missing."""
-    path = shutil.which(name)
+    # The venv's own first: Debian's mpich/openmpi put mpiexec and mpicc in /usr/bin too.
+    path = shutil.which(name, path=os.path.join(sys.prefix, "bin")) or shutil.which(name)
     if not path:
         pytest.fail(f"'{name}' is not on PATH: run ./setup.sh (its bin/ must be on PATH)")
     return path

@@ -40,6 +40,15 @@ def build_command(study, bench, plan_row, profile_dir):
     return cmd + ["--"] + bench.argv(plan_row["class"])
 
 
+def libmpi_of(profile_dir):
+    """Which libmpi the ranks used, as `loggp run` wrote it beside the profiles."""
+    try:
+        with open(os.path.join(profile_dir, "libmpi.json")) as f:
+            return json.load(f).get("libmpi")
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
 def merge_profiles(profile_dir):
     """Per-rank profile.<rank>.json files -> one JSON object (None if none)."""
     ranks = []
@@ -146,6 +155,7 @@ def execute(study, bench, plan_row, results_dir, facts):
         "exit_status": None if timed_out else exit_status, "status": status,
         "host": ",".join(profile["hosts"]) if profile and profile["hosts"] else socket.gethostname(),
         "mpi_version": facts.get("mpi_version"),
+        "libmpi": libmpi_of(profile_dir),
         "loggp_version": (profile or {}).get("loggp_version") or facts.get("loggp_version"),
         "profile": json.dumps(profile) if profile else None,
         "stdout_path": os.path.join(RUNS_DIR, str(plan_row["id"]), "stdout.txt"),
@@ -198,8 +208,10 @@ def clean_stale(results_dir):
 def mpi_version(launcher):
     """First version line of the launcher (mpiexec or srun); '' if unknown."""
     program = {"srun": "srun"}.get(launcher, "mpiexec")
+    # The venv's mpiexec, as `loggp run` uses, not a system one found first on PATH.
+    command = shutil.which(program, path=os.path.join(sys.prefix, "bin")) or program
     try:
-        out = subprocess.run([program, "--version"], capture_output=True, text=True,
+        out = subprocess.run([command, "--version"], capture_output=True, text=True,
                              timeout=20).stdout
     except (OSError, subprocess.TimeoutExpired):
         return ""

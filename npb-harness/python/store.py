@@ -61,6 +61,10 @@ MIGRATIONS = [
     ALTER TABLE runs ADD COLUMN error TEXT;
     CREATE INDEX runs_by_setting ON runs (benchmark, np, sweep);
     """,
+    # 3: which libmpi the ranks ran on (the ABI swap's decision); NULL in older rows.
+    """
+    ALTER TABLE runs ADD COLUMN libmpi TEXT;
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -671,7 +671,8 @@ def load_resume(path, chosen, args, library):
 
 
 def find_tool(name):
-    path = shutil.which(name)
+    # The venv's own first: Debian's mpich/openmpi put mpicc and mpiexec in /usr/bin too.
+    path = shutil.which(name, path=os.path.join(sys.prefix, "bin")) or shutil.which(name)
     if not path:
         raise EnvironmentProblem(f"'{name}' is not on PATH (put the loggp venv's bin/ first on PATH)")
     return path

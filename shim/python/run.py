@@ -105,6 +105,24 @@ def launcher_command(launcher, np, program, hostfile):
     return ["/bin/sh", "-c", text]
 
 
+def abi_environment(args, program, base_env):
+    """ABI swap (loggp.abi): the loader path that puts an MPICH-ABI program on
+    the venv's MPICH, and one line on stderr saying which libmpi the ranks use."""
+    from . import abi
+    try:
+        plan = abi.plan_for(program[0], path_env=base_env.get("PATH"))
+        additions = abi.environment(plan, base_env)
+        if args.profile and not args.dry_run:
+            abi.write_record(plan, args.profile)
+    except abi.AbiError as err:
+        raise RunError(f"{err}") from None
+    except OSError as err:
+        raise RunError(f"--profile '{args.profile}': {err.strerror}") from None
+    if plan.note and (plan.warning or not args.quiet):
+        print(f"loggp run: {plan.note}", file=sys.stderr)
+    return additions
+
+
 def positive_int(text):
     try:
         value = int(text)
@@ -136,6 +154,9 @@ def parser():
     p.add_argument("--testbed", nargs="?", const="", metavar="NAME",
                    help="one rank per emulated host of a `loggp testbed` (needs root; default name tb)")
     p.add_argument("--quiet", action="store_true", help="no banner from rank 0")
+    p.add_argument("--no-abi-swap", dest="abi_swap", action="store_false",
+                   help="run a program linked against another MPICH-ABI library on that library, "
+                        "not on the venv's MPICH (the libfabric engine then does not apply)")
     p.add_argument("--dry-run", action="store_true", help="print the exact command instead of running it")
     p.add_argument("program", nargs=argparse.REMAINDER, help="-- PROGRAM ARGS...")
     return p
@@ -162,6 +183,8 @@ def build(args, base_env):
         routing = routing_environment(args.engine, args.provider, base_env, single_host)
         cmd = launcher_command(args.launcher, args.np, program, args.hostfile)
     env.update(routing)
+    if args.abi_swap:
+        env.update(abi_environment(args, program, base_env))
     lib = str(find_library())
     preload = base_env.get("LD_PRELOAD", "")
     env["LD_PRELOAD"] = lib + (":" + preload if preload and lib not in preload.split(":") else "")
