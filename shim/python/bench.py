@@ -14,6 +14,9 @@ import statistics
 import subprocess
 import sys
 
+from loggp.knobs.command import Command, UsageError
+from loggp.knobs.programs import MissingProgram
+
 from . import run as runmod
 
 NP = 2
@@ -135,9 +138,24 @@ def print_knobs(rows, provider):
     print("  (us; g adds to the stream's own interval)")
 
 
-def main(argv):
-    p = argparse.ArgumentParser(prog="loggp bench", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False)
+class BenchCommand(Command):
+    name = "bench"
+    description = __doc__
+    formatter_class = argparse.RawDescriptionHelpFormatter
+    errors = ((runmod.RunError, 1), (MissingProgram, 1), (RuntimeError, 1), (subprocess.TimeoutExpired, 1))
+
+    def configure(self, p):
+        configure(p)
+
+    def check(self, args):
+        if args.what == "knobs" and not 0 < args.value_us <= 1e6:
+            raise UsageError(f"--value-us {args.value_us}: expected a value in (0, 1e6]")
+
+    def run(self, args):
+        return execute(args)
+
+
+def configure(p):
     sub = p.add_subparsers(dest="what", required=True)
     t = sub.add_parser("transparency", help="cost of libloggp.so at zero knobs and armed")
     t.add_argument("--rounds", type=runmod.positive_int, default=7)
@@ -147,19 +165,15 @@ def main(argv):
     for s in (t, k):
         s.add_argument("--provider", choices=runmod.PROVIDERS)
         s.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
-    args = p.parse_args(argv)
-    if args.what == "knobs" and not 0 < args.value_us <= 1e6:
-        p.error(f"--value-us {args.value_us}: expected a value in (0, 1e6]")
-    try:
-        if args.what == "transparency":
-            result = transparency(args.rounds, args.provider)
-            print_transparency(result, args.provider)
-        else:
-            result = knob_accuracy(args.value_us, args.rounds, args.provider)
-            print_knobs(result, args.provider)
-    except (runmod.RunError, RuntimeError, subprocess.TimeoutExpired) as err:
-        print(f"loggp bench: {err}", file=sys.stderr)
-        return 1
+
+
+def execute(args):
+    if args.what == "transparency":
+        result = transparency(args.rounds, args.provider)
+        print_transparency(result, args.provider)
+    else:
+        result = knob_accuracy(args.value_us, args.rounds, args.provider)
+        print_knobs(result, args.provider)
     if args.json:
         tmp = args.json + ".tmp"
         with open(tmp, "w") as f:

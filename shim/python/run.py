@@ -3,10 +3,12 @@ given, and the routing the chosen engine needs."""
 import argparse
 import os
 import shlex
-import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+from loggp.knobs.command import Command, CommandError, Parser, positive_int
+from loggp.knobs.programs import find_program, prefix_path
 
 # Command-line knob flags and the environment variables they set.
 KNOB_FLAGS = {
@@ -20,13 +22,11 @@ KNOB_FLAGS = {
 PROVIDERS = ("shm", "tcp")
 
 
-class RunError(Exception):
-    """A bad argument or a missing piece, reported without a traceback."""
+class RunError(CommandError):
+    """A bad argument or a missing piece, reported without a traceback (exit 2)."""
 
-
-def prefix_path(*parts):
-    """A file of the installation prefix (the virtual environment)."""
-    return Path(sys.prefix, *parts)
+    def __init__(self, message):
+        super().__init__(message, exit_code=2)
 
 
 def find_library():
@@ -35,16 +35,6 @@ def find_library():
     if not lib.is_file():
         raise RunError(f"libloggp.so not found at {lib} (run ./setup.sh, or set LOGGP_LIBRARY)")
     return lib.resolve()
-
-
-def find_program(name):
-    candidate = prefix_path("bin", name)
-    if candidate.is_file() and os.access(candidate, os.X_OK):
-        return str(candidate)
-    found = shutil.which(name)
-    if not found:
-        raise RunError(f"'{name}' not found in {prefix_path('bin')} or on PATH")
-    return found
 
 
 def knob_environment(knob_args):
@@ -105,19 +95,9 @@ def launcher_command(launcher, np, program, hostfile):
     return ["/bin/sh", "-c", text]
 
 
-def positive_int(text):
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"'{text}' must be at least 1")
-    return value
-
-
 def parser():
-    p = argparse.ArgumentParser(
-        prog="loggp run", allow_abbrev=False,
+    p = Parser(
+        prog="loggp run",
         description="Run an MPI program under libloggp.so. Knobs given here hold for this run; "
                     "knobs not given follow the knob file live (`loggp-knobs set`).")
     p.add_argument("-n", "--np", type=positive_int, required=True, help="number of ranks")
@@ -141,8 +121,10 @@ def parser():
     return p
 
 
-def build(args, base_env):
-    """The environment additions and the command for a parsed `loggp run`."""
+def build(args, base_env, testbed_plan=None):
+    """The environment additions and the command for a parsed `loggp run`.
+    testbed_plan(args, program) -> (routing, command): the `loggp testbed`
+    launch, which the loggp root hands in (the shim does not import it)."""
     program = args.program[1:] if args.program[:1] == ["--"] else args.program
     if not program:
         raise RunError("no program given (usage: loggp run -n N [knobs] -- PROGRAM ARGS...)")
@@ -155,8 +137,9 @@ def build(args, base_env):
     env = {}
     env.update(knob_environment(knob_args))
     if args.testbed is not None:
-        from loggp.testbed import launch_plan
-        routing, cmd = launch_plan(args, program)
+        if testbed_plan is None:
+            raise RunError("--testbed: no testbed here (run it as `loggp run`)")
+        routing, cmd = testbed_plan(args, program)
     else:
         single_host = args.launcher == "mpiexec" and not args.hostfile
         routing = routing_environment(args.engine, args.provider, base_env, single_host)
@@ -173,13 +156,21 @@ def build(args, base_env):
     return env, cmd
 
 
-def main(argv):
-    args = parser().parse_args(argv)
-    try:
-        additions, cmd = build(args, os.environ)
-    except RunError as err:
-        print(f"loggp run: {err}", file=sys.stderr)
-        return 2
+class RunCommand(Command):
+    name = "run"
+
+    def __init__(self, testbed_plan=None):
+        self.testbed_plan = testbed_plan
+
+    def parser(self):
+        return parser()
+
+    def run(self, args):
+        return execute(args, self.testbed_plan)
+
+
+def execute(args, testbed_plan=None):
+    additions, cmd = build(args, os.environ, testbed_plan)
     if args.dry_run:
         assignments = " ".join(f"{k}={shlex.quote(v)}" for k, v in additions.items())
         print(f"env {assignments} {shlex.join(cmd)}")

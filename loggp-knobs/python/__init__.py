@@ -1,13 +1,19 @@
-"""Knob values for Python code, parsed by loggp-knobs itself so that every
-part of loggp accepts exactly the same syntax."""
+"""loggp.knobs: knob values for Python code, parsed by loggp-knobs itself so that
+every part of loggp accepts exactly the same syntax (the one knob parser).
+
+The knobs' names outside Python (environment, JSON, C) are in
+docs/architecture.md, "Names of the knobs"."""
 import json
 import subprocess
 
-from .run import RunError, find_program
+from .programs import MissingProgram, find_program
 
 KNOBS = ("o_s", "o_r", "g", "G", "L")
 # "o" sets o_s and o_r together, as the --o flag does.
 FLAGS = {"o": "--o", "o_s": "--os", "o_r": "--or", "g": "--g", "G": "--G", "L": "--L"}
+# The environment variable that sets each knob for one run (loggp-knobs' own names).
+ENVIRONMENT = {"o_s": "LOGGP_OS", "o_r": "LOGGP_OR", "g": "LOGGP_GAP", "G": "LOGGP_GAP_PER_BYTE",
+               "L": "LOGGP_LATENCY"}
 
 
 class KnobError(ValueError):
@@ -28,7 +34,7 @@ def parse(values):
         argv += [FLAGS[knob], text]
     try:
         exe = find_program("loggp-knobs")
-    except RunError as err:
+    except MissingProgram as err:
         raise KnobError(str(err)) from None
     proc = subprocess.run([exe, "parse", *argv], capture_output=True, text=True)
     if proc.returncode != 0:
