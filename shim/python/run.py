@@ -7,17 +7,18 @@ import subprocess
 import sys
 from pathlib import Path
 
+from loggp.knobs import ENVIRONMENT
 from loggp.knobs.command import Command, CommandError, Parser, positive_int
 from loggp.knobs.programs import find_program, prefix_path
 
 # Command-line knob flags and the environment variables they set.
 KNOB_FLAGS = {
-    "o": ("LOGGP_OS", "LOGGP_OR"),
-    "os": ("LOGGP_OS",),
-    "or": ("LOGGP_OR",),
-    "g": ("LOGGP_GAP",),
-    "G": ("LOGGP_GAP_PER_BYTE",),
-    "L": ("LOGGP_LATENCY",),
+    "o": (ENVIRONMENT["o_s"], ENVIRONMENT["o_r"]),
+    "os": (ENVIRONMENT["o_s"],),
+    "or": (ENVIRONMENT["o_r"],),
+    "g": (ENVIRONMENT["g"],),
+    "G": (ENVIRONMENT["G"],),
+    "L": (ENVIRONMENT["L"],),
 }
 PROVIDERS = ("shm", "tcp")
 
