@@ -183,5 +183,4 @@ def execute(args, testbed_plan=None):
     try:
         os.execvpe(cmd[0], cmd, env)
     except OSError as err:
-        print(f"loggp run: cannot start {cmd[0]}: {err}", file=sys.stderr)
-        return 127
+        raise CommandError(f"cannot start {cmd[0]}: {err}", exit_code=127) from None
