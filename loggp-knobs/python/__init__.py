@@ -20,6 +20,31 @@ class KnobError(ValueError):
     """A value loggp-knobs refused; the message names it."""
 
 
+def knobs_program(*args):
+    """Runs `loggp-knobs ARGS`; its stdout, or KnobError with its message."""
+    try:
+        exe = find_program("loggp-knobs")
+    except MissingProgram as err:
+        raise KnobError(str(err)) from None
+    proc = subprocess.run([exe, *args], capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise KnobError(proc.stderr.strip().replace("loggp-knobs: ", "", 1) or "refused by loggp-knobs")
+    return proc.stdout
+
+
+def environment(flag_values):
+    """[(flag, text)] with loggp-knobs' flags (o, os, or, g, G, L) -> {variable: value}
+    for every knob, as `loggp-knobs env` exports them (values given, else the knob file's)."""
+    argv = []
+    for flag, text in flag_values:
+        argv += [f"--{flag}", text]
+    exported = {}
+    for line in knobs_program("env", "--format", "sh", *argv).splitlines():
+        name, _, value = line.removeprefix("export ").partition("=")
+        exported[name] = value
+    return exported
+
+
 def parse(values):
     """{knob: text} -> {knob: nanoseconds (ns per byte for G)}; one call for all."""
     unknown = [k for k in values if k not in FLAGS]
@@ -32,12 +57,5 @@ def parse(values):
         if not isinstance(text, str):
             raise KnobError(f"{knob}: {text!r} must be a string with a unit, e.g. '10us'")
         argv += [FLAGS[knob], text]
-    try:
-        exe = find_program("loggp-knobs")
-    except MissingProgram as err:
-        raise KnobError(str(err)) from None
-    proc = subprocess.run([exe, "parse", *argv], capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise KnobError(proc.stderr.strip().replace("loggp-knobs: ", "", 1) or "refused by loggp-knobs")
-    parsed = json.loads(proc.stdout)
+    parsed = json.loads(knobs_program("parse", *argv))
     return {knob: float(parsed["o_s" if knob == "o" else knob]["ns"]) for knob in values}

@@ -3,11 +3,10 @@ given, and the routing the chosen engine needs."""
 import argparse
 import os
 import shlex
-import subprocess
 import sys
 from pathlib import Path
 
-from loggp.knobs import ENVIRONMENT
+from loggp.knobs import ENVIRONMENT, KnobError, environment as knob_variables
 from loggp.knobs.command import Command, CommandError, Parser, positive_int
 from loggp.knobs.programs import find_program, prefix_path
 
@@ -44,17 +43,10 @@ def knob_environment(knob_args):
     the knob file."""
     if not knob_args:
         return {}
-    flags = []
-    for flag, value in knob_args:
-        flags += [f"--{flag}", value]
-    proc = subprocess.run([find_program("loggp-knobs"), "env", "--format", "sh", *flags],
-                          capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise RunError(proc.stderr.strip().replace("loggp-knobs: ", "", 1) or "bad knob value")
-    exported = {}
-    for line in proc.stdout.splitlines():
-        name, _, value = line.removeprefix("export ").partition("=")
-        exported[name] = value
+    try:
+        exported = knob_variables(knob_args)
+    except KnobError as err:
+        raise RunError(str(err)) from None
     wanted = {name for flag, _ in knob_args for name in KNOB_FLAGS[flag]}
     return {name: exported[name] for name in sorted(wanted)}
 
