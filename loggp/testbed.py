@@ -29,7 +29,8 @@ from pathlib import Path
 
 from loggp.knobs import KnobError, parse as parse_knob_values
 from loggp.knobs.command import Command, CommandError
-from loggp.shim.run import RunError, find_program
+from loggp.knobs.programs import find_program
+from loggp.shim.run import RunError
 
 DEFAULT_NAME = "tb"
 DEFAULT_SUBNET = "198.18.0.0/24"
