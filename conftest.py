@@ -2,8 +2,10 @@
 so a user's own knobs never leak in. Helpers live in tests/testkit.py."""
 import pytest
 
-KNOB_VARIABLES = ("LOGGP_OS", "LOGGP_OR", "LOGGP_GAP", "LOGGP_GAP_PER_BYTE", "LOGGP_LATENCY", "LOGGP_ENGINE",
-                  "LOGGP_PROFILE", "LOGGP_QUIET", "LOGGP_LIVE", "LOGGP_ROUTE", "LOGGP_TEST_CLOCK_SKEW")
+from loggp.knobs import ENVIRONMENT
+
+KNOB_VARIABLES = (*ENVIRONMENT.values(), "LOGGP_ENGINE", "LOGGP_PROFILE", "LOGGP_QUIET", "LOGGP_LIVE",
+                  "LOGGP_ROUTE", "LOGGP_TEST_CLOCK_SKEW")
 
 
 @pytest.fixture(autouse=True)

@@ -18,7 +18,6 @@ What is measured, per probe run (see experiments/README.md for the probe's metho
   G          slope of g(m) against m for m >= 4 KiB (ns/B), relative to the reference
   G_T        the same slope taken from T(m): the transfer time a message sees
 """
-import argparse
 import csv
 import io
 import json
@@ -31,6 +30,8 @@ import numpy as np
 
 from loggp.experiments import fit as fitmod
 from loggp.experiments import probe as probemod
+from loggp.knobs.command import Command, CommandError, Parser
+from loggp.knobs.programs import MissingProgram
 
 KNOBS = ("o", "g", "L", "G")
 DEFAULT_SWEEPS = {
@@ -517,15 +518,9 @@ def write_outputs(out_dir, summary, rows, label_runs):
 
 # ------------------------------------------------------------------ command line
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message):
-        self.print_usage(sys.stderr)
-        raise CalibrationError(message)
-
-
 def parser():
-    p = _Parser(prog="loggp calibrate", allow_abbrev=False,
-                description="Sweep each knob, run loggp-probe under `loggp run`, and compare the measured "
+    p = Parser(prog="loggp calibrate",
+               description="Sweep each knob, run loggp-probe under `loggp run`, and compare the measured "
                             "increase with the set one.")
     p.add_argument("--quick", action="store_true", help="short sweep: o, g, L in {0, 1, 10} us, G in {0, 0.5, 2} ns/B")
     p.add_argument("--knobs", default=",".join(KNOBS), help="comma-separated subset of o,g,L,G (default all)")
@@ -598,12 +593,20 @@ def default_runner(run_args, rounds=5, time_limit=1.5):
     return runner
 
 
-def main(argv=None, runner=None):
-    argv = sys.argv[1:] if argv is None else list(argv)
-    try:
-        args = parser().parse_args(argv)
-        sweeps = parse_sweeps(args)
-        sizes = parse_sizes(args.sizes)
+class CalibrateCommand(Command):
+    name = "calibrate"
+    # A failed run exits 1 (a bad argument, found before any run, exits 2).
+    errors = ((CalibrationError, 1), (probemod.ProbeError, 1), (fitmod.FitError, 1), (MissingProgram, 1))
+
+    def __init__(self, runner=None):
+        self.runner = runner
+
+    def parser(self):
+        return parser()
+
+    def check(self, args):
+        args.sweeps = parse_sweeps(args)
+        args.size_list = parse_sizes(args.sizes)
         if not (args.time_limit > 0 and math.isfinite(args.time_limit)):
             raise CalibrationError(f"--time-limit {args.time_limit}: must be a positive number of seconds")
         if args.retries < 0:
@@ -613,9 +616,16 @@ def main(argv=None, runner=None):
         out_dir = Path(args.out)
         if out_dir.exists() and not out_dir.is_dir():
             raise CalibrationError(f"--out '{out_dir}' exists and is not a directory")
-    except CalibrationError as err:
-        print(f"loggp calibrate: {err}", file=sys.stderr)
-        return 2
+
+    def run(self, args):
+        return execute(args, args.sweeps, args.size_list, Path(args.out), self.runner)
+
+
+def main(argv=None, runner=None):
+    return CalibrateCommand(runner).main(argv)
+
+
+def execute(args, sweeps, sizes, out_dir, runner=None):
     run_args = ["--engine", args.engine] if args.engine else []
     runner = runner or default_runner(run_args, args.rounds, args.time_limit)
     # Tight CI targets: the goal is 2 % or 100 ns on a difference of two medians.
@@ -623,18 +633,13 @@ def main(argv=None, runner=None):
                   "--rel-ci", "0.005", "--abs-ci-ns", "10"]
     baseline_args = None if args.no_baseline else ["--time-limit", "3"]
     started = time.monotonic()
-    try:
-        summary, rows, label_runs = calibrate(sweeps, runner, probe_args, baseline_args, args.retries)
-    except (probemod.ProbeError, CalibrationError, fitmod.FitError) as err:
-        print(f"loggp calibrate: {err}", file=sys.stderr)
-        return 1
+    summary, rows, label_runs = calibrate(sweeps, runner, probe_args, baseline_args, args.retries)
     summary["elapsed_s"] = round(time.monotonic() - started, 1)
     summary["probe_args"] = probe_args
     try:
         write_outputs(out_dir, summary, rows, label_runs)
     except OSError as err:
-        print(f"loggp calibrate: cannot write to '{out_dir}': {err}", file=sys.stderr)
-        return 1
+        raise CommandError(f"cannot write to '{out_dir}': {err}") from None
     print(report_text(summary))
     print(f"wrote {out_dir}/calibration.json, calibration.csv, probe_points.csv, calibration.png/.svg, probes/ "
           f"({summary['elapsed_s']} s)")

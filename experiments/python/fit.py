@@ -10,17 +10,18 @@ Residuals are relative, since T spans three decades between 1 B and 1 MiB.
 Under knobs, LogGP predicts T0 grows by o_s + L + o_r and 1/B by G;
 `--baseline` compares that prediction with the fit of the knobbed run.
 """
-import argparse
 import json
 import math
 import os
-import re
 import sys
 import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
+
+from loggp.knobs import KnobError, parse as parse_knob_values
+from loggp.knobs.command import Command, CommandError, Parser
 
 
 class FitError(ValueError):
@@ -228,33 +229,29 @@ def compare(predicted, measured):
     return rows
 
 
-# ------------------------------------------------------------------ units
+# ------------------------------------------------------------------ knob values
 
-_NUMBER = r"(\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"
-_TIME_US = {"ps": 1e-6, "ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}
-_BYTES = {"B": 1, "KB": 1000, "KiB": 1024, "MB": 1000 ** 2, "MiB": 1024 ** 2}
-
-
-def parse_time_us(text, what="time"):
-    """'250ns', '1.5us', '2ms', '0.1s' (or '0') -> microseconds."""
-    s = str(text).strip()
-    if re.fullmatch(r"0+(\.0*)?", s):
-        return 0.0
-    match = re.fullmatch(rf"({_NUMBER})\s*(ps|ns|us|ms|s)", s)
-    if not match:
-        raise FitError(f"bad {what} '{text}' (expected a time with a unit such as 250ns, 1.5us, 2ms)")
-    return float(match.group(1)) * _TIME_US[match.group(3)]
+# Command-line option -> knob; "o" sets o_s and o_r together.
+KNOB_OPTIONS = {"o": "o", "os": "o_s", "or": "o_r", "L": "L", "G": "G"}
 
 
-def parse_per_byte_ns(text, what="G"):
-    """'0.5ns/B', '2us/KiB' (or '0') -> nanoseconds per byte."""
-    s = str(text).strip()
-    if re.fullmatch(r"0+(\.0*)?", s):
-        return 0.0
-    match = re.fullmatch(rf"({_NUMBER})\s*(ps|ns|us|ms|s)\s*/\s*(B|KB|KiB|MB|MiB)", s)
-    if not match:
-        raise FitError(f"bad {what} '{text}' (expected time per byte such as 0.5ns/B or 2us/KiB)")
-    return float(match.group(1)) * _TIME_US[match.group(3)] * 1000.0 / _BYTES[match.group(4)]
+def knob_increments(texts):
+    """{option: text} -> Knobs, each value parsed by loggp-knobs (the one knob parser);
+    --os and --or override --o."""
+    k = Knobs()
+    for option in sorted(texts, key=lambda o: o != "o"):
+        knob = KNOB_OPTIONS[option]
+        try:
+            ns = parse_knob_values({knob: texts[option]})[knob]
+        except KnobError as err:
+            raise FitError(str(err)) from None
+        if knob == "o":
+            k.o_s = k.o_r = ns / 1000.0
+        elif knob == "G":
+            k.G = ns
+        else:
+            setattr(k, knob, ns / 1000.0)
+    return k
 
 
 # ------------------------------------------------------------------ output
@@ -335,15 +332,9 @@ def format_regimes(regimes):
 
 # ------------------------------------------------------------------ command line
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message):
-        self.print_usage(sys.stderr)
-        raise FitError(message)
-
-
 def parser():
-    p = _Parser(prog="loggp fit", allow_abbrev=False,
-                description="Fit T(m) = T0 + m/B per protocol regime to a loggp-probe result.")
+    p = Parser(prog="loggp fit",
+               description="Fit T(m) = T0 + m/B per protocol regime to a loggp-probe result.")
     p.add_argument("probe", help="loggp-probe JSON (--json output)")
     p.add_argument("--plot", metavar="OUT.png", help="write the plot as OUT.png and OUT.svg")
     p.add_argument("--json", metavar="FILE", help="write the regimes (and the comparison) as JSON")
@@ -356,79 +347,70 @@ def parser():
     return p
 
 
-def knobs_from_args(args):
-    k = Knobs()
-    if args.o is not None:
-        k.o_s = k.o_r = parse_time_us(args.o, "--o")
-    if args.os is not None:
-        k.o_s = parse_time_us(args.os, "--os")
-    if args.or_ is not None:
-        k.o_r = parse_time_us(args.or_, "--or")
-    if args.L is not None:
-        k.L = parse_time_us(args.L, "--L")
-    if args.G is not None:
-        k.G = parse_per_byte_ns(args.G, "--G")
-    return k
+class FitCommand(Command):
+    name = "fit"
+    errors = ((FitError, 2),)
 
+    def parser(self):
+        return parser()
 
-def main(argv=None):
-    argv = sys.argv[1:] if argv is None else list(argv)
-    try:
-        args = parser().parse_args(argv)
-        args.or_ = getattr(args, "or")
+    def check(self, args):
         if args.max_regimes < 1:
             raise FitError(f"--max-regimes {args.max_regimes}: must be at least 1")
-        knobs = knobs_from_args(args)
-        if not args.baseline and knobs != Knobs():
+        args.knobs = knob_increments({o: vars(args)[o] for o in KNOB_OPTIONS if vars(args)[o] is not None})
+        if not args.baseline and args.knobs != Knobs():
             raise FitError("knob values need --baseline BASE.json to compare against")
         if args.plot and Path(args.plot).suffix.lower() != ".png":
             raise FitError(f"--plot '{args.plot}': expected a .png file name (the .svg goes next to it)")
-        data = load_probe(args.probe)
-        base = load_probe(args.baseline) if args.baseline else None
-    except FitError as err:
-        print(f"loggp fit: {err}", file=sys.stderr)
-        return 2
-    try:
-        m, y = series(data)
-        if base is None:
-            regimes = segment_fit(m, y, max_regimes=args.max_regimes)
-            print(f"T(m) = T0 + m/B per regime, {args.probe} ({len(m)} sizes)")
-            print(format_regimes(regimes))
-            result = {"regimes": [r.summary() for r in regimes]}
-            plots = [("probe", m, y, regimes, "solid")]
-            title = "T(m) = T0 + m/B per protocol regime"
-        else:
-            mb, yb = series(base)
-            base_regimes = segment_fit(mb, yb, max_regimes=args.max_regimes)
-            regimes = fit_in_regimes(m, y, base_regimes)
-            predicted = predict_regimes(base_regimes, knobs)
-            rows = compare(predicted, regimes)
-            print(f"baseline {args.baseline}:")
-            print(format_regimes(base_regimes))
-            print(f"with knobs {asdict(knobs)} (us, G in ns/B), {args.probe}, fitted in the baseline's regimes:")
-            print(format_regimes(regimes))
-            print(f"{'sizes [B]':>19} {'T0 pred':>9} {'T0 meas':>9} {'error':>8} "
-                  f"{'1/B pred':>10} {'1/B meas':>10} {'error':>9}   (us; 1/B in ns/B)")
-            for r in rows:
-                print(f"{r['m_min']:>9}..{r['m_max']:<9} {r['T0_predicted_us']:9.3f} {r['T0_measured_us']:9.3f} "
-                      f"{r['T0_error_us']:+8.3f} {r['G_predicted_ns_per_byte']:10.5f} "
-                      f"{r['G_measured_ns_per_byte']:10.5f} {r['G_error_ns_per_byte']:+9.5f}")
-            result = {"baseline_regimes": [r.summary() for r in base_regimes],
-                      "regimes": [r.summary() for r in regimes], "knobs": asdict(knobs), "comparison": rows}
-            plots = [("baseline", mb, yb, base_regimes, "solid"), ("with knobs", m, y, regimes, "solid"),
-                     ("LogGP prediction", m, None, predicted, "dashed")]
-            title = "T(m) with knobs vs LogGP prediction"
-        if args.json:
-            atomic_write_text(args.json, json.dumps(result, indent=2) + "\n")
-        if args.plot:
-            plot_fit(args.plot, plots, title)
-            print(f"plot: {args.plot} and {Path(args.plot).with_suffix('.svg')}")
-    except FitError as err:
-        print(f"loggp fit: {err}", file=sys.stderr)
-        return 2
-    except OSError as err:
-        print(f"loggp fit: cannot write output: {err}", file=sys.stderr)
-        return 1
+        args.data = load_probe(args.probe)
+        args.base = load_probe(args.baseline) if args.baseline else None
+
+    def run(self, args):
+        try:
+            return execute(args, args.data, args.base, args.knobs)
+        except OSError as err:
+            raise CommandError(f"cannot write output: {err}") from None
+
+
+def main(argv=None):
+    return FitCommand().main(argv)
+
+
+def execute(args, data, base, knobs):
+    m, y = series(data)
+    if base is None:
+        regimes = segment_fit(m, y, max_regimes=args.max_regimes)
+        print(f"T(m) = T0 + m/B per regime, {args.probe} ({len(m)} sizes)")
+        print(format_regimes(regimes))
+        result = {"regimes": [r.summary() for r in regimes]}
+        plots = [("probe", m, y, regimes, "solid")]
+        title = "T(m) = T0 + m/B per protocol regime"
+    else:
+        mb, yb = series(base)
+        base_regimes = segment_fit(mb, yb, max_regimes=args.max_regimes)
+        regimes = fit_in_regimes(m, y, base_regimes)
+        predicted = predict_regimes(base_regimes, knobs)
+        rows = compare(predicted, regimes)
+        print(f"baseline {args.baseline}:")
+        print(format_regimes(base_regimes))
+        print(f"with knobs {asdict(knobs)} (us, G in ns/B), {args.probe}, fitted in the baseline's regimes:")
+        print(format_regimes(regimes))
+        print(f"{'sizes [B]':>19} {'T0 pred':>9} {'T0 meas':>9} {'error':>8} "
+              f"{'1/B pred':>10} {'1/B meas':>10} {'error':>9}   (us; 1/B in ns/B)")
+        for r in rows:
+            print(f"{r['m_min']:>9}..{r['m_max']:<9} {r['T0_predicted_us']:9.3f} {r['T0_measured_us']:9.3f} "
+                  f"{r['T0_error_us']:+8.3f} {r['G_predicted_ns_per_byte']:10.5f} "
+                  f"{r['G_measured_ns_per_byte']:10.5f} {r['G_error_ns_per_byte']:+9.5f}")
+        result = {"baseline_regimes": [r.summary() for r in base_regimes],
+                  "regimes": [r.summary() for r in regimes], "knobs": asdict(knobs), "comparison": rows}
+        plots = [("baseline", mb, yb, base_regimes, "solid"), ("with knobs", m, y, regimes, "solid"),
+                 ("LogGP prediction", m, None, predicted, "dashed")]
+        title = "T(m) with knobs vs LogGP prediction"
+    if args.json:
+        atomic_write_text(args.json, json.dumps(result, indent=2) + "\n")
+    if args.plot:
+        plot_fit(args.plot, plots, title)
+        print(f"plot: {args.plot} and {Path(args.plot).with_suffix('.svg')}")
     return 0
 
 

@@ -3,15 +3,17 @@
 The functions here are the one way the rest of the experiments start the probe, so that
 tests can replace `run_probe` with a synthetic apparatus.
 """
+import argparse
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-from loggp.run import KNOB_FLAGS as RUN_KNOB_FLAGS
+from loggp.knobs.command import Command, UsageError
+from loggp.knobs.programs import find_program
+from loggp.shim.run import KNOB_FLAGS as RUN_KNOB_FLAGS
 
 KNOB_FLAGS = {"o_s": "--os", "o_r": "--or", "g": "--g", "G": "--G", "L": "--L"}
 # Knob variables (those `loggp run` sets) that would override the knob file a
@@ -21,17 +23,6 @@ KNOB_ENV = tuple(sorted({var for names in RUN_KNOB_FLAGS.values() for var in nam
 
 class ProbeError(RuntimeError):
     """The probe could not be started or failed; the message says why."""
-
-
-def find_program(name):
-    """A program of the installation (the venv's bin/) or on PATH."""
-    candidate = Path(sys.prefix, "bin", name)
-    if candidate.is_file() and os.access(candidate, os.X_OK):
-        return str(candidate)
-    found = shutil.which(name)
-    if not found:
-        raise ProbeError(f"'{name}' not found in {Path(sys.prefix, 'bin')} or on PATH (run ./setup.sh)")
-    return found
 
 
 def format_knob(knob, value):
@@ -118,9 +109,24 @@ def run_probe(probe_args, knobs=None, run_args=(), timeout=180):
         return run_for_json(cmd, out, timeout)
 
 
-def main(argv=None):
+class ProbeCommand(Command):
     """loggp probe [--np N] [--o T --os T --or T --g T --G T/B --L T] [loggp-probe options]"""
-    argv = sys.argv[1:] if argv is None else list(argv)
+    name = "probe"
+    errors = ((ProbeError, 2),)
+
+    def parse(self, argv):
+        return parse_args(argv)
+
+    def run(self, args):
+        return execute(args)
+
+
+def main(argv=None):
+    return ProbeCommand().main(argv)
+
+
+def parse_args(argv):
+    """loggp probe's own options; the rest goes to loggp-probe, which checks it."""
     if argv[:1] in (["-h"], ["--help"]):
         print("usage: loggp probe [--np N] [--o T] [--os T] [--or T] [--g T] [--G T/B] [--L T] "
               "[loggp-probe options]\n"
@@ -128,20 +134,18 @@ def main(argv=None):
               "with --knob-set, under `loggp run` with a private knob file the probe rewrites between sets.\n"
               "loggp-probe options:")
         sys.stdout.flush()
-        return subprocess.run([find_program("loggp-probe"), "--help"]).returncode
+        raise SystemExit(subprocess.run([find_program("loggp-probe"), "--help"]).returncode)
     np_ranks, knob_args, rest = 2, [], []
     i = 0
     while i < len(argv):
         arg = argv[i]
         if arg in ("--np", "-n", "--o", "--os", "--or", "--g", "--G", "--L"):
             if i + 1 >= len(argv):
-                print(f"loggp probe: option {arg} needs a value", file=sys.stderr)
-                return 2
+                raise UsageError(f"option {arg} needs a value")
             value = argv[i + 1]
             if arg in ("--np", "-n"):
                 if not value.isdigit() or int(value) < 2:
-                    print(f"loggp probe: bad --np '{value}' (expected an integer >= 2)", file=sys.stderr)
-                    return 2
+                    raise UsageError(f"bad --np '{value}' (expected an integer >= 2)")
                 np_ranks = int(value)
             else:
                 knob_args += [arg, value]
@@ -149,25 +153,21 @@ def main(argv=None):
             continue
         rest.append(arg)
         i += 1
+    if "--knob-set" in rest and knob_args:
+        raise UsageError("give knobs either as --knob-set sets or as knob options, not both")
+    return argparse.Namespace(np_ranks=np_ranks, knob_args=knob_args, rest=rest)
+
+
+def execute(args):
+    np_ranks, knob_args, rest = args.np_ranks, args.knob_args, args.rest
     if "--knob-set" in rest:
-        if knob_args:
-            print("loggp probe: give knobs either as --knob-set sets or as knob options, not both", file=sys.stderr)
-            return 2
-        try:
-            cmd = loggp_run_command(np_ranks, [], [], rest)
-        except ProbeError as err:
-            print(f"loggp probe: {err}", file=sys.stderr)
-            return 2
+        cmd = loggp_run_command(np_ranks, [], [], rest)
         with tempfile.TemporaryDirectory(prefix="loggp-probe-") as tmp:
             return subprocess.run(cmd, env=private_knob_env(tmp)).returncode
-    try:
-        if knob_args:
-            cmd = loggp_run_command(np_ranks, [], knob_args, rest)
-        else:
-            cmd = [find_program("mpiexec"), "-n", str(np_ranks), find_program("loggp-probe"), *rest]
-    except ProbeError as err:
-        print(f"loggp probe: {err}", file=sys.stderr)
-        return 2
+    if knob_args:
+        cmd = loggp_run_command(np_ranks, [], knob_args, rest)
+    else:
+        cmd = [find_program("mpiexec"), "-n", str(np_ranks), find_program("loggp-probe"), *rest]
     return subprocess.run(cmd).returncode
 
 

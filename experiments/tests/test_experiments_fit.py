@@ -88,14 +88,13 @@ def test_knob_prediction_matches_knobbed_fit():
 
 
 def test_units():
-    assert fit.parse_time_us("250ns") == pytest.approx(0.25)
-    assert fit.parse_time_us("2ms") == 2000
-    assert fit.parse_time_us("0") == 0
-    assert fit.parse_per_byte_ns("2us/KiB") == pytest.approx(2000 / 1024)
+    k = fit.knob_increments({"os": "250ns", "o": "1us", "L": "2ms", "G": "2us/KiB"})
+    assert (k.o_s, k.o_r, k.L) == (pytest.approx(0.25), 1, 2000)
+    assert k.G == pytest.approx(2000 / 1024, abs=1e-3)  # loggp-knobs keeps whole ps per byte
     with pytest.raises(fit.FitError, match="'5 parsecs'"):
-        fit.parse_time_us("5 parsecs")
+        fit.knob_increments({"L": "5 parsecs"})
     with pytest.raises(fit.FitError, match="'1us'"):
-        fit.parse_per_byte_ns("1us")
+        fit.knob_increments({"G": "1us"})
 
 
 def test_command_line_writes_plot_and_json(tmp_path, capsys):

@@ -4,7 +4,6 @@
   loggp study status DIR
   loggp study report DIR [--calibration FILE]
 """
-import argparse
 import contextlib
 import fcntl
 import importlib.metadata
@@ -14,6 +13,7 @@ import socket
 import sys
 
 from loggp.analysis.calibration import CalibrationError, load as load_calibration
+from loggp.knobs.command import Command, Parser
 
 from . import runner, store, studyfile
 
@@ -25,14 +25,9 @@ class UsageError(Exception):
     pass
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message):
-        raise UsageError(f"{self.prog}: {message}")
-
-
 def _parser():
-    p = _Parser(prog="loggp study", description="Run knob-sweep studies and report on them.")
-    sub = p.add_subparsers(dest="action", required=True, parser_class=_Parser)
+    p = Parser(prog="loggp study", description="Run knob-sweep studies and report on them.")
+    sub = p.add_subparsers(dest="action", required=True)
     r = sub.add_parser("run", help="run a study, or resume an interrupted one")
     r.add_argument("study", help="study file (TOML)")
     r.add_argument("--results", help="results folder (default: the file's 'results' key, "
@@ -48,30 +43,24 @@ def _parser():
     return p
 
 
-def main(argv=None):
-    argv = sys.argv[1:] if argv is None else list(argv)
-    try:
-        args = _parser().parse_args(argv)
-    except UsageError as e:
-        print(e, file=sys.stderr)
-        return 2
-    except SystemExit as e:  # --help
-        return e.code if isinstance(e.code, int) else 0
-    try:
+class StudyCommand(Command):
+    name = "study"
+    errors = ((studyfile.StudyError, 2), (store.StoreError, 2), (UsageError, 2), (CalibrationError, 2))
+    interrupted = "interrupted; run the same command again to resume"
+
+    def parser(self):
+        return _parser()
+
+    def run(self, args):
         if args.action == "run":
             return cmd_run(args.study, args.results, not args.no_report, args.calibration)[0]
         if args.action == "status":
             return cmd_status(args.results)
         return cmd_report(args.results, args.calibration)
-    except studyfile.StudyError as e:
-        print(f"loggp study: {e}", file=sys.stderr)
-        return 2
-    except (store.StoreError, UsageError, CalibrationError) as e:
-        print(f"loggp study: {e}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("loggp study: interrupted; run the same command again to resume", file=sys.stderr)
-        return 130
+
+
+def main(argv=None):
+    return StudyCommand().main(argv)
 
 
 def results_dir_for(study, override):

@@ -32,7 +32,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from loggp.run import positive_int
+from loggp.knobs.command import positive_int
 
 DIRECTORIES = ("basic", "pt2pt", "coll", "rma", "comm", "datatype")
 MODES = ("plain", "zero", "loggp")

@@ -1,2 +1,2 @@
-"""loggp: LogGP network emulation testbed for MPI."""
-__version__ = "0.1.0"
+"""loggp.shim: the Python of the shim part: `loggp run` (libloggp.so preloaded, knobs,
+routing) and `loggp bench` (figures about the apparatus)."""

@@ -18,6 +18,9 @@ import subprocess
 import sys
 import tempfile
 
+from loggp.knobs.command import Command, UsageError, positive_int
+from loggp.knobs.programs import MissingProgram, find_program
+
 from . import pattern_model as model
 from . import run as runmod
 
@@ -28,7 +31,7 @@ TARGET_NS = 25e6
 
 
 def patterns_program():
-    return runmod.find_program(PROGRAM)
+    return find_program(PROGRAM)
 
 
 def parse_lines(text, specs, reps):
@@ -361,41 +364,48 @@ def knob_list(text):
     return knobs
 
 
-def main(argv):
-    p = argparse.ArgumentParser(prog="loggp bench", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False)
-    sub = p.add_subparsers(dest="what", required=True)
-    t = sub.add_parser("transparency", help="cost of libloggp.so at zero knobs and armed, per pattern")
-    t.add_argument("--rounds", type=runmod.positive_int, default=7, help="interleaved rounds (default 7)")
-    t.add_argument("--armed", choices=("each", "all", "both"), default="both",
-                   help="armed modes: each knob alone, all together, or both (default)")
-    k = sub.add_parser("knobs", help="set each knob, read it back with four patterns against LogGP's prediction")
-    k.add_argument("--knobs", type=knob_list, default=["o", "g", "L", "G"], help="knobs to measure (default o,g,L,G)")
-    k.add_argument("--values-us", type=number_list(float, 0.001), default=[1.0, 10.0, 100.0],
-                   help="values to set, in us (default 1,10,100); for G the (k-1)G of one message")
-    k.add_argument("--G-sizes", type=number_list(int, 2), default=[4096, 65536], dest="g_sizes",
-                   help="message sizes for G, in bytes (default 4096,65536)")
-    k.add_argument("--compute-ns", type=runmod.positive_int, default=5000,
-                   help="computation before each send of the compute pattern (default 5000)")
-    k.add_argument("--g-machine-ns", type=nonnegative_float, metavar="NS",
-                   help="the machine's own gap in g_total = g_machine + g (default: from the plain window, LogP's "
-                        "saturation measure; 0 takes g_total = g)")
-    k.add_argument("--rounds", type=runmod.positive_int, default=5, help="interleaved rounds (default 5)")
-    for s in (t, k):
-        s.add_argument("--reps", type=runmod.positive_int, default=5, help="repetitions per run (default 5)")
-        s.add_argument("--scale", type=positive_float, default=1.0,
-                       help="multiplies every message count (default 1; small values for a quick check)")
-        s.add_argument("--provider", choices=runmod.PROVIDERS, help="libfabric provider (default shm)")
-        s.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
-    args = p.parse_args(argv)
-    if args.json and not os.path.isdir(os.path.dirname(os.path.abspath(args.json))):
-        p.error(f"--json {args.json}: no such directory")
-    if args.what == "knobs":
-        if max(args.g_sizes) > 1 << 20:
-            p.error(f"--G-sizes {max(args.g_sizes)}: loggp-patterns takes messages up to {1 << 20} bytes")
-        if max(args.values_us) > 1e6:
-            p.error(f"--values-us {max(args.values_us):g}: expected values up to 1e6 us")
-    try:
+class BenchCommand(Command):
+    name = "bench"
+    description = __doc__
+    formatter_class = argparse.RawDescriptionHelpFormatter
+    errors = ((runmod.RunError, 1), (MissingProgram, 1), (RuntimeError, 1), (subprocess.TimeoutExpired, 1))
+
+    def configure(self, p):
+        sub = p.add_subparsers(dest="what", required=True)
+        t = sub.add_parser("transparency", help="cost of libloggp.so at zero knobs and armed, per pattern")
+        t.add_argument("--rounds", type=positive_int, default=7, help="interleaved rounds (default 7)")
+        t.add_argument("--armed", choices=("each", "all", "both"), default="both",
+                       help="armed modes: each knob alone, all together, or both (default)")
+        k = sub.add_parser("knobs", help="set each knob, read it back with four patterns against LogGP's prediction")
+        k.add_argument("--knobs", type=knob_list, default=["o", "g", "L", "G"],
+                       help="knobs to measure (default o,g,L,G)")
+        k.add_argument("--values-us", type=number_list(float, 0.001), default=[1.0, 10.0, 100.0],
+                       help="values to set, in us (default 1,10,100); for G the (k-1)G of one message")
+        k.add_argument("--G-sizes", type=number_list(int, 2), default=[4096, 65536], dest="g_sizes",
+                       help="message sizes for G, in bytes (default 4096,65536)")
+        k.add_argument("--compute-ns", type=positive_int, default=5000,
+                       help="computation before each send of the compute pattern (default 5000)")
+        k.add_argument("--g-machine-ns", type=nonnegative_float, metavar="NS",
+                       help="the machine's own gap in g_total = g_machine + g (default: from the plain window, "
+                            "LogP's saturation measure; 0 takes g_total = g)")
+        k.add_argument("--rounds", type=positive_int, default=5, help="interleaved rounds (default 5)")
+        for s in (t, k):
+            s.add_argument("--reps", type=positive_int, default=5, help="repetitions per run (default 5)")
+            s.add_argument("--scale", type=positive_float, default=1.0,
+                           help="multiplies every message count (default 1; small values for a quick check)")
+            s.add_argument("--provider", choices=runmod.PROVIDERS, help="libfabric provider (default shm)")
+            s.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
+
+    def check(self, args):
+        if args.json and not os.path.isdir(os.path.dirname(os.path.abspath(args.json))):
+            raise UsageError(f"--json {args.json}: no such directory")
+        if args.what == "knobs":
+            if max(args.g_sizes) > 1 << 20:
+                raise UsageError(f"--G-sizes {max(args.g_sizes)}: loggp-patterns takes messages up to {1 << 20} bytes")
+            if max(args.values_us) > 1e6:
+                raise UsageError(f"--values-us {max(args.values_us):g}: expected values up to 1e6 us")
+
+    def run(self, args):
         if args.what == "transparency":
             result = transparency(args.rounds, args.provider, args.reps, args.scale, args.armed)
             print_transparency(result)
@@ -403,12 +413,9 @@ def main(argv):
             result = knob_accuracy(args.knobs, args.values_us, args.g_sizes, args.rounds, args.provider, args.reps,
                                    args.scale, args.compute_ns, args.g_machine_ns)
             print_knobs(result)
-    except (runmod.RunError, RuntimeError, subprocess.TimeoutExpired) as err:
-        print(f"loggp bench: {err}", file=sys.stderr)
-        return 1
-    if args.json:
-        tmp = args.json + ".tmp"
-        with open(tmp, "w") as f:
-            json.dump(result, f, indent=1, default=str)
-        os.replace(tmp, args.json)
-    return 0
+        if args.json:
+            tmp = args.json + ".tmp"
+            with open(tmp, "w") as f:
+                json.dump(result, f, indent=1, default=str)
+            os.replace(tmp, args.json)
+        return 0

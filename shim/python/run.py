@@ -3,30 +3,30 @@ given, and the routing the chosen engine needs."""
 import argparse
 import os
 import shlex
-import shutil
-import subprocess
 import sys
 from pathlib import Path
 
+from loggp.knobs import ENVIRONMENT, KnobError, environment as knob_variables
+from loggp.knobs.command import Command, CommandError, Parser, positive_int
+from loggp.knobs.programs import find_program, prefix_path
+
 # Command-line knob flags and the environment variables they set.
 KNOB_FLAGS = {
-    "o": ("LOGGP_OS", "LOGGP_OR"),
-    "os": ("LOGGP_OS",),
-    "or": ("LOGGP_OR",),
-    "g": ("LOGGP_GAP",),
-    "G": ("LOGGP_GAP_PER_BYTE",),
-    "L": ("LOGGP_LATENCY",),
+    "o": (ENVIRONMENT["o_s"], ENVIRONMENT["o_r"]),
+    "os": (ENVIRONMENT["o_s"],),
+    "or": (ENVIRONMENT["o_r"],),
+    "g": (ENVIRONMENT["g"],),
+    "G": (ENVIRONMENT["G"],),
+    "L": (ENVIRONMENT["L"],),
 }
 PROVIDERS = ("shm", "tcp")
 
 
-class RunError(Exception):
-    """A bad argument or a missing piece, reported without a traceback."""
+class RunError(CommandError):
+    """A bad argument or a missing piece, reported without a traceback (exit 2)."""
 
-
-def prefix_path(*parts):
-    """A file of the installation prefix (the virtual environment)."""
-    return Path(sys.prefix, *parts)
+    def __init__(self, message):
+        super().__init__(message, exit_code=2)
 
 
 def find_library():
@@ -37,33 +37,16 @@ def find_library():
     return lib.resolve()
 
 
-def find_program(name):
-    candidate = prefix_path("bin", name)
-    if candidate.is_file() and os.access(candidate, os.X_OK):
-        return str(candidate)
-    found = shutil.which(name)
-    if not found:
-        raise RunError(f"'{name}' not found in {prefix_path('bin')} or on PATH")
-    return found
-
-
 def knob_environment(knob_args):
     """Validates knob flags with loggp-knobs (the one parser) and returns the
     environment variables for the knobs given. Knobs not given stay live from
     the knob file."""
     if not knob_args:
         return {}
-    flags = []
-    for flag, value in knob_args:
-        flags += [f"--{flag}", value]
-    proc = subprocess.run([find_program("loggp-knobs"), "env", "--format", "sh", *flags],
-                          capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise RunError(proc.stderr.strip().replace("loggp-knobs: ", "", 1) or "bad knob value")
-    exported = {}
-    for line in proc.stdout.splitlines():
-        name, _, value = line.removeprefix("export ").partition("=")
-        exported[name] = value
+    try:
+        exported = knob_variables(knob_args)
+    except KnobError as err:
+        raise RunError(str(err)) from None
     wanted = {name for flag, _ in knob_args for name in KNOB_FLAGS[flag]}
     return {name: exported[name] for name in sorted(wanted)}
 
@@ -106,7 +89,7 @@ def launcher_command(launcher, np, program, hostfile):
 
 
 def abi_environment(args, program, base_env):
-    """ABI swap (loggp.abi): the loader path that puts an MPICH-ABI program on
+    """ABI swap (loggp.shim.abi): the loader path that puts an MPICH-ABI program on
     the venv's MPICH, and one line on stderr saying which libmpi the ranks use."""
     from . import abi
     try:
@@ -123,19 +106,9 @@ def abi_environment(args, program, base_env):
     return additions
 
 
-def positive_int(text):
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"'{text}' must be at least 1")
-    return value
-
-
 def parser():
-    p = argparse.ArgumentParser(
-        prog="loggp run", allow_abbrev=False,
+    p = Parser(
+        prog="loggp run",
         description="Run an MPI program under libloggp.so. Knobs given here hold for this run; "
                     "knobs not given follow the knob file live (`loggp-knobs set`).")
     p.add_argument("-n", "--np", type=positive_int, required=True, help="number of ranks")
@@ -162,8 +135,10 @@ def parser():
     return p
 
 
-def build(args, base_env):
-    """The environment additions and the command for a parsed `loggp run`."""
+def build(args, base_env, testbed_plan=None):
+    """The environment additions and the command for a parsed `loggp run`.
+    testbed_plan(args, program) -> (routing, command): the `loggp testbed`
+    launch, which the loggp root hands in (the shim does not import it)."""
     program = args.program[1:] if args.program[:1] == ["--"] else args.program
     if not program:
         raise RunError("no program given (usage: loggp run -n N [knobs] -- PROGRAM ARGS...)")
@@ -176,8 +151,9 @@ def build(args, base_env):
     env = {}
     env.update(knob_environment(knob_args))
     if args.testbed is not None:
-        from loggp.testbed import launch_plan
-        routing, cmd = launch_plan(args, program)
+        if testbed_plan is None:
+            raise RunError("--testbed: no testbed here (run it as `loggp run`)")
+        routing, cmd = testbed_plan(args, program)
     else:
         single_host = args.launcher == "mpiexec" and not args.hostfile
         routing = routing_environment(args.engine, args.provider, base_env, single_host)
@@ -196,13 +172,21 @@ def build(args, base_env):
     return env, cmd
 
 
-def main(argv):
-    args = parser().parse_args(argv)
-    try:
-        additions, cmd = build(args, os.environ)
-    except RunError as err:
-        print(f"loggp run: {err}", file=sys.stderr)
-        return 2
+class RunCommand(Command):
+    name = "run"
+
+    def __init__(self, testbed_plan=None):
+        self.testbed_plan = testbed_plan
+
+    def parser(self):
+        return parser()
+
+    def run(self, args):
+        return execute(args, self.testbed_plan)
+
+
+def execute(args, testbed_plan=None):
+    additions, cmd = build(args, os.environ, testbed_plan)
     if args.dry_run:
         assignments = " ".join(f"{k}={shlex.quote(v)}" for k, v in additions.items())
         print(f"env {assignments} {shlex.join(cmd)}")
@@ -214,5 +198,4 @@ def main(argv):
     try:
         os.execvpe(cmd[0], cmd, env)
     except OSError as err:
-        print(f"loggp run: cannot start {cmd[0]}: {err}", file=sys.stderr)
-        return 127
+        raise CommandError(f"cannot start {cmd[0]}: {err}", exit_code=127) from None

@@ -1,4 +1,4 @@
-"""ABI swap (loggp.abi and `loggp run`): the ELF reader against readelf on
+"""ABI swap (loggp.shim.abi and `loggp run`): the ELF reader against readelf on
 real binaries, the decision for each kind of program, the private loader
 folder, and a program built with Debian's MPICH getting L on the libfabric
 engine through `loggp run`, side by side with --no-abi-swap."""
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from loggp import abi
+from loggp.shim import abi
 from tests.testkit import ROOT, built, installed, run
 
 TIMING_SOURCE = ROOT / "shim" / "tests" / "mpi" / "timing.c"

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from loggp import bench
-from loggp import pattern_model as model
+from loggp.shim import bench
+from loggp.shim import pattern_model as model
 from tests.testkit import installed, run
 
 W = model.WINDOW

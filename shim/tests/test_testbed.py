@@ -264,10 +264,9 @@ def test_calibrate_reports_L_from_both_methods(two_hosts, no_qdiscs, tmp_path):
 def test_rate_and_units():
     assert testbed.rate_bytes_per_s(1.0) == 1_000_000_000
     assert testbed.rate_bytes_per_s(8.0) == 125_000_000
-    assert testbed.canonical_ns("50us", per_byte=False) == 50_000
-    assert testbed.canonical_ns("1.953ns/B", per_byte=True) == pytest.approx(1.953)
-    with pytest.raises(testbed.TestbedError):
-        testbed.canonical_ns("50us", per_byte=True)
+    assert testbed.parse_knobs("50us", "1.953ns/B") == {"L": 50_000, "G": pytest.approx(1.953)}
+    with pytest.raises(testbed.UsageError):
+        testbed.parse_knobs(None, "50us")
     both = testbed.qdisc_commands(50_000, 8.0)
     assert both[0][:7] == ["qdisc", "add", "dev", "loggp-eth0", "root", "handle", "1:"] and "125000000bps" in both[0]
     assert both[1][4:6] == ["parent", "1:1"] and "50.000us" in both[1]

@@ -27,6 +27,11 @@ import tempfile
 import time
 from pathlib import Path
 
+from loggp.knobs import KnobError, parse as parse_knob_values
+from loggp.knobs.command import Command, CommandError
+from loggp.knobs.programs import find_program
+from loggp.shim.run import RunError
+
 DEFAULT_NAME = "tb"
 DEFAULT_SUBNET = "198.18.0.0/24"
 BENCHMARK_RANGE = ipaddress.ip_network("198.18.0.0/15")
@@ -46,12 +51,15 @@ TBF_LIMIT_BYTES = 4 << 20
 NETEM_LIMIT_PACKETS = 100000
 
 
-class TestbedError(Exception):
+class TestbedError(CommandError):
     """A failure reported without a traceback (exit 1)."""
 
 
 class UsageError(TestbedError):
     """Bad usage or a bad value (exit 2)."""
+
+    def __init__(self, message):
+        super().__init__(message, exit_code=2)
 
 
 # ---------------------------------------------------------------- names and discovery
@@ -308,8 +316,8 @@ def write_run_files(state):
 
 def launch_plan(args, program):
     """Routing environment and command for `loggp run --testbed`: mpiexec starts inside the first
-    host's namespace, one rank per host, every message over libfabric tcp across the veths."""
-    from loggp.run import RunError, find_program
+    host's namespace, one rank per host, every message over libfabric tcp across the veths.
+    The root hands this to `loggp run` (loggp.shim.run.build's testbed_plan)."""
     name = args.testbed or default_name()
     try:
         check_name(name)
@@ -343,55 +351,37 @@ def launch_plan(args, program):
 
 # ---------------------------------------------------------------- knob values
 
-TIME_UNITS_NS = {"ps": 1e-3, "ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
-CANONICAL = re.compile(r"([0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?)(ps|ns|us|ms|s)(/B)?")
-
-
-def canonical_ns(text, per_byte):
-    """Nanoseconds (per byte for G) from loggp-knobs' canonical output, e.g. 50us, 1.953ns/B."""
-    m = CANONICAL.fullmatch(text)
-    if not m or bool(m.group(3)) != per_byte:
-        raise TestbedError(f"unexpected knob value '{text}' from loggp-knobs")
-    return float(m.group(1)) * TIME_UNITS_NS[m.group(2)]
-
-
 def parse_knobs(latency, per_byte):
     """Validates --L and --G with loggp-knobs (the project's one knob parser) and returns them in
     ns and ns/B (None for a knob not given)."""
-    from loggp.run import RunError, knob_environment
-    given = [(flag, value) for flag, value in (("L", latency), ("G", per_byte)) if value is not None]
+    given = {knob: text for knob, text in (("L", latency), ("G", per_byte)) if text is not None}
     try:
-        env = knob_environment(given)
-    except RunError as err:
+        parsed = parse_knob_values(given)
+    except KnobError as err:
         raise UsageError(str(err)) from None
-    result = {"L": None, "G": None}
-    if latency is not None:
-        result["L"] = canonical_ns(env["LOGGP_LATENCY"], per_byte=False)
-    if per_byte is not None:
-        result["G"] = canonical_ns(env["LOGGP_GAP_PER_BYTE"], per_byte=True)
-    return result
+    return {"L": parsed.get("L"), "G": parsed.get("G")}
 
 
-def rate_bytes_per_s(g_ns_per_byte):
+def rate_bytes_per_s(G_ns_per_byte):
     """G = x ns/B becomes a link rate of 1e9/x bytes per second (tc's 'bps' unit is bytes/s)."""
-    return round(1e9 / g_ns_per_byte)
+    return round(1e9 / G_ns_per_byte)
 
 
-def netem_delay_us(l_ns):
-    return f"{l_ns / 1000:.3f}us"
+def netem_delay_us(L_ns):
+    return f"{L_ns / 1000:.3f}us"
 
 
 # ---------------------------------------------------------------- tc backend
 
-def qdisc_commands(l_ns, g_ns):
+def qdisc_commands(L_ns, G_ns_per_byte):
     """tc commands (after `tc -n NS`) for one host's interface. L: netem delay of the full L on the
     egress of every host interface; a packet from A to B passes only A's host interface egress, so
     the one-way latency grows by exactly L. G: tbf at 1/G bytes per second, the root; with both,
     netem is tbf's child, so a packet is delayed by L and then paced at the rate."""
     cmds = []
-    delay = ["netem", "delay", netem_delay_us(l_ns), "limit", str(NETEM_LIMIT_PACKETS)] if l_ns else None
-    if g_ns:
-        rate = rate_bytes_per_s(g_ns)
+    delay = ["netem", "delay", netem_delay_us(L_ns), "limit", str(NETEM_LIMIT_PACKETS)] if L_ns else None
+    if G_ns_per_byte:
+        rate = rate_bytes_per_s(G_ns_per_byte)
         burst = max(TBF_BURST_BYTES, math.ceil(rate * TBF_BURST_S))
         cmds.append(["qdisc", "add", "dev", HOST_IFACE, "root", "handle", "1:", "tbf",
                      "rate", f"{rate}bps", "burst", str(burst), "limit", str(max(TBF_LIMIT_BYTES, 2 * burst))])
@@ -445,32 +435,33 @@ def netem_set(name, latency, per_byte, out=sys.stdout):
     state = up_state(name)
     # Knobs not given keep their applied value, as with `loggp-knobs set`.
     previous = applied_knobs(name)
-    l_ns = knobs["L"] if knobs["L"] is not None else previous.get("L_ns", 0.0)
-    g_ns = knobs["G"] if knobs["G"] is not None else previous.get("G_ns_per_byte", 0.0)
-    if g_ns and rate_bytes_per_s(g_ns) < 1000:
-        raise UsageError(f"--G '{per_byte}': {g_ns:g} ns/B is a rate under 1000 bytes/s, too slow for tbf")
-    if l_ns:
+    L_ns = knobs["L"] if knobs["L"] is not None else previous.get("L_ns", 0.0)
+    G_ns_per_byte = knobs["G"] if knobs["G"] is not None else previous.get("G_ns_per_byte", 0.0)
+    if G_ns_per_byte and rate_bytes_per_s(G_ns_per_byte) < 1000:
+        raise UsageError(f"--G '{per_byte}': {G_ns_per_byte:g} ns/B is a rate under 1000 bytes/s, "
+                         "too slow for tbf")
+    if L_ns:
         ok, why = netem_supported(state["hosts"][0][1])
         if not ok:
-            raise TestbedError(f"--L {latency or netem_delay_us(l_ns)}: this kernel has no netem qdisc "
+            raise TestbedError(f"--L {latency or netem_delay_us(L_ns)}: this kernel has no netem qdisc "
                                f"(CONFIG_NET_SCH_NETEM; tc says: {why}); nothing changed. Use the libloggp.so "
                                "knob instead: loggp run --testbed --L ...")
     try:
         for _, ns, _ in state["hosts"]:
             clear_qdiscs(ns)
-            for cmd in qdisc_commands(l_ns, g_ns):
+            for cmd in qdisc_commands(L_ns, G_ns_per_byte):
                 sh([tc_command(), "-n", ns, *cmd])
     except TestbedError as err:
         for _, ns, _ in state["hosts"]:
             sh([tc_command(), "-n", ns, "qdisc", "del", "dev", HOST_IFACE, "root"], check=False)
         (run_dir(name) / "netem.json").unlink(missing_ok=True)
         raise TestbedError(f"netem set failed, every host link reset to no qdisc: {err}") from None
-    write_atomic(run_dir(name) / "netem.json", json.dumps({"L_ns": l_ns, "G_ns_per_byte": g_ns}) + "\n")
+    write_atomic(run_dir(name) / "netem.json", json.dumps({"L_ns": L_ns, "G_ns_per_byte": G_ns_per_byte}) + "\n")
     parts = []
-    if l_ns:
-        parts.append(f"L={netem_delay_us(l_ns)} (netem delay on every {HOST_IFACE} egress)")
-    if g_ns:
-        parts.append(f"G={g_ns:g}ns/B (tbf rate {rate_bytes_per_s(g_ns)} bytes/s)")
+    if L_ns:
+        parts.append(f"L={netem_delay_us(L_ns)} (netem delay on every {HOST_IFACE} egress)")
+    if G_ns_per_byte:
+        parts.append(f"G={G_ns_per_byte:g}ns/B (tbf rate {rate_bytes_per_s(G_ns_per_byte)} bytes/s)")
     print(f"testbed '{name}': " + (", ".join(parts) or "no delay, no rate limit"), file=out)
 
 
@@ -545,8 +536,8 @@ def calibrate(name, latency, time_limit, json_path, repeat=3, out=sys.stdout):
     """L added by libloggp.so and by netem, each measured with loggp-probe across two namespaces.
     The methods take turns, REPEAT rounds; each row keeps its run with the least L (a shared
     machine's disturbances only ever add time)."""
-    l_ns = parse_knobs(latency, None)["L"]
-    if not l_ns:
+    L_ns = parse_knobs(latency, None)["L"]
+    if not L_ns:
         raise UsageError(f"--L '{latency}': calibration needs a latency above zero")
     state = up_state(name)
     if len(state["hosts"]) < 2:
@@ -555,7 +546,7 @@ def calibrate(name, latency, time_limit, json_path, repeat=3, out=sys.stdout):
         raise TestbedError(f"testbed '{name}' has link qdiscs applied: run `loggp testbed netem reset` first")
     # No qdisc is applied, so knobs remembered from an earlier set are stale.
     (run_dir(name) / "netem.json").unlink(missing_ok=True)
-    set_us = l_ns / 1000
+    set_us = L_ns / 1000
     netem_ok, why = netem_supported(state["hosts"][0][1])
     runs = {"baseline": [], "libloggp": [], "netem": []}
     for _ in range(repeat):
@@ -611,20 +602,11 @@ def host_count(text):
     return value
 
 
-class Parser(argparse.ArgumentParser):
-    def error(self, message):
-        self.print_usage(sys.stderr)
-        print(f"{self.prog}: error: {message}", file=sys.stderr)
-        sys.exit(2)
-
-
-def parser():
-    p = Parser(prog="loggp testbed", allow_abbrev=False,
-               description="Emulated hosts as network namespaces joined by a bridge (needs root).")
-    sub = p.add_subparsers(dest="command", required=True, parser_class=Parser)
+def configure(p):
+    sub = p.add_subparsers(dest="command", required=True)
 
     def named(cmd, **kw):
-        c = sub.add_parser(cmd, allow_abbrev=False, **kw)
+        c = sub.add_parser(cmd, **kw)
         c.add_argument("--name", default=None, help=f"testbed name (default $LOGGP_TESTBED or '{DEFAULT_NAME}')")
         return c
 
@@ -640,22 +622,26 @@ def parser():
     c.add_argument("--repeat", type=host_count, default=3, metavar="R", help="rounds; each row keeps its least L (default 3)")
     c.add_argument("--json", metavar="FILE", help="also write the report as JSON (atomically)")
     netem = sub.add_parser("netem", help="latency and rate on the links with tc")
-    nsub = netem.add_subparsers(dest="netem_command", required=True, parser_class=Parser)
-    c = nsub.add_parser("set", allow_abbrev=False, help="apply L (netem delay) and/or G (tbf rate)")
+    nsub = netem.add_subparsers(dest="netem_command", required=True)
+    c = nsub.add_parser("set", help="apply L (netem delay) and/or G (tbf rate)")
     c.add_argument("--name", default=None)
     c.add_argument("--L", metavar="T", help="one-way latency added between any two hosts (e.g. 50us)")
     c.add_argument("--G", metavar="T/B", help="time per byte: link rate 1/G (e.g. 8ns/B = 125 MB/s)")
-    c = nsub.add_parser("show", allow_abbrev=False, help="what is applied where")
+    c = nsub.add_parser("show", help="what is applied where")
     c.add_argument("--name", default=None)
     c.add_argument("--json", action="store_true")
-    c = nsub.add_parser("reset", allow_abbrev=False, help="remove the link qdiscs")
+    c = nsub.add_parser("reset", help="remove the link qdiscs")
     c.add_argument("--name", default=None)
-    return p
 
 
-def main(argv):
-    args = parser().parse_args(argv)
-    try:
+class TestbedCommand(Command):
+    name = "testbed"
+    description = "Emulated hosts as network namespaces joined by a bridge (needs root)."
+
+    def configure(self, parser):
+        configure(parser)
+
+    def run(self, args):
         name = check_name(args.name if args.name is not None else default_name())
         if args.command == "up":
             up(name, args.hosts, parse_subnet(args.subnet))
@@ -673,10 +659,4 @@ def main(argv):
             netem_show(name, args.json)
         else:
             netem_reset(name)
-    except UsageError as err:
-        print(f"loggp testbed: {err}", file=sys.stderr)
-        return 2
-    except TestbedError as err:
-        print(f"loggp testbed: {err}", file=sys.stderr)
-        return 1
-    return 0
+        return 0

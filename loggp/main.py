@@ -2,32 +2,41 @@
 (do the knobs add what they say on this machine?), then the default study
 (how much slower do our NPB kernels run as each knob grows?), ending with the
 path of the report. Interrupted, it resumes where it stopped."""
-import argparse
 import os
 import sys
 import time
 from pathlib import Path
 
+from loggp.knobs.command import Command, UsageError
 
-def main(argv):
-    p = argparse.ArgumentParser(prog="loggp main", description=__doc__, allow_abbrev=False)
-    p.add_argument("--out", default="results/main",
-                   help="results folder (default results/main; rerun to resume)")
-    p.add_argument("--skip-calibration", action="store_true", help="go straight to the study")
-    args = p.parse_args(argv)
-    out = Path(args.out).resolve()
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as err:
-        print(f"loggp main: cannot use --out {args.out}: {err}", file=sys.stderr)
-        return 2
 
+class MainCommand(Command):
+    name = "main"
+    description = __doc__
+    interrupted = "interrupted; run the same command again to resume"
+
+    def configure(self, p):
+        p.add_argument("--out", default="results/main",
+                       help="results folder (default results/main; rerun to resume)")
+        p.add_argument("--skip-calibration", action="store_true", help="go straight to the study")
+
+    def check(self, args):
+        try:
+            Path(args.out).resolve().mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise UsageError(f"cannot use --out {args.out}: {err}") from None
+
+    def run(self, args):
+        return main_job(Path(args.out).resolve(), args.skip_calibration)
+
+
+def main_job(out, skip_calibration):
     from loggp.experiments import calibrate
     from loggp.harness import study
 
     started = time.monotonic()
     calibration = out / "calibration" / "calibration.json"
-    if not args.skip_calibration and not calibration.is_file():
+    if not skip_calibration and not calibration.is_file():
         print(f"[loggp main] 1/2 quick calibration -> {calibration.parent}", file=sys.stderr, flush=True)
         rc = calibrate.main(["--quick", "--out", str(calibration.parent)])
         if rc not in (0, 3):  # 3: it ran, but a knob missed its accuracy goal (its report says which)

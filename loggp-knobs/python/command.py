@@ -1,0 +1,133 @@
+"""The base every `loggp` subcommand is built on: one parser class and one path
+from an error to its message and exit code.
+
+It lives in the lowest layer (beside the knob wrapper) so that every part can
+define its commands without importing the `loggp` root, which registers them.
+
+A command says which exceptions it reports and with which exit code
+(`errors`); anything else is a bug and keeps its traceback. Errors raised while
+parsing or checking the arguments are usage errors (exit 2) whatever their
+class. Every message reads "PROG: MESSAGE" on stderr.
+"""
+import argparse
+import sys
+
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+
+
+class CommandError(Exception):
+    """An error a command reports without a traceback; exit 1 unless told."""
+
+    def __init__(self, message, exit_code=1):
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+class UsageError(CommandError):
+    """Bad usage or a bad value (exit 2). From the parser it carries the usage line."""
+
+    def __init__(self, message, usage=None, prog=None):
+        super().__init__(message, EXIT_USAGE)
+        self.usage = usage
+        self.prog = prog
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, with bad usage raised as a UsageError instead of exiting, so the
+    command's one error path reports it. Subparsers get the same class."""
+
+    def __init__(self, *args, allow_abbrev=False, **kw):
+        super().__init__(*args, allow_abbrev=allow_abbrev, **kw)
+
+    def error(self, message):
+        raise UsageError(message, usage=self.format_usage(), prog=self.prog)
+
+
+def positive_int(text):
+    """An argparse type: a whole number of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"'{text}' must be at least 1")
+    return value
+
+
+class Command:
+    """One subcommand: `loggp NAME`. Subclasses set name (and description), and define
+    configure(parser) (or parser(), or parse(argv) for a command that passes unknown
+    options on), optionally check(args), and run(args) -> exit code. Its one-line
+    summary lives in the registry (loggp.cli)."""
+
+    name = ""
+    description = None
+    formatter_class = argparse.HelpFormatter
+    # (exception class, exit code) pairs, first match wins; CommandError carries its own code.
+    errors = ()
+    # What an interrupted command says (exit 130).
+    interrupted = "interrupted"
+
+    @property
+    def prog(self):
+        return f"loggp {self.name}"
+
+    def parser(self):
+        p = Parser(prog=self.prog, description=self.description, formatter_class=self.formatter_class)
+        self.configure(p)
+        return p
+
+    def configure(self, parser):
+        """Adds the command's arguments to parser."""
+
+    def parse(self, argv):
+        """argv -> the arguments run() takes. Bad usage raises UsageError; --help
+        prints and raises SystemExit with the exit code."""
+        return self.parser().parse_args(argv)
+
+    def check(self, args):
+        """Checks argparse cannot make; whatever they raise is a usage error."""
+
+    def run(self, args):
+        raise NotImplementedError
+
+    def exit_code(self, err):
+        """The exit code for an error this command reports, or None for a bug."""
+        for kind, code in self.errors:
+            if isinstance(err, kind):
+                return code
+        if isinstance(err, CommandError):
+            return err.exit_code
+        return None
+
+    def report(self, err, code):
+        if isinstance(err, UsageError) and err.usage:
+            sys.stderr.write(err.usage)
+        prog = err.prog if isinstance(err, UsageError) and err.prog else self.prog
+        print(f"{prog}: {err}", file=sys.stderr)
+        return code
+
+    def main(self, argv=None):
+        """Runs the command on argv (default sys.argv[1:]); returns its exit code."""
+        argv = sys.argv[1:] if argv is None else list(argv)
+        try:
+            try:
+                args = self.parse(argv)
+            except SystemExit as done:  # --help: it has been printed
+                return done.code if isinstance(done.code, int) else 0
+            try:
+                self.check(args)
+            except Exception as err:
+                if self.exit_code(err) is None:
+                    raise
+                return self.report(err, EXIT_USAGE)
+            return self.run(args)
+        except KeyboardInterrupt:
+            print(f"{self.prog}: {self.interrupted}", file=sys.stderr)
+            return EXIT_INTERRUPTED
+        except Exception as err:
+            code = self.exit_code(err)
+            if code is None:
+                raise
+            return self.report(err, code)

@@ -1,0 +1,60 @@
+"""The `loggp` command: the registry of subcommands and the one entry point.
+
+Each part defines its subcommands as loggp.knobs.command.Command classes; this
+root imports and registers them, the parts never import the root. A module is
+imported only when its command runs, so `loggp --help` stays fast.
+"""
+import importlib
+import sys
+
+# name -> (module, Command class, one-line summary for `loggp --help`)
+COMMANDS = {
+    "run": ("loggp.shim.run", "RunCommand", "run an MPI application under libloggp.so with knobs"),
+    "testbed": ("loggp.testbed", "TestbedCommand",
+                "emulated hosts as network namespaces; link latency and rate with tc"),
+    "bench": ("loggp.shim.bench", "BenchCommand", "figures about the apparatus: transparency, knob accuracy"),
+    "main": ("loggp.main", "MainCommand", "the main job: quick calibration, then the default study"),
+    "probe": ("loggp.experiments.probe", "ProbeCommand", "run loggp-probe and print the LogGP signature"),
+    "calibrate": ("loggp.experiments.calibrate", "CalibrateCommand", "sweep each knob and check measured vs set"),
+    "fit": ("loggp.experiments.fit", "FitCommand", "fit T(m) = T0 + m/B per protocol regime"),
+    "study": ("loggp.harness.study", "StudyCommand", "run, resume, inspect and report knob-sweep studies"),
+}
+
+
+def wiring(name):
+    """What the root hands a part's command: `loggp run --testbed` launches through the
+    root's testbed, which the shim cannot import."""
+    if name == "run":
+        from loggp.testbed import launch_plan
+        return {"testbed_plan": launch_plan}
+    return {}
+
+
+def command(name):
+    """The Command object for `loggp NAME`."""
+    module, cls, _ = COMMANDS[name]
+    return getattr(importlib.import_module(module), cls)(**wiring(name))
+
+
+def usage(out):
+    print("usage: loggp <command> [args]\n\ncommands:", file=out)
+    for name, (_, _, text) in COMMANDS.items():
+        print(f"  {name:10s} {text}", file=out)
+    print("\n`loggp <command> --help` for a command's options.", file=out)
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if not argv or argv[0] in ("-h", "--help", "help"):
+        usage(sys.stdout if argv else sys.stderr)
+        return 0 if argv else 2
+    name, rest = argv[0], argv[1:]
+    if name not in COMMANDS:
+        print(f"loggp: unknown command '{name}'", file=sys.stderr)
+        usage(sys.stderr)
+        return 2
+    return command(name).main(rest)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
