@@ -1,0 +1,235 @@
+/* Completion queues, the holding read: receive completions wait in a FIFO
+ * per CQ until natural arrival + L + (k-1)G (due.h), and until the receive
+ * gap g + (k-1)G after the previous one allows. */
+#include <string.h>
+
+#include "layer.h"
+
+/* Longest break between two reads that still counts as polling. */
+#define POLL_GAP_NS 2000u
+/* A held entry due within this is waited for inside the read (about one
+ * polling period of MPICH's progress loop over a fast provider). */
+#define SPIN_AHEAD_NS 1500u
+
+/* Strips the stamp from a receive entry and returns its due time: its
+ * natural arrival plus L + (k-1)G. If the receive was posted and the caller
+ * has polled the drained CQ ever since, the natural arrival is now; otherwise
+ * it is bounded below by send time + the least transit seen for its size and
+ * by the last drained read after the post. */
+static uint64_t receive_due(cq_state *cs, struct fi_cq_tagged_entry *e, const loggp_delays *d, uint64_t now,
+                            uint64_t drained_at, int polling)
+{
+    if (!(e->flags & FI_RECV))
+        return 0; /* a multi-receive buffer's release: no message, it only keeps its place */
+    uint64_t extra = receive_hold_ns(d, e->len);
+    if (!cs->has_data || !is_stamped(e->flags, e->data))
+        return extra ? now + extra : 0;
+    uint64_t sent = stamp_send_time(e->data, now);
+    /* 0: unknown, posted long ago (a multi-receive buffer) */
+    uint64_t posted_at = (e->flags & FI_TAGGED) ? take_receive_post_time(e->op_context) : 0;
+    strip_stamp(&e->flags, &e->data);
+    if (!extra)
+        return 0;
+    /* Measured from the send even when the receive came later: a late post
+     * only lengthens a sample, so the minimum stays a true transit. */
+    uint64_t observed = now > sent ? now - sent : 0;
+    int bucket = loggp_bucket(e->len);
+    if (bucket >= TRANSIT_BUCKETS)
+        bucket = TRANSIT_BUCKETS - 1;
+    uint64_t window = atomic_load_explicit(&ofi_transit_window_ns, memory_order_relaxed);
+    uint64_t least = transit_min_update(&cs->transit, bucket, observed, now, window);
+    return receive_arrival(sent, least, now, posted_at, drained_at, polling) + extra;
+}
+
+/* The earliest a receive owing gap_ns may be handed over: counted from when
+ * the caller came back for it after the previous release (less the o_r
+ * spent, which the gap overlaps; delay.h caps the caller's own time), plus
+ * the provider's own time to hand it over. So g and (k-1)G add to a
+ * receiver-bound stream's natural interval. */
+static inline uint64_t gap_floor(const cq_state *cs, uint64_t gap_ns, uint64_t take_ns)
+{
+    if (!gap_ns || !cs->gap_released_at || !cs->gap_back_at)
+        return 0;
+    uint64_t wanted = cs->gap_back_at - cs->gap_released_at > cs->gap_overhead_ns
+                          ? cs->gap_back_at - cs->gap_overhead_ns
+                          : cs->gap_released_at;
+    return loggp_gap_due(cs->gap_released_at, gap_ns + take_ns, wanted);
+}
+
+static void copy_out(cq_state *cs, void *buf, size_t index, const struct fi_cq_tagged_entry *e)
+{
+    memcpy((char *)buf + index * cs->entry_size, e, cs->entry_size);
+}
+
+/* When an entry due at `due` (L, (k-1)G) and owing gap_ns may go, given the
+ * receives this read has already handed out. */
+static inline uint64_t entry_due(const cq_state *cs, uint64_t due, uint64_t gap_ns, uint64_t take_ns,
+                                 size_t receives)
+{
+    if (atomic_load_explicit(&ofi_flushing, memory_order_relaxed))
+        return 0;
+    if (!gap_ns)
+        return due;
+    if (receives)
+        return UINT64_MAX; /* its gap counts from a release in this read: next read */
+    uint64_t floor = gap_floor(cs, gap_ns, take_ns);
+    return floor > due ? floor : due;
+}
+
+static inline uint64_t head_due(const cq_state *cs, size_t receives)
+{
+    const held_entry *h = &cs->ring[cs->head];
+    return entry_due(cs, h->due, h->gap_ns, h->take_ns, receives);
+}
+
+/* Hands out held entries due by now, in order, into buf[out..count). */
+static size_t release_due(cq_state *cs, void *buf, size_t count, size_t out, fi_addr_t *src, uint64_t now,
+                          size_t *receives)
+{
+    while (out < count && cs->count) {
+        uint64_t due = head_due(cs, *receives);
+        if (due > now)
+            break;
+        held_entry *h = &cs->ring[cs->head];
+        if (due > h->due) { /* held longer for the gap than for L and (k-1)G */
+            uint64_t waited = due - h->due < h->gap_ns ? due - h->due : h->gap_ns;
+            uint64_t for_g = (uint64_t)((unsigned __int128)waited * h->gap_g_ns / h->gap_ns);
+            cs->gap_waited_ns[0] += for_g;
+            cs->gap_waited_ns[1] += waited - for_g;
+        }
+        copy_out(cs, buf, out, &h->e);
+        if (src)
+            src[out] = h->src;
+        *receives += (h->e.flags & FI_RECV) != 0;
+        out++;
+        cs->head = ring_next(cs->head, cs->cap);
+        atomic_store_explicit(&cs->count, cs->count - 1, memory_order_relaxed);
+        atomic_fetch_sub_explicit(&ofi_held_total, 1, memory_order_relaxed);
+    }
+    return out;
+}
+
+ssize_t cq_read_held(cq_state *cs, const struct fi_ops_cq *o, struct fid_cq *cq, void *buf, size_t count,
+                            int from, fi_addr_t *src, const loggp_delays *knobs)
+{
+    /* Clock reads cost ~25 ns each and this runs on every poll: an empty poll
+     * reads the clock once. */
+    loggp_delays d = *knobs;
+    size_t out = 0, receives = 0;
+    uint64_t held_ns = 0;
+    ssize_t inner_rc = 0;
+    int gapped = d.g || d.G_ps;
+    spin_lock(&cs->lock);
+    uint64_t start = clock_ns(), now = start, returned = start;
+    if (gapped && cs->gap_released_at && !cs->gap_back_at)
+        cs->gap_back_at = start;
+    /* 1. entries whose time has come, in order */
+    if (cs->count)
+        out = release_due(cs, buf, count, 0, src, now, &receives);
+    /* 2. new entries: at most as many as there is room for, so anything that
+     * need not wait can be handed out at once */
+    if (out < count) {
+        enum { BATCH = 64 };
+        struct fi_cq_tagged_entry fresh[BATCH];
+        fi_addr_t fresh_src[BATCH];
+        size_t want = count - out < BATCH ? count - out : BATCH;
+        uint64_t drained_at = atomic_load_explicit(&cs->drained_at, memory_order_relaxed);
+        int polling = drained_at && start - atomic_load_explicit(&cs->returned_at, memory_order_relaxed) <= POLL_GAP_NS;
+        inner_rc = inner_read(o, cq, fresh, want, from, src ? fresh_src : NULL);
+        int drained = inner_rc == -FI_EAGAIN || (inner_rc >= 0 && (size_t)inner_rc < want);
+        if (inner_rc > 0)
+            now = returned = clock_ns();
+        /* an empty read found the CQ drained as of its start: a safe (early) bound */
+        atomic_store_explicit(&cs->drained_at, drained ? now : 0, memory_order_relaxed);
+        uint64_t take_ns = inner_rc > 0 ? (now - start) / (uint64_t)inner_rc : 0;
+        for (ssize_t i = 0; i < inner_rc; i++) {
+            struct fi_cq_tagged_entry e;
+            memset(&e, 0, sizeof e);
+            memcpy(&e, (char *)fresh + (size_t)i * cs->entry_size, cs->entry_size);
+            uint64_t due = 0;
+            if (e.flags & (FI_RECV | FI_MULTI_RECV)) {
+                due = receive_due(cs, &e, &d, now, drained_at, polling);
+                if (!is_receive(e.flags))
+                    due = 0; /* a peek reports without waiting, so Iprobe never blocks */
+            }
+            uint64_t gap_ns = 0;
+            if (e.flags & FI_RECV)
+                gap_ns = d.g + loggp_bytes_delay_ns(d.G_ps, e.len);
+            int must_wait = is_receive(e.flags) &&
+                            (cs->count || entry_due(cs, due, gap_ns, take_ns, receives) > now);
+            if (!must_wait) {
+                if (gapped && (e.flags & FI_SEND) && !(e.flags & FI_RECV)) {
+                    /* the injector was busy until the send naturally completed (delay.h) */
+                    loggp_send_completed(local_ns(polling || !drained_at ? now : drained_at));
+                }
+                copy_out(cs, buf, out, &e);
+                if (src)
+                    src[out] = fresh_src[i];
+                receives += is_receive(e.flags) && (e.flags & FI_RECV);
+                out++;
+                continue;
+            }
+            if (ring_reserve((void **)&cs->ring, &cs->cap, &cs->head, cs->count, sizeof *cs->ring) != 0) {
+                /* No memory to hold it: deliver now rather than lose it. */
+                copy_out(cs, buf, out, &e);
+                if (src)
+                    src[out] = fresh_src[i];
+                out++;
+                continue;
+            }
+            held_entry *h = &cs->ring[ring_index(cs->head, cs->count, cs->cap)];
+            h->e = e;
+            h->src = src ? fresh_src[i] : FI_ADDR_NOTAVAIL;
+            h->due = due;
+            h->gap_ns = gap_ns;
+            h->gap_g_ns = gap_ns ? d.g : 0;
+            h->take_ns = take_ns;
+            if (due > now)
+                held_ns += due - now;
+            atomic_store_explicit(&cs->count, cs->count + 1, memory_order_relaxed);
+            atomic_fetch_add_explicit(&ofi_held_total, 1, memory_order_relaxed);
+        }
+    }
+    /* 3. a head entry due sooner than the caller would poll again is waited
+     * for here: releasing it on the next poll would add half a polling
+     * period to every message on average */
+    if (!out && cs->count) {
+        uint64_t due = head_due(cs, receives);
+        if (due <= now + SPIN_AHEAD_NS) {
+            while ((now = clock_ns()) < due)
+                ;
+            out = release_due(cs, buf, count, 0, src, now, &receives);
+            returned = now;
+        }
+    }
+    int queue_empty = cs->count == 0;
+    if (receives) {
+        cs->gap_released_at = returned;
+        cs->gap_overhead_ns = d.o_r * receives;
+        cs->gap_back_at = 0;
+    }
+    uint64_t gap_waited_g = cs->gap_waited_ns[0], gap_waited_bytes = cs->gap_waited_ns[1];
+    cs->gap_waited_ns[0] = cs->gap_waited_ns[1] = 0;
+    spin_unlock(&cs->lock);
+
+    if (held_ns || gap_waited_g || gap_waited_bytes || (receives && d.o_r)) {
+        loggp_counters *c = loggp_my_counters();
+        /* a hold is L's if L is set, else (k-1)G's */
+        c->injected_ns[d.L ? LOGGP_INJ_L : LOGGP_INJ_GBYTE] += held_ns;
+        c->injected_ns[LOGGP_INJ_G] += gap_waited_g;
+        c->injected_ns[LOGGP_INJ_GBYTE] += gap_waited_bytes;
+        if (receives && d.o_r) {
+            /* from when the completions were taken, so the layer's own work is inside o_r */
+            uint64_t spun_to = loggp_spin_until(local_ns(returned) + d.o_r * receives);
+            returned += spun_to - local_ns(returned);
+            c->injected_ns[LOGGP_INJ_OR] += d.o_r * receives;
+        }
+    }
+    atomic_store_explicit(&cs->returned_at, returned, memory_order_relaxed);
+    if (out)
+        return (ssize_t)out;
+    /* An error waits behind held entries, so errors keep their place in the queue. */
+    if (inner_rc == -FI_EAVAIL && !queue_empty)
+        return -FI_EAGAIN;
+    return inner_rc < 0 ? inner_rc : -FI_EAGAIN;
+}

@@ -1,0 +1,44 @@
+/* Due-time arithmetic (due.h): pure, unit-tested in test_ofi_due.c. */
+#include "due.h"
+
+#include <string.h>
+
+void transit_min_init(transit_min *t, uint64_t now)
+{
+    for (int i = 0; i < TRANSIT_BUCKETS; i++)
+        t->now[i] = t->prev[i] = UINT64_MAX;
+    t->window_start = now;
+}
+
+uint64_t transit_min_update(transit_min *t, int bucket, uint64_t observed, uint64_t now, uint64_t window_ns)
+{
+    if (now - t->window_start > window_ns) {
+        memcpy(t->prev, t->now, sizeof t->prev);
+        for (int i = 0; i < TRANSIT_BUCKETS; i++)
+            t->now[i] = UINT64_MAX;
+        t->window_start = now;
+    }
+    if (observed < t->now[bucket])
+        t->now[bucket] = observed;
+    return t->now[bucket] < t->prev[bucket] ? t->now[bucket] : t->prev[bucket];
+}
+
+uint64_t receive_hold_ns(const loggp_delays *d, uint64_t len)
+{
+    return d->L + loggp_bytes_delay_ns(d->G_ps, len);
+}
+
+uint64_t receive_arrival(uint64_t sent, uint64_t least_transit, uint64_t now, uint64_t posted_at,
+                         uint64_t drained_at, int polling)
+{
+    uint64_t arrival = sent + least_transit;
+    /* posted before the CQ was last found drained, so it was not there then;
+     * a receive posted later may have found its message already waiting */
+    if (drained_at > posted_at) {
+        if (polling || drained_at > arrival)
+            arrival = polling ? now : drained_at;
+    }
+    if (arrival > now)
+        arrival = now;
+    return arrival;
+}

@@ -1,0 +1,42 @@
+/* When a held receive completion is due: its natural arrival (estimated from
+ * its send stamp, the least transit seen and when the CQ was last found
+ * drained) plus L + (k-1)G. */
+#ifndef LOGGP_OFI_DUE_H
+#define LOGGP_OFI_DUE_H
+
+#include <stdint.h>
+
+#include "delay.h"
+#include "live.h"
+
+#define TRANSIT_BUCKETS 48
+
+/* Windowed minimum of natural transit times (first seen - send time) per
+ * size class: the current window's and the previous one's. */
+typedef struct {
+    uint64_t now[TRANSIT_BUCKETS], prev[TRANSIT_BUCKETS];
+    uint64_t window_start;
+} transit_min;
+
+#pragma GCC visibility push(hidden)
+
+void transit_min_init(transit_min *t, uint64_t now);
+
+/* Adds an observed transit for `bucket` at time now and returns the least
+ * transit of that bucket over this window and the last; a window lasts
+ * window_ns. */
+uint64_t transit_min_update(transit_min *t, int bucket, uint64_t observed, uint64_t now, uint64_t window_ns);
+
+/* What a receive of `len` bytes is held beyond its natural arrival. */
+uint64_t receive_hold_ns(const loggp_delays *d, uint64_t len);
+
+/* Natural arrival of a message sent at `sent` and seen at `now`: send time +
+ * least transit, raised to the last drained read (drained_at) if the receive
+ * was posted before it (posted_at, 0: unknown), or to now if the caller has
+ * been polling the drained CQ since; never later than now. */
+uint64_t receive_arrival(uint64_t sent, uint64_t least_transit, uint64_t now, uint64_t posted_at,
+                         uint64_t drained_at, int polling);
+
+#pragma GCC visibility pop
+
+#endif

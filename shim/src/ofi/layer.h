@@ -1,0 +1,275 @@
+/* Private header of the libfabric layer (shim/src/ofi/): the state every
+ * wrapped object carries, how a hook finds it, and what the files share.
+ * One fi object class per file: fabric.c (fabrics, domains), ep.c
+ * (endpoints), tagged.c / msg.c / rma.c / atomic.c (transfer hooks, each
+ * with its ops table below them), cq.c and cq_hold.c (completion queues),
+ * cntr.c (counters), provider.c (entry points and layer state). The pure
+ * arithmetic sits in stamp.c, ring.c, due.c and clock.c, with unit tests. */
+#ifndef LOGGP_OFI_LAYER_H
+#define LOGGP_OFI_LAYER_H
+
+#include <rdma/fabric.h>
+#include <rdma/fi_atomic.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_eq.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
+#include <rdma/fi_tagged.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "clock.h"
+#include "delay.h"
+#include "due.h"
+#include "live.h"
+#include "profile.h"
+#include "ring.h"
+#include "stamp.h"
+
+/* Nothing here is exported from libloggp.so: the names are the layer's own. */
+#pragma GCC visibility push(hidden)
+
+/* ---- layer state (provider.c) ---- */
+
+extern _Atomic int ofi_layer_enabled;
+extern _Atomic int ofi_layer_active;
+/* Set from MPI_Finalize on: everything held is handed out at once, since the
+ * MPI library may poll only until the completions it waits for are out, and a
+ * freed request's completion held behind them would never reach it. */
+extern _Atomic int ofi_flushing;
+/* Receive completions held across all CQs, for the flush. */
+extern _Atomic long ofi_held_total;
+/* Creation calls nested inside a wrapped creation call belong to a layered
+ * provider's inner objects (rxm over tcp): leave those alone, so each message
+ * is inflated once. */
+extern __thread int ofi_creation_depth __attribute__((tls_model("initial-exec")));
+/* A provider may implement one entry through another of its own table
+ * (read through readfrom, send through sendmsg): inside a hook, calls that come
+ * back through a patched table go straight to the provider, so nothing is
+ * delayed twice and nothing recurses. */
+extern __thread int ofi_in_hook __attribute__((tls_model("initial-exec")));
+
+/* Records the provider's name the first time an endpoint is wrapped. */
+void ofi_note_provider(const struct fi_info *info);
+
+/* A stamp of a send leaving now (stamp.h). */
+static inline uint64_t stamp(uint64_t data, int had_data)
+{
+    return stamp_encode(data, had_data, clock_ns());
+}
+
+/* ---- patched ops tables (table.c) ---- */
+
+/* Each patched table copy sits right behind this header, so a hook finds the
+ * provider's table and the object's state in O(1). */
+typedef struct {
+    void *orig;  /* the provider's table */
+    void *state; /* the object's state */
+} table_header;
+
+#define HEADER(table) ((table_header *)(table) - 1)
+#define ORIG(table, type) ((const type *)HEADER(table)->orig)
+#define STATE(table, type) ((type *)HEADER(table)->state)
+
+/* Does a provider table of run-time size `size` hold a non-NULL `member`? */
+#define HAS_ENTRY(table, type, member) \
+    ((table) && offsetof(type, member) < ((const type *)(table))->size && ((const type *)(table))->member)
+
+/* Points a patched table's entry at a hook if the provider has that entry. */
+#define HOOK(tbl, type, member, fn)                     \
+    do {                                                \
+        if (HAS_ENTRY(HEADER(tbl)->orig, type, member)) \
+            (tbl)->member = (fn);                       \
+    } while (0)
+
+/* Replaces *slot_ptr (a table pointer inside a provider object) by a copy
+ * made with the table's run-time size; NULL if there is none or no memory. */
+void *patch_table(void *slot_ptr, size_t known_size, void *state);
+void free_table(void *table);
+
+/* ---- counters (cntr.c) ---- */
+
+typedef struct {
+    atomic_flag lock;
+    uint64_t *due; /* FIFO of due times of tracked operations */
+    size_t cap, head, count;
+    uint64_t due_count; /* operations counted as done by time */
+    uint64_t base;      /* value the counter started from */
+    _Atomic size_t pending;
+    void *fid_ops, *ops;
+} cntr_state;
+
+void patch_cntr(struct fid_cntr *cntr);
+/* The layer's state of a counter it wraps, or NULL. */
+cntr_state *cntr_state_of(struct fid_cntr *cntr);
+/* Records an operation that will bump cs; due == 0 means done already. */
+void cntr_track(cntr_state *cs, uint64_t due);
+
+/* ---- completion queues (cq.c, cq_hold.c) ---- */
+
+typedef struct {
+    struct fi_cq_tagged_entry e;
+    fi_addr_t src;
+    uint64_t due;
+    uint64_t gap_ns;   /* g + (k-1)G this receive owes after the previous one */
+    uint64_t gap_g_ns; /* the g in it */
+    uint64_t take_ns;  /* the provider's own time to hand it over (its share of a read) */
+} held_entry;
+
+typedef struct {
+    atomic_flag lock;
+    size_t entry_size;
+    int has_flags, has_data;
+    held_entry *ring;
+    size_t cap, head;
+    _Atomic size_t count;
+    /* Natural transit time (first seen - send time) per size class: a windowed
+     * minimum, which also absorbs a constant clock offset between hosts. */
+    transit_min transit;
+    /* End of the last read through this layer that left the CQ drained
+     * (0: unknown). A receive posted before then and seen later was not there
+     * yet, which bounds its natural arrival from below even when transit times
+     * vary widely; reads this layer skips (zero knobs) cannot make it wrong. */
+    _Atomic uint64_t drained_at;
+    /* When the last read returned to the caller: a caller back within
+     * POLL_GAP_NS was polling, so without the layer it would have seen a
+     * message no earlier than now. */
+    _Atomic uint64_t returned_at;
+    /* The receive gap: when the last receive was handed to the caller, the
+     * o_r spent on it (which the gap overlaps), and when the caller came back
+     * for more (0: not yet). */
+    uint64_t gap_released_at, gap_overhead_ns, gap_back_at;
+    uint64_t gap_waited_ns[2]; /* this read's waits for g and for (k-1)G, for the counters */
+    void *fid_ops, *ops;
+} cq_state;
+
+void patch_cq(struct fid_cq *cq, enum fi_cq_format format);
+
+static inline ssize_t inner_read(const struct fi_ops_cq *o, struct fid_cq *cq, void *buf, size_t count, int from,
+                                 fi_addr_t *src)
+{
+    return from ? o->readfrom(cq, buf, count, src) : o->read(cq, buf, count);
+}
+
+static inline int is_receive(uint64_t flags)
+{
+    return (flags & (FI_RECV | FI_MULTI_RECV)) && !(flags & FI_PEEK);
+}
+
+/* A read that may hold receives for L, (k-1)G and g (cq_hold.c). */
+ssize_t cq_read_held(cq_state *cs, const struct fi_ops_cq *o, struct fid_cq *cq, void *buf, size_t count, int from,
+                     fi_addr_t *src, const loggp_delays *knobs);
+
+/* ---- receive post times (recv_post.c) ---- */
+
+/* Remembers when a tagged receive was posted (only while a hold needs it). */
+void note_receive_post_at(void *context);
+/* Takes the post time of the receive with this context; 0 if unknown. */
+uint64_t take_receive_post_time(void *context);
+
+static inline void note_receive_post(void *context)
+{
+    if (context && loggp_live_active())
+        note_receive_post_at(context);
+}
+
+/* ---- endpoints (ep.c) and their transfer hooks ---- */
+
+typedef struct ep_state {
+    loggp_pacer pacer;
+    _Atomic int os_prepaid; /* o_s already spent on a post the provider refused with -FI_EAGAIN */
+    int stamps;             /* remote CQ data is 8 bytes: stamps fit */
+    _Atomic(cntr_state *) write_cntr, read_cntr;
+    void *fid_ops, *msg, *tagged, *rma, *atomic, *ep_ops;
+} ep_state;
+
+void patch_ep(struct fid_ep *ep, int stamps);
+/* Each copies its table on ep and points its entries at the hooks. */
+void *patch_tagged(struct fid_ep *ep, ep_state *s);
+void *patch_msg(struct fid_ep *ep, ep_state *s);
+void *patch_rma(struct fid_ep *ep, ep_state *s);
+void *patch_atomic(struct fid_ep *ep, ep_state *s);
+
+/* Before a post: o_s and the wait for the gap the last injection left. */
+static inline void post_begin(ep_state *s, loggp_delays *d)
+{
+    loggp_live_get(d);
+    loggp_counters *c = loggp_my_counters();
+    uint64_t o_s = d->o_s && !atomic_exchange_explicit(&s->os_prepaid, 0, memory_order_relaxed) ? d->o_s : 0;
+    loggp_gap_wait w = loggp_pacer_begin(&s->pacer, o_s);
+    c->injected_ns[LOGGP_INJ_OS] += o_s;
+    c->injected_ns[LOGGP_INJ_G] += w.g_ns;
+    c->injected_ns[LOGGP_INJ_GBYTE] += w.bytes_ns;
+}
+
+/* After a post: a refused post keeps its o_s; an accepted one leaves the
+ * injector owing g + (k-1)G. */
+static inline void post_end(ep_state *s, const loggp_delays *d, ssize_t rc, uint64_t bytes)
+{
+    if (rc == -FI_EAGAIN) {
+        if (d->o_s)
+            atomic_store_explicit(&s->os_prepaid, 1, memory_order_relaxed);
+        return;
+    }
+    if (rc < 0)
+        return;
+    loggp_pacer_done(&s->pacer, d->g, loggp_bytes_delay_ns(d->G_ps, bytes));
+}
+
+static inline uint64_t iov_bytes(const struct iovec *iov, size_t count)
+{
+    uint64_t n = 0;
+    for (size_t i = 0; iov && i < count; i++)
+        n += iov[i].iov_len;
+    return n;
+}
+
+/* Sends (tagged.c, msg.c): the table pointer names the state; `call` posts
+ * with the knobs in d, `plain_call` while every knob is zero. */
+#define SEND_HOOK(table, type, bytes_expr, call, plain_call)                                 \
+    ep_state *s = STATE(ep->table, ep_state);                                                \
+    const type *o = ORIG(ep->table, type);                                                   \
+    if (!loggp_live_active() || ofi_in_hook)                                                 \
+        return plain_call;                                                                   \
+    loggp_delays d;                                                                          \
+    post_begin(s, &d);                                                                       \
+    int stamping = s->stamps && (d.L || d.G_ps); /* only the holds for L, G read them */    \
+    (void)stamping;                                                                          \
+    ofi_in_hook++;                                                                           \
+    ssize_t rc = call;                                                                       \
+    ofi_in_hook--;                                                                           \
+    post_end(s, &d, rc, (bytes_expr));                                                       \
+    return rc;
+
+/* An RMA or atomic operation posted at post_time completes at the origin no
+ * earlier than a round trip through the emulated network (rma.c). */
+void rma_track(ep_state *s, int is_read, const loggp_delays *d, ssize_t rc, uint64_t post_time, uint64_t bytes);
+
+/* RMA and atomics (rma.c, atomic.c): o_s, pacing, origin completion after 2L. */
+#define RMA_HOOK(table, type, is_read, bytes_expr, call)                                                        \
+    ep_state *s = STATE(ep->table, ep_state);                                                                   \
+    const type *o = ORIG(ep->table, type);                                                                      \
+    if (ofi_in_hook ||                                                                                          \
+        (!loggp_live_active() &&                                                                                \
+         !atomic_load_explicit((is_read) ? &s->read_cntr : &s->write_cntr, memory_order_relaxed)))            \
+        return call;                                                                                            \
+    loggp_delays d;                                                                                             \
+    uint64_t bytes = (bytes_expr);                                                                              \
+    post_begin(s, &d);                                                                                          \
+    uint64_t posted = loggp_now_ns();                                                                           \
+    ofi_in_hook++;                                                                                              \
+    ssize_t rc = call;                                                                                          \
+    ofi_in_hook--;                                                                                              \
+    post_end(s, &d, rc, bytes);                                                                                 \
+    rma_track(s, is_read, &d, rc, posted, bytes);                                                               \
+    return rc;
+
+/* ---- fabrics and domains (fabric.c) ---- */
+
+void patch_fabric(struct fid_fabric *fabric);
+
+#pragma GCC visibility pop
+
+#endif

@@ -1,0 +1,104 @@
+/* Tagged messages (MPI point-to-point): o_s and the gap on every send, a send
+ * stamp while a hold needs one, and receive post times. */
+#include "layer.h"
+
+static ssize_t h_tsend(struct fid_ep *ep, const void *buf, size_t len, void *desc, fi_addr_t dest, uint64_t tag,
+                       void *ctx)
+{
+    SEND_HOOK(tagged, struct fi_ops_tagged, len,
+              stamping ? o->senddata(ep, buf, len, desc, stamp(0, 0), dest, tag, ctx)
+                        : o->send(ep, buf, len, desc, dest, tag, ctx),
+              o->send(ep, buf, len, desc, dest, tag, ctx))
+}
+
+static ssize_t h_tsendv(struct fid_ep *ep, const struct iovec *iov, void **desc, size_t count, fi_addr_t dest,
+                        uint64_t tag, void *ctx)
+{
+    /* Not stamped: turning it into sendmsg would change its completion flags. */
+    SEND_HOOK(tagged, struct fi_ops_tagged, iov_bytes(iov, count), o->sendv(ep, iov, desc, count, dest, tag, ctx),
+              o->sendv(ep, iov, desc, count, dest, tag, ctx))
+}
+
+static ssize_t tsendmsg_stamped(const struct fi_ops_tagged *o, struct fid_ep *ep, const struct fi_msg_tagged *msg,
+                                uint64_t flags)
+{
+    struct fi_msg_tagged m = *msg;
+    int had = (flags & FI_REMOTE_CQ_DATA) != 0;
+    if (had && (m.data >> 32))
+        return o->sendmsg(ep, msg, flags); /* the caller uses the upper bits itself */
+    m.data = stamp(had ? m.data : 0, had);
+    return o->sendmsg(ep, &m, flags | FI_REMOTE_CQ_DATA);
+}
+
+static ssize_t h_tsendmsg(struct fid_ep *ep, const struct fi_msg_tagged *msg, uint64_t flags)
+{
+    SEND_HOOK(tagged, struct fi_ops_tagged, iov_bytes(msg->msg_iov, msg->iov_count),
+              stamping ? tsendmsg_stamped(o, ep, msg, flags) : o->sendmsg(ep, msg, flags),
+              o->sendmsg(ep, msg, flags))
+}
+
+static ssize_t h_tinject(struct fid_ep *ep, const void *buf, size_t len, fi_addr_t dest, uint64_t tag)
+{
+    SEND_HOOK(tagged, struct fi_ops_tagged, len,
+              stamping ? o->injectdata(ep, buf, len, stamp(0, 0), dest, tag) : o->inject(ep, buf, len, dest, tag),
+              o->inject(ep, buf, len, dest, tag))
+}
+
+static ssize_t h_tsenddata(struct fid_ep *ep, const void *buf, size_t len, void *desc, uint64_t data,
+                           fi_addr_t dest, uint64_t tag, void *ctx)
+{
+    SEND_HOOK(tagged, struct fi_ops_tagged, len,
+              o->senddata(ep, buf, len, desc, stamping && !(data >> 32) ? stamp(data, 1) : data, dest, tag, ctx),
+              o->senddata(ep, buf, len, desc, data, dest, tag, ctx))
+}
+
+static ssize_t h_tinjectdata(struct fid_ep *ep, const void *buf, size_t len, uint64_t data, fi_addr_t dest,
+                             uint64_t tag)
+{
+    SEND_HOOK(tagged, struct fi_ops_tagged, len,
+              o->injectdata(ep, buf, len, stamping && !(data >> 32) ? stamp(data, 1) : data, dest, tag),
+              o->injectdata(ep, buf, len, data, dest, tag))
+}
+
+static ssize_t h_trecv(struct fid_ep *ep, void *buf, size_t len, void *desc, fi_addr_t src, uint64_t tag,
+                       uint64_t ignore, void *ctx)
+{
+    note_receive_post(ctx);
+    return ORIG(ep->tagged, struct fi_ops_tagged)->recv(ep, buf, len, desc, src, tag, ignore, ctx);
+}
+
+static ssize_t h_trecvv(struct fid_ep *ep, const struct iovec *iov, void **desc, size_t count, fi_addr_t src,
+                        uint64_t tag, uint64_t ignore, void *ctx)
+{
+    note_receive_post(ctx);
+    return ORIG(ep->tagged, struct fi_ops_tagged)->recvv(ep, iov, desc, count, src, tag, ignore, ctx);
+}
+
+static ssize_t h_trecvmsg(struct fid_ep *ep, const struct fi_msg_tagged *msg, uint64_t flags)
+{
+    if (!(flags & FI_PEEK))
+        note_receive_post(msg->context);
+    return ORIG(ep->tagged, struct fi_ops_tagged)->recvmsg(ep, msg, flags);
+}
+
+void *patch_tagged(struct fid_ep *ep, ep_state *s)
+{
+    struct fi_ops_tagged *t = patch_table(&ep->tagged, sizeof *t, s);
+    if (!t)
+        return NULL;
+    const struct fi_ops_tagged *o = HEADER(t)->orig;
+    int data_ok = s->stamps && HAS_ENTRY(o, struct fi_ops_tagged, senddata) &&
+                  HAS_ENTRY(o, struct fi_ops_tagged, injectdata);
+    HOOK(t, struct fi_ops_tagged, recv, h_trecv);
+    HOOK(t, struct fi_ops_tagged, recvv, h_trecvv);
+    HOOK(t, struct fi_ops_tagged, recvmsg, h_trecvmsg);
+    HOOK(t, struct fi_ops_tagged, send, h_tsend);
+    HOOK(t, struct fi_ops_tagged, sendv, h_tsendv);
+    HOOK(t, struct fi_ops_tagged, sendmsg, h_tsendmsg);
+    HOOK(t, struct fi_ops_tagged, inject, h_tinject);
+    HOOK(t, struct fi_ops_tagged, senddata, h_tsenddata);
+    HOOK(t, struct fi_ops_tagged, injectdata, h_tinjectdata);
+    if (!data_ok)
+        s->stamps = 0;
+    return t;
+}
