@@ -52,16 +52,6 @@ static inline uint64_t loggp_gap_next(uint64_t free_at, uint64_t owed_ns)
     return owed_ns ? free_at + owed_ns : 0;
 }
 
-/* The receive gap's former rule (g added to up to 2 us of the caller's own
- * time per message), kept only until the CQ read path moves to
- * loggp_receive_gap_due. */
-#define LOGGP_OWN_WORK_NS 2000u
-static inline uint64_t loggp_gap_due(uint64_t free_at, uint64_t owed_ns, uint64_t wanted)
-{
-    uint64_t own_work_end = free_at + LOGGP_OWN_WORK_NS;
-    return (wanted < own_work_end ? wanted : own_work_end) + owed_ns;
-}
-
 /* When the injector was last free, at `now`: the end of its last post, or
  * the natural completion of a send after it if that has happened by now. */
 static inline uint64_t loggp_injector_free_at(uint64_t post_end, uint64_t send_completed, uint64_t now)

@@ -41,19 +41,13 @@ static uint64_t receive_due(cq_state *cs, struct fi_cq_tagged_entry *e, const lo
     return receive_arrival(sent, least, now, posted_at, drained_at, polling) + extra;
 }
 
-/* The earliest a receive owing gap_ns may be handed over: counted from when
- * the caller came back for it after the previous release (less the o_r
- * spent, which the gap overlaps; delay.h caps the caller's own time), plus
- * the provider's own time to hand it over. So g and (k-1)G add to a
- * receiver-bound stream's natural interval. */
+/* The earliest a receive owing gap_ns may be handed over: LogP's gap as a
+ * minimum spacing between receptions (delay.h), counted from the previous
+ * release plus the provider's own time to hand one over; o_r and the
+ * caller's own time overlap it. */
 static inline uint64_t gap_floor(const cq_state *cs, uint64_t gap_ns, uint64_t take_ns)
 {
-    if (!gap_ns || !cs->gap_released_at || !cs->gap_back_at)
-        return 0;
-    uint64_t wanted = cs->gap_back_at - cs->gap_released_at > cs->gap_overhead_ns
-                          ? cs->gap_back_at - cs->gap_overhead_ns
-                          : cs->gap_released_at;
-    return loggp_gap_due(cs->gap_released_at, gap_ns + take_ns, wanted);
+    return loggp_receive_gap_due(cs->gap_released_at, gap_ns, take_ns);
 }
 
 static void copy_out(cq_state *cs, void *buf, size_t index, const struct fi_cq_tagged_entry *e)
