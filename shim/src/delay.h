@@ -67,7 +67,7 @@ static inline uint64_t loggp_post_go(uint64_t called, uint64_t o_s_ns, uint64_t 
 }
 
 /* When a reception owing owed_ns (g + (k-1)G) may be handed over, if the
- * previous one was handed over at released_at (0: none) and the provider
+ * previous one was received at released_at (0: none; loggp_reception_at) and the provider
  * takes take_ns to hand one over (the machine's own part of the receive
  * gap). 0 when nothing is owed. */
 static inline uint64_t loggp_receive_gap_due(uint64_t released_at, uint64_t owed_ns, uint64_t take_ns)
@@ -75,6 +75,18 @@ static inline uint64_t loggp_receive_gap_due(uint64_t released_at, uint64_t owed
     if (!owed_ns || !released_at)
         return 0;
     return released_at + take_ns + owed_ns;
+}
+
+/* When a reception handed over at `now` counts as received, for the next
+ * one's gap: its arrival bound (the emulated arrival, or when the queue was
+ * last seen empty before it) or its gap due, whichever is later; now when
+ * neither is known. Counting from receptions, not from hand-overs, lets a
+ * receiver that was away (computing, descheduled) take a backlog that the
+ * gap already spaced at once, as a NIC would have received it meanwhile. */
+static inline uint64_t loggp_reception_at(uint64_t arrival_bound, uint64_t gap_due, uint64_t now)
+{
+    uint64_t at = arrival_bound > gap_due ? arrival_bound : gap_due;
+    return at && at <= now ? at : now;
 }
 
 /* The injector is busy until its last send completes: when a completion of a

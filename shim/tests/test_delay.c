@@ -121,23 +121,49 @@ Test(logp_stream, per_byte_gap_is_part_of_the_per_message_gap)
     cr_assert_eq(plan.waits.g_ns, 7 * US / 4); /* 1 : 3 */
 }
 
-/* A receiver whose messages arrive every `arrival_ns` and whose provider
- * takes take_ns per completion; returns the interval between the last two
- * releases. */
+Test(reception_at, the_later_of_arrival_and_gap_due_never_after_now)
+{
+    cr_assert_eq(loggp_reception_at(7000, 9000, 20000), 9000);
+    cr_assert_eq(loggp_reception_at(9500, 9000, 20000), 9500);
+    cr_assert_eq(loggp_reception_at(0, 0, 20000), 20000); /* nothing known: now */
+    cr_assert_eq(loggp_reception_at(30000, 0, 20000), 20000);
+}
+
+/* A receiver whose messages arrive every `arrival_ns` from 1 ms on; it last
+ * found its queue empty just before 1 ms, is away (computing) until
+ * away_until, then polls without pause, taking one message per poll.
+ * Messages arriving while it polls are bounded by their arrival, those that
+ * arrived while it was away only by the last empty poll. Returns the
+ * interval between the last two hand-overs, and the last one in *last. */
+static uint64_t receive_interval_after(uint64_t g_ns, uint64_t take_ns, uint64_t arrival_ns, int n,
+                                       uint64_t away_until, uint64_t *last)
+{
+    const uint64_t first = 1000000, last_empty = first - 1;
+    uint64_t received = 0, handed = 0, prev = 0, t = away_until;
+    for (int i = 0; i < n; i++) {
+        uint64_t arrives = first + (uint64_t)i * arrival_ns;
+        uint64_t bound = arrives > away_until ? arrives : last_empty;
+        uint64_t due = loggp_receive_gap_due(received, g_ns, take_ns);
+        prev = handed;
+        handed = t > arrives ? t : arrives;
+        if (due > handed)
+            handed = due;
+        received = loggp_reception_at(bound, due, handed);
+        t = handed;
+    }
+    if (last)
+        *last = handed;
+    return handed - prev;
+}
+
 static uint64_t receive_interval(uint64_t g_ns, uint64_t take_ns, uint64_t arrival_ns, int n)
 {
-    uint64_t released = 0, prev = 0;
-    for (int i = 0; i < n; i++) {
-        uint64_t arrives = 1000000 + (uint64_t)i * arrival_ns;
-        uint64_t due = loggp_receive_gap_due(released, g_ns, take_ns);
-        prev = released;
-        released = due > arrives ? due : arrives;
-    }
-    return released - prev;
+    return receive_interval_after(g_ns, take_ns, arrival_ns, n, 0, NULL);
 }
 
 Test(logp_receive, arrivals_closer_than_g_are_spaced_g_total)
 {
+    /* two senders' messages every 1 us into one receiver */
     cr_assert_eq(receive_interval(5 * US, 150, 1 * US, 6), 150 + 5 * US);
 }
 
@@ -147,6 +173,20 @@ Test(logp_receive, arrivals_further_apart_than_g_are_unaffected)
     /* a stream paced by the sender's gap (g_total = post + g) is not slowed
      * again by the receiver's when the provider's take is no longer than the post */
     cr_assert_eq(receive_interval(5 * US, POST_NS, POST_NS + 5 * US, 6), POST_NS + 5 * US);
+}
+
+Test(logp_receive, computation_overlaps_the_receive_gap)
+{
+    /* six messages paced by the sender's gap arrive while the receiver
+     * computes for 40 us: they were received meanwhile, so all are handed
+     * over the moment it comes back, not one per g after that */
+    uint64_t away_until = 1000000 + 40 * US, last = 0;
+    cr_assert_eq(receive_interval_after(5 * US, POST_NS, POST_NS + 5 * US, 6, away_until, &last), 0);
+    cr_assert_eq(last, away_until);
+    /* a backlog closer than g (two senders) still drains at g_total, counted
+     * from the receptions the gap allowed while it was away */
+    receive_interval_after(5 * US, 150, 1 * US, 20, away_until, &last);
+    cr_assert_eq(last, 1000000 - 1 + 19 * (150 + 5 * US));
 }
 
 /* ---- the pacer on the real clock ------------------------------------------ */
