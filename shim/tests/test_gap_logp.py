@@ -6,9 +6,10 @@ trip (half round trip g/2), and an 8 B stream runs at g_total per message.
 
 Each attempt measures the gapped runs interleaved with zero-knob runs of the
 same pattern and takes medians over rounds. The expectation holds only while
-the machine's natural interval is well below g: if the baseline shows a
-loaded machine, the attempt is retried after a pause (a bounded number of
-times); the tolerance is never widened."""
+the machine's natural interval is well below g and the ranks get their CPUs:
+a miss is retried after a pause, a bounded number of times, and the failure
+says whether the baselines showed a loaded machine; the tolerance is never
+widened."""
 import statistics
 import time
 
@@ -54,7 +55,7 @@ def test_gap_is_a_minimum_interval_not_an_addition(pattern, args, key, g_us, exp
     # the natural interval (a half round trip counts half a round trip) must
     # be far below g for the expectation to be max(natural, g_total) = g_total
     loaded_above = g_us / 4
-    history = []
+    history, loaded = [], 0
     for attempt in range(ATTEMPTS):
         base, gapped = [], []
         for _ in range(ROUNDS):
@@ -63,13 +64,17 @@ def test_gap_is_a_minimum_interval_not_an_addition(pattern, args, key, g_us, exp
         base_med, gapped_med = statistics.median(base), statistics.median(gapped)
         history.append(f"attempt {attempt + 1}: baseline {base} -> {base_med:.2f} us, "
                        f"g={g_us:g}us {gapped} -> {gapped_med:.2f} us")
-        if abs(gapped_med - expected_us) <= tol:
+        quiet = base_med <= loaded_above
+        # every round right on a quiet machine: load stretching g/2 into
+        # range by chance must not pass
+        if quiet and all(abs(x - expected_us) <= tol for x in gapped):
             return
-        if base_med <= loaded_above:
-            break  # a quiet machine and a wrong figure: a real failure
-        time.sleep(PAUSE_S)
-    else:
-        pytest.fail(f"{pattern}: the machine stayed loaded (baseline above {loaded_above:.2f} us) through "
-                    f"{ATTEMPTS} attempts, so g could not be judged:\n" + "\n".join(history))
-    pytest.fail(f"{pattern} with g={g_us:g}us: median {gapped_med:.2f} us, LogP expects "
-                f"{expected_us:.2f} +- {tol:.2f} us (g_total, not baseline + g):\n" + "\n".join(history))
+        loaded += not quiet
+        # A spinning gap is stretched by CPU contention more than the
+        # baseline shows (each g must elapse while the rank runs), so every
+        # miss is retried after a pause; a wrong rule misses every time.
+        if attempt + 1 < ATTEMPTS:
+            time.sleep(PAUSE_S)
+    pytest.fail(f"{pattern} with g={g_us:g}us: LogP expects {expected_us:.2f} +- {tol:.2f} us (g_total, not "
+                f"baseline + g); baseline above {loaded_above:.2f} us (a loaded machine) in {loaded} of "
+                f"{ATTEMPTS} attempts:\n" + "\n".join(history))
