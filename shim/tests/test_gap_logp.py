@@ -18,7 +18,7 @@ import pytest
 from tests.testkit import built, installed, run
 
 ROUNDS = 3
-ATTEMPTS = 4
+ATTEMPTS = 6
 PAUSE_S = 10
 
 
