@@ -1,6 +1,7 @@
 """libloggp.so under real MPI runs at np=2: data integrity, what each knob does
-to the figures it should move (with wide tolerances: a shared 2-core machine is
-noisy), the banner, the profile, inertness outside MPI, bad input, live knobs."""
+to the figures it should move (side by side with baselines, narrow enough that a
+knob doing half its job fails; loaded rounds are measured again, see
+side_by_side), the banner, the profile, inertness outside MPI, bad input, live knobs."""
 import json
 import os
 import statistics
@@ -8,6 +9,7 @@ import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -36,15 +38,75 @@ def timing(*args, knobs=(), engine="libfabric", env=None):
                              env=env))
 
 
-def knob_effect(key, args, knobs, env=None, pairs=3):
-    """Median over `pairs` side-by-side runs of how far knobs move figure `key`:
-    one disturbed run (a bimodal baseline, a busy neighbour) cannot decide."""
-    deltas = [timing(*args, knobs=knobs, env=env)[key] - timing(*args, env=env)[key] for _ in range(pairs)]
-    return statistics.median(deltas)
+# ---- side-by-side measurement ----------------------------------------------------
+# A knob run is judged against the baseline runs just before and just after it
+# (B K B K B ...), and the median over rounds of its difference is compared with
+# what LogGP predicts, within max(15 %, 0.3 us): a knob doing half (or twice) its
+# job fails. A round whose baselines sit far above the quietest baseline this
+# pytest run has seen was measured on a loaded machine: it is measured again
+# after a pause, a bounded number of times; if the machine never quietens the
+# test skips saying so. Load never widens the bound.
+ROUNDS = 5
+TOLERANCE_REL, TOLERANCE_US = 0.15, 0.3
+LOAD_FACTOR, LOAD_SLACK_US = 1.5, 0.5   # loaded: baseline > 1.5 x quiet + 0.5 us
+MIN_CPU_SHARE = 0.6   # a polling rank 0 that got under 60 % of a core shared it
+LOAD_RETRIES, LOAD_PAUSE_S = 6, 1.5
+_quietest = {}  # (engine, args, env) -> lowest baseline figure seen in this run
+
+
+def tolerance(expected_us):
+    return max(TOLERANCE_REL * abs(expected_us), TOLERANCE_US)
+
+
+def cpu_share(run):
+    """CPU time over wall time of rank 0 (figures that print both), else 1."""
+    return run["cpu_s"] / run["wall_s"] if run.get("wall_s") else 1.0
+
+
+def side_by_side(key, args, knobs, env=None, engine="libfabric", rounds=ROUNDS):
+    """(median over quiet rounds of knob figure - mean of its two baselines, median
+    baseline, the knob figures): `key` of `loggp-test-timing ARGS`."""
+    ident = (engine, tuple(args), tuple(sorted((env or {}).items())))
+    baseline = lambda: timing(*args, engine=engine, env=env)  # noqa: E731
+    measured = lambda: timing(*args, knobs=knobs, engine=engine, env=env)  # noqa: E731
+    before = baseline()
+    kept, loaded = [], []
+    while len(kept) < rounds:
+        knob, after = measured(), baseline()
+        quiet = min(_quietest.get(ident, before[key]), before[key], after[key])
+        _quietest[ident] = quiet
+        limit = LOAD_FACTOR * quiet + LOAD_SLACK_US
+        share = min(cpu_share(r) for r in (before, knob, after))
+        if max(before[key], after[key]) > limit or share < MIN_CPU_SHARE:
+            loaded.append(f"baselines {before[key]:.2f}, {after[key]:.2f} us (limit {limit:.2f}), "
+                          f"rank 0 CPU share {share:.2f}")
+            if len(loaded) > LOAD_RETRIES:
+                pytest.skip(f"machine loaded for {len(loaded)} rounds (last: {loaded[-1]}); "
+                            "not judged, rerun when quieter")
+            print(f"loaded round ({loaded[-1]}): pausing {LOAD_PAUSE_S} s, measuring again")
+            time.sleep(LOAD_PAUSE_S)
+        else:
+            kept.append((knob[key], before[key], after[key]))
+        before = after
+    # judge every kept round against the quietest baseline seen by now
+    quiet = _quietest[ident]
+    clean = [r for r in kept if max(r[1], r[2]) <= LOAD_FACTOR * quiet + LOAD_SLACK_US] or kept
+    moved = statistics.median(k - (b + a) / 2 for k, b, a in clean)
+    base = statistics.median((b + a) / 2 for _, b, a in clean)
+    if loaded:
+        print(f"{len(loaded)} loaded rounds measured again")
+    return moved, base, [k for k, _, _ in clean]
+
+
+def assert_close(measured, expected, what):
+    """measured within max(15 %, 0.3 us) of the LogGP expectation."""
+    tol = tolerance(expected)
+    assert abs(measured - expected) <= tol, \
+        f"{what}: measured {measured:.2f} us, expected {expected:.2f} +- {tol:.2f} us"
 
 
 def assert_about(measured, expected, what, low=0.6, high=1.6, slack=3.0):
-    """measured within [low*expected - slack, high*expected + slack] (us)."""
+    """A wide band for figures LogGP does not pin down (collectives, RMA)."""
     assert low * expected - slack <= measured <= high * expected + slack, \
         f"{what}: measured {measured:.2f} us, expected about {expected:.2f} us"
 
@@ -95,16 +157,14 @@ def test_thread_multiple_is_safe(tmp_path, engine):
 # ---- the fallback (PMPI) engine -------------------------------------------------
 
 def test_fallback_overhead_moves_the_pingpong():
-    base = timing("pingpong", "8", "200", engine="pmpi")["halfrtt_us"]
-    slow = timing("pingpong", "8", "200", knobs=("--o", "20us"), engine="pmpi")["halfrtt_us"]
+    moved, _, _ = side_by_side("halfrtt_us", ("pingpong", "8", "200"), ("--o", "10us"), engine="pmpi")
     # a half round trip holds one send and one receive: o_s + o_r
-    assert_about(slow - base, 40.0, "fallback o=20us half round trip increase")
+    assert_close(moved, 20.0, "fallback o=10us half round trip increase")
 
 
 def test_fallback_gap_spaces_a_stream():
-    base = timing("stream", "8", "300", engine="pmpi")["interval_us"]
-    spaced = timing("stream", "8", "300", knobs=("--g", "25us"), engine="pmpi")["interval_us"]
-    assert_about(spaced, 25.0 + base, "fallback g=25us stream interval")
+    _, base, spaced = side_by_side("interval_us", ("stream", "8", "300"), ("--g", "20us"), engine="pmpi")
+    assert_stream_interval(statistics.median(spaced), 20.0, base, "fallback g=20us stream interval")
 
 
 # ---- the libfabric engine -------------------------------------------------------
@@ -112,21 +172,32 @@ def test_fallback_gap_spaces_a_stream():
 @pytest.mark.parametrize("flag,value,size,expected_us", [
     ("--os", "20us", "8", 20.0),
     ("--or", "20us", "8", 20.0),
+    ("--o", "10us", "8", 20.0),   # o_s and o_r
     ("--L", "20us", "8", 20.0),
-    ("--G", "1ns/B", "16384", 16.383),
+    ("--G", "1ns/B", "16384", 16.384),
 ])
 def test_each_knob_moves_the_half_round_trip(flag, value, size, expected_us):
-    moved = knob_effect("halfrtt_us", ("pingpong", size, "200"), (flag, value))
-    assert_about(moved, expected_us, f"{flag} {value} half round trip increase at {size} B")
+    moved, _, _ = side_by_side("halfrtt_us", ("pingpong", size, "200"), (flag, value))
+    assert_close(moved, expected_us, f"{flag} {value} half round trip increase at {size} B")
 
 
-def test_gap_spaces_a_stream_and_latency_does_not():
-    base = timing("stream", "8", "400")["interval_us"]
-    gapped = timing("stream", "8", "400", knobs=("--g", "20us"))["interval_us"]
-    delayed = timing("stream", "8", "400", knobs=("--L", "50us"))["interval_us"]
-    assert_about(gapped, 20.0 + base, "g=20us stream interval")
+def assert_stream_interval(interval, gap_us, base, what):
+    """LogP: consecutive injections at least g apart, so a stream's interval is
+    g (plus at most the machine's own per-message time, `base`)."""
+    tol = tolerance(gap_us)
+    assert gap_us - tol <= interval <= gap_us + base + tol, \
+        f"{what}: measured {interval:.2f} us, expected {gap_us:.2f}..{gap_us + base:.2f} +- {tol:.2f} us"
+
+
+def test_gap_spaces_a_stream():
+    _, base, gapped = side_by_side("interval_us", ("stream", "8", "400"), ("--g", "20us"))
+    assert_stream_interval(statistics.median(gapped), 20.0, base, "g=20us stream interval")
+
+
+def test_latency_does_not_space_a_stream():
     # L is time in flight: a pipelined stream keeps its message rate
-    assert delayed < base * 1.5 + 2.0, f"L=50us lowered the message rate: {delayed:.2f} vs {base:.2f} us"
+    moved, base, _ = side_by_side("interval_us", ("stream", "8", "400"), ("--L", "50us"))
+    assert moved <= max(0.5 * base, TOLERANCE_US), f"L=50us lowered the message rate: +{moved:.2f} us on {base:.2f}"
 
 
 def test_overhead_burns_cpu_and_latency_does_not():
@@ -140,13 +211,11 @@ def test_overhead_burns_cpu_and_latency_does_not():
 
 
 def test_latency_slows_allreduce_and_rma_epochs():
-    base_ar = timing("allreduce", "200")["allreduce_us"]
-    slow_ar = timing("allreduce", "200", knobs=("--L", "30us"))["allreduce_us"]
-    assert slow_ar - base_ar > 0.6 * 30, f"allreduce {base_ar:.2f} -> {slow_ar:.2f} us under L=30us"
-    base_rma = timing("rma", "100")["rma_epoch_us"]
-    slow_rma = timing("rma", "100", knobs=("--L", "30us"))["rma_epoch_us"]
+    moved, _, _ = side_by_side("allreduce_us", ("allreduce", "200"), ("--L", "30us"), rounds=3)
+    assert moved > 0.6 * 30, f"allreduce +{moved:.2f} us under L=30us"
+    moved, _, _ = side_by_side("rma_epoch_us", ("rma", "100"), ("--L", "30us"), rounds=3)
     # a lock/put/unlock epoch waits at least for the put's round trip (2L)
-    assert slow_rma - base_rma > 0.6 * 60, f"RMA epoch {base_rma:.2f} -> {slow_rma:.2f} us under L=30us"
+    assert moved > 0.6 * 60, f"RMA epoch +{moved:.2f} us under L=30us"
 
 
 def test_clock_synchronisation_finds_an_injected_offset(tmp_path):
@@ -163,8 +232,8 @@ def test_clock_synchronisation_finds_an_injected_offset(tmp_path):
 
 def test_latency_stays_right_with_skewed_clocks():
     skewed = {"LOGGP_TEST_CLOCK_SKEW": "1:5000000"}
-    moved = knob_effect("halfrtt_us", ("pingpong", "8", "200"), ("--L", "30us"), env=skewed)
-    assert_about(moved, 30.0, "L=30us half round trip increase with rank 1's clock 5 ms ahead")
+    moved, _, _ = side_by_side("halfrtt_us", ("pingpong", "8", "200"), ("--L", "30us"), env=skewed)
+    assert_close(moved, 30.0, "L=30us half round trip increase with rank 1's clock 5 ms ahead")
 
 
 # ---- banner, profile ------------------------------------------------------------
@@ -195,6 +264,9 @@ def test_profile_counts_the_traffic(tmp_path, engine):
     proc = loggp_run("--engine", engine, "--os", "2us", "--profile", out, "--",
                      built("shim/tests/loggp-test-timing"), "pingpong", "8", "100")
     assert proc.returncode == 0, proc.stderr
+    assert "profile" not in proc.stderr.lower(), proc.stderr
+    # exactly one profile per rank, written atomically (no temporary file left)
+    assert sorted(p.name for p in out.iterdir()) == ["profile.0.json", "profile.1.json"]
     profiles = [json.loads((out / f"profile.{r}.json").read_text()) for r in range(2)]
     sends = 100 // 4 + 1 + 15 * 100  # warm-up, then 15 batches of 100
     for rank, prof in enumerate(profiles):
@@ -212,10 +284,33 @@ def test_profile_counts_the_traffic(tmp_path, engine):
         assert prof["injected_ns"]["L"] == 0
 
 
-def test_no_profile_without_asking(tmp_path):
-    proc = loggp_run("--", built("shim/tests/loggp-test-timing"), "pingpong", "8", "10", env={"LOGGP_PROFILE": ""})
-    assert proc.returncode == 0
-    assert not list(tmp_path.glob("**/profile.*.json"))
+def profiles_in(*folders):
+    return sorted(str(p) for folder in folders for p in Path(folder).glob("**/profile.*.json*"))
+
+
+@pytest.mark.parametrize("profile_variable", [None, ""])
+def test_no_profile_without_asking(tmp_path, profile_variable):
+    """Unset or empty LOGGP_PROFILE: no profile anywhere one could land (the working
+    folder, HOME, the folder an empty path would make, the file system root) and no
+    complaint about one on stderr."""
+    work, home = tmp_path / "work", tmp_path / "home"
+    work.mkdir()
+    home.mkdir()
+    root_before = profiles_in_root()
+    env = {"HOME": str(home)}
+    if profile_variable is not None:
+        env["LOGGP_PROFILE"] = profile_variable
+    proc = run([installed("loggp"), "run", "-n", NP, "--quiet", "--", built("shim/tests/loggp-test-timing"),
+                "pingpong", "8", "10"], env=env, cwd=work)
+    assert proc.returncode == 0, proc.stderr
+    assert "halfrtt_us=" in proc.stdout
+    assert "profile" not in proc.stderr.lower(), proc.stderr
+    assert profiles_in(work, home, tmp_path) == []
+    assert profiles_in_root() == root_before
+
+
+def profiles_in_root():
+    return sorted(str(p) for p in Path("/").glob("profile.*.json*"))
 
 
 # ---- inert outside MPI, bad input ----------------------------------------------
