@@ -421,3 +421,72 @@ def test_stale_shm_regions_named_after_this_pid_are_removed(tmp_path):
     for f in left:
         os.unlink(f)
     assert not left, f"not removed at MPI_Init: {left}"
+
+
+# ---- the side-by-side judge itself, on a simulated machine ---------------------------
+# No MPI: `timing` is replaced by a machine whose knob does `strength` x its job and
+# whose load comes in bursts, so the judge's verdicts are checked deterministically.
+
+class SimulatedMachine:
+    def __init__(self, strength=1.0, loaded_calls=(), base_us=0.7, knob_us=20.0):
+        self.strength, self.loaded_calls = strength, set(loaded_calls)
+        self.base_us, self.knob_us, self.calls = base_us, knob_us, 0
+
+    def __call__(self, *args, knobs=(), engine="libfabric", env=None):
+        self.calls += 1
+        jitter = 0.02 * ((self.calls * 7) % 5 - 2)  # +-0.04 us, deterministic
+        value = self.base_us + jitter + (self.strength * self.knob_us if knobs else 0.0)
+        share = 1.0
+        if self.calls in self.loaded_calls:  # another job took the core: stalls, little CPU
+            value, share = value + 40.0, 0.2
+        return {"halfrtt_us": value, "cpu_s": share, "wall_s": 1.0}
+
+
+@pytest.fixture
+def simulated(monkeypatch):
+    module = sys.modules[__name__]
+    monkeypatch.setattr(module, "_quietest", {})
+    monkeypatch.setattr(module, "_load_skips", [])
+    monkeypatch.setattr(time, "sleep", lambda s: None)
+
+    def install(machine):
+        monkeypatch.setattr(module, "timing", machine)
+        return machine
+    return install
+
+
+@pytest.mark.parametrize("strength,judged_right", [(1.0, True), (0.5, False), (2.0, False), (0.8, False),
+                                                    (1.1, True)])
+def test_judge_fails_a_knob_doing_half_or_twice_its_job(simulated, strength, judged_right):
+    simulated(SimulatedMachine(strength=strength))
+    moved, _, _ = side_by_side("halfrtt_us", ("pingpong", "8", "200"), ("--L", "20us"))
+    if judged_right:
+        assert_close(moved, 20.0, "simulated L")
+    else:
+        with pytest.raises(AssertionError):
+            assert_close(moved, 20.0, "simulated L")
+
+
+def test_judge_measures_loaded_rounds_again(simulated, capsys):
+    # calls: 1 = first baseline, then (knob, baseline) per round; load hits rounds 2 and 4
+    machine = simulated(SimulatedMachine(strength=1.0, loaded_calls={4, 5, 9}))
+    moved, base, knob_figures = side_by_side("halfrtt_us", ("pingpong", "8", "200"), ("--L", "20us"))
+    assert_close(moved, 20.0, "simulated L under bursts of load")
+    assert base < 1.0 and max(knob_figures) < 22.0  # nothing loaded was kept
+    assert machine.calls > 1 + 2 * ROUNDS
+    assert "loaded rounds measured again" in capsys.readouterr().out
+
+
+def test_judge_skips_rather_than_judges_a_machine_that_stays_loaded(simulated):
+    simulated(SimulatedMachine(strength=0.5, loaded_calls=range(2, 1000)))
+    with pytest.raises(pytest.skip.Exception, match="machine loaded"):
+        side_by_side("halfrtt_us", ("pingpong", "8", "200"), ("--L", "20us"))
+
+
+def test_judge_notices_load_that_only_the_cpu_share_shows(simulated):
+    # call 2 is the first knob run: it lost its core (40 us more, 20 % CPU) while
+    # the baselines around it stayed quiet
+    machine = simulated(SimulatedMachine(strength=1.0, loaded_calls={2}))
+    moved, _, figures = side_by_side("halfrtt_us", ("pingpong", "8", "200"), ("--L", "20us"))
+    assert_close(moved, 20.0, "simulated L, one knob run without its core")
+    assert max(figures) < 22.0 and machine.calls == 3 + 2 * ROUNDS
