@@ -52,6 +52,7 @@ TOLERANCE_REL, TOLERANCE_US = 0.15, 0.3
 LOAD_FACTOR, LOAD_SLACK_US = 1.5, 0.5   # loaded: baseline > 1.5 x quiet + 0.5 us
 MIN_CPU_SHARE = 0.6   # a polling rank 0 that got under 60 % of a core shared it
 LOAD_RETRIES, LOAD_PAUSE_S = 6, 1.5
+ARMED_COST_US = 0.5   # the most an armed knob may add per streamed message by the layer's own work
 # after two tests skipped for load, later ones give up sooner: a busy machine
 # rarely quietens within a minute, and the suite must stay short
 LOAD_RETRIES_ONCE_BUSY, BUSY_AFTER_SKIPS = 2, 2
@@ -203,7 +204,9 @@ def test_gap_spaces_a_stream():
 def test_latency_does_not_space_a_stream():
     # L is time in flight: a pipelined stream keeps its message rate
     moved, base, _ = side_by_side("interval_us", ("stream", "8", "400"), ("--L", "50us"))
-    assert moved <= max(0.5 * base, TOLERANCE_US), f"L=50us lowered the message rate: +{moved:.2f} us on {base:.2f}"
+    # what may move it is the armed path's own cost per message (0.35 us measured here, issue 12
+    # item 2), not L: an L that spaced the stream would add tens of microseconds
+    assert moved <= ARMED_COST_US, f"L=50us lowered the message rate: +{moved:.2f} us on {base:.2f}"
 
 
 def test_overhead_burns_cpu_and_latency_does_not():
