@@ -15,3 +15,34 @@ def private_knob_file(tmp_path, monkeypatch):
     for name in KNOB_VARIABLES:
         monkeypatch.delenv(name, raising=False)
     return path
+
+
+# ---- temporary root: one per pytest run -------------------------------------
+# pytest's default root (/tmp/pytest-of-USER) is shared by every run of every
+# checkout, and each run prunes the older numbered folders there: two runs at
+# once could delete each other's files. Each run gets a fresh root of its own
+# (unless --basetemp names one), removed when the run passes.
+import shutil  # noqa: E402
+import tempfile  # noqa: E402
+
+_OWN_BASETEMP = []
+
+
+def pytest_configure(config):
+    if config.option.basetemp is None and not hasattr(config, "workerinput"):
+        root = tempfile.mkdtemp(prefix="loggp-pytest-")
+        config.option.basetemp = root
+        _OWN_BASETEMP.append(root)
+
+
+def pytest_unconfigure(config):
+    failed = getattr(config, "_loggp_failed", True)
+    for root in _OWN_BASETEMP:
+        if not failed:
+            shutil.rmtree(root, ignore_errors=True)
+        else:
+            print(f"pytest temporary files kept in {root}")
+
+
+def pytest_sessionfinish(session, exitstatus):
+    session.config._loggp_failed = exitstatus not in (0, 5)

@@ -4,6 +4,7 @@
 #   ./setup.sh          set up only
 #   ./setup.sh main     set up, then run the main job
 #   ./setup.sh test     set up, then run every test (what .ci/run calls)
+#   ./setup.sh peer-suite  set up, then fetch MPICH's test sources for the peer suite
 # Idempotent and incremental: a second run redoes only what changed.
 set -euo pipefail
 
@@ -12,9 +13,9 @@ venv=${LOGGP_VENV:-$here/.venv}
 build=${LOGGP_BUILD_DIR:-$here/build}
 action=${1:-setup}
 case "$action" in
-  setup|main|test) ;;
+  setup|main|test|peer-suite) ;;
   -h|--help) sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-  *) echo "setup.sh: unknown action '$action' (expected: setup, main or test)" >&2; exit 2 ;;
+  *) echo "setup.sh: unknown action '$action' (expected: setup, main, test or peer-suite)" >&2; exit 2 ;;
 esac
 
 say() { printf '[setup] %s\n' "$*"; }
@@ -79,11 +80,58 @@ say "  commands:   $venv/bin/{loggp,loggp-knobs,mpiexec}"
 say "  library:    $venv/lib/libloggp.so"
 say "  activate:   . $venv/bin/activate"
 
+# --- peer suite: MPICH's own test sources (test/mpi), fetched once ----------
+# Into a folder of the project with a private apt configuration: nothing under
+# /etc changes and the system's package lists are not touched. The tests never
+# fetch; without these sources the peer suite skips and says to run this step.
+peer_dir=${LOGGP_MPICH_CACHE:-$here/.peer-suite}
+peer_suite_setup() {
+  if compgen -G "$peer_dir/mpich-*/test/mpi/pt2pt/testlist.in" >/dev/null; then
+    say "peer suite: MPICH test sources present in $peer_dir"
+    return 0
+  fi
+  local peer_packages=(apt dpkg-dev xz-utils) lacking=() pkg
+  for pkg in "${peer_packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || lacking+=("$pkg")
+  done
+  if ((${#lacking[@]})); then
+    if [ "$(id -u)" != 0 ]; then
+      echo "setup.sh: the peer suite needs: sudo apt-get install ${lacking[*]}" >&2
+      return 1
+    fi
+    say "installing Debian packages for the peer suite: ${lacking[*]}"
+    DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${lacking[@]}" >/dev/null
+  fi
+  local codename apt_dir
+  codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
+  [ -n "$codename" ] || { echo "setup.sh: no VERSION_CODENAME in /etc/os-release" >&2; return 1; }
+  apt_dir=$peer_dir/apt
+  mkdir -p "$apt_dir/lists/partial" "$apt_dir/cache/archives/partial" "$apt_dir/parts" "$peer_dir/unpack"
+  echo "deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian $codename main" \
+    >"$apt_dir/sources.list"
+  local apt_opts=(-o "Dir::Etc::SourceList=$apt_dir/sources.list" -o "Dir::Etc::SourceParts=$apt_dir/parts"
+    -o "Dir::State::Lists=$apt_dir/lists" -o "Dir::Cache=$apt_dir/cache" -o "APT::Sandbox::User=$(id -un)")
+  say "peer suite: fetching the mpich source package ($codename) into $peer_dir"
+  apt-get -qq "${apt_opts[@]}" update >"$peer_dir/fetch.log" 2>&1 &&
+    (cd "$peer_dir/unpack" && apt-get "${apt_opts[@]}" source mpich) >>"$peer_dir/fetch.log" 2>&1 ||
+    { tail -20 "$peer_dir/fetch.log" >&2; echo "setup.sh: could not fetch the mpich source (log: $peer_dir/fetch.log)" >&2; return 1; }
+  local unpacked
+  unpacked=$(compgen -G "$peer_dir/unpack/mpich-*/test/mpi" | head -1) ||
+    { echo "setup.sh: apt-get source mpich left no mpich-*/test/mpi in $peer_dir/unpack" >&2; return 1; }
+  mv "$(dirname "$(dirname "$unpacked")")" "$peer_dir/"
+  rm -rf "$peer_dir/unpack" "$apt_dir"
+  say "peer suite: MPICH test sources in $peer_dir"
+}
+
 export PATH="$venv/bin:$PATH"
 case "$action" in
   main)
     exec "$venv/bin/loggp" main ;;
+  peer-suite)
+    peer_suite_setup ;;
   test)
+    peer_suite_setup || say "peer suite: no MPICH test sources; its tests will skip"
     say "running C tests (CTest)"
     ctest --test-dir "$build" --output-on-failure -j 2
     say "running Python tests (pytest)"

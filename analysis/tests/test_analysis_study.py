@@ -248,6 +248,26 @@ def test_report_on_thin_results_does_not_crash(tmp_path, keep):
     results = str(tmp_path / "res")
     write_store(results, runs)
     page = open(report.write(results)).read()
+    out = os.path.join(results, "report")
     assert "loggp study: synthetic" in page
+    assert f"{len(runs)} recorded" in page
+    with open(os.path.join(out, "slowdown.csv")) as f:
+        slow = list(csv.DictReader(f))
+    with open(os.path.join(out, "runs.csv")) as f:
+        assert len(list(csv.DictReader(f))) == len(runs)
     if keep == "nothing_ok":
         assert page.count("exit status 3") == len(runs)
+        assert f"0 ok, {len(runs)} not ok" in page and slow == []
+    elif keep == "baseline_only":
+        assert f"{len(runs)} ok, 0 not ok" in page
+        assert "No knob sweep has two settings with successful runs yet" in page and slow == []
+        assert not os.path.exists(os.path.join(out, "knob_o.png"))
+    else:
+        # o = 5 us against the baseline: lin slows by 2000 x 5 us / 1 s = 1.10x, hidden does not
+        assert "slows down under o = 5 us: 1.10x" in page
+        assert "the program hides the delay" in page and "model agrees" in page
+        by_bench = {(r["benchmark"], float(r["value"])): float(r["slowdown"]) for r in slow}
+        assert set(by_bench) == {("lin", 0.0), ("lin", 5.0), ("hidden", 0.0), ("hidden", 5.0)}
+        assert by_bench[("lin", 5.0)] == pytest.approx(1.10, abs=0.01)
+        assert by_bench[("hidden", 5.0)] == pytest.approx(1.0, abs=0.01)
+        assert os.path.getsize(os.path.join(out, "knob_o.png")) > 1000

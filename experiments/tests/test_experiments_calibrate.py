@@ -274,7 +274,21 @@ def test_calibrate_smoke_through_loggp_run(tmp_path, capsys):
     assert rc in (0, 3), text + captured.err
     summary = json.loads((out / "calibration.json").read_text())
     assert set(summary["knobs"]) == {"o", "g", "L", "G"}
-    # The overhead knob visibly works: 10 us more per send and receive call.
-    o = summary["knobs"]["o"]
-    assert 0.5 < o["slope"] < 2.0, text
     assert (out / "calibration.png").is_file()
+    # the verdict printed, the exit code and the summary agree
+    assert (rc == 0) == summary["pass"] == ("ALL KNOBS PASS" in text), text
+    failing = {knob: k["failures"] for knob, k in summary["knobs"].items() if not k["pass"]}
+    if failing:
+        # A run whose ranks shared their cores is flagged disturbed: then a miss is the machine's,
+        # not the apparatus's, and is not judged. An undisturbed miss fails.
+        noise = [json.loads(path.read_text()).get("calibration", {}).get("disturbance", 0.0)
+                 for path in (out / "probes").glob("*.json")]
+        if noise and max(noise) > cal.DISTURBED_REL_CI:
+            pytest.skip(f"probe runs disturbed by other work (relative CI {100 * max(noise):.0f} %): "
+                        f"verdicts {failing} not judged")
+    assert not failing, text
+    for knob, k in summary["knobs"].items():
+        assert k["pass"] and not k["failures"], knob
+        for param, measure in k["measures"].items():
+            assert measure["pass"], (knob, param, measure)
+        assert all(x["pass"] for x in k["crosstalk"].values()), (knob, k["crosstalk"])

@@ -189,7 +189,9 @@ def test_bad_usage_exits_2_with_a_message(tmp_path, capsys, write_study):
 def test_default_study_is_valid():
     study = studyfile.load(study_cli.DEFAULT_STUDY, skip_missing=False)
     assert {b.nps for b in study.benchmarks} == {(2,)}
-    assert {"o", "g", "G", "L"} <= set(study.sweep) | {"o"}
+    # every knob the main job varies, each over values that are all non-zero
+    assert set(study.sweep) == {"o", "g", "G", "L"}
+    assert all(values and all(number > 0 for _, number in values) for values in study.sweep.values())
     assert all(b.kind == "kernel" for b in study.benchmarks)
 
 

@@ -3,8 +3,8 @@
 judge of the apparatus: every program that passes plain must pass under
 libloggp.so with zero knobs and with nonzero knobs.
 
-Steps: obtain the source with `apt-get source mpich` into a cache outside the
-repository; compile each chosen C test directly with the venv's mpicc and the
+Steps: find the source that `./setup.sh peer-suite` fetched (Debian's mpich
+source package, unpacked under the project's .peer-suite/); compile each chosen C test directly with the venv's mpicc and the
 suite's support library (no configure run: we write its config headers);
 read process counts, arguments and environments from the testlist files; run
 every test plain (same libfabric routing as the apparatus), under `loggp run`
@@ -217,32 +217,6 @@ def judge(test, returncode, output):
 
 # ---------------------------------------------------------------- source
 
-def has_deb_src():
-    roots = [Path("/etc/apt/sources.list"), *sorted(Path("/etc/apt/sources.list.d").glob("*"))]
-    for path in roots:
-        if path.suffix not in (".list", ".sources", "") or not path.is_file():
-            continue
-        try:
-            text = path.read_text(errors="replace")
-        except OSError:
-            continue
-        for line in text.splitlines():
-            line = line.strip()
-            if line.startswith("deb-src ") or (line.startswith("Types:") and "deb-src" in line.split()):
-                return True
-    return False
-
-
-DEB_SRC_FILE = Path("/etc/apt/sources.list.d/loggp-deb-src.sources")
-DEB_SRC_ENTRY = """\
-Types: deb-src
-URIs: http://deb.debian.org/debian
-Suites: bookworm
-Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-"""
-
-
 def run_logged(cmd, **kwargs):
     proc = subprocess.run(cmd, capture_output=True, text=True, **kwargs)
     if proc.returncode != 0:
@@ -258,38 +232,14 @@ def suite_root(cache):
 
 
 def obtain_source(cache, log):
+    """test/mpi under the cache. The sources come from `./setup.sh peer-suite`
+    (a private apt configuration, no change under /etc): this driver never runs apt."""
     root = suite_root(cache)
     if root:
+        log(f"MPICH test sources: {root}")
         return root
-    if not shutil.which("apt-get"):
-        raise EnvironmentProblem("apt-get not found: this driver needs Debian's mpich source package "
-                                 f"(or unpack it yourself into {cache})")
-    if not has_deb_src():
-        if os.geteuid() != 0:
-            raise EnvironmentProblem(
-                "apt has no deb-src entry, and adding one needs root. Run as root once, or add it yourself:\n"
-                f"  sudo tee {DEB_SRC_FILE} <<'EOF'\n{DEB_SRC_ENTRY}EOF\n  sudo apt-get update\n"
-                f"then run again (or unpack `apt-get source mpich` into {cache}).")
-        log(f"adding a deb-src entry for bookworm: {DEB_SRC_FILE}")
-        tmp = DEB_SRC_FILE.with_suffix(".tmp")
-        tmp.write_text(DEB_SRC_ENTRY)
-        os.replace(tmp, DEB_SRC_FILE)
-        run_logged(["apt-get", "update"])
-    cache.mkdir(parents=True, exist_ok=True)
-    log(f"apt-get source mpich (into {cache})")
-    proc = subprocess.run(["apt-get", "source", "mpich"], cwd=cache, capture_output=True, text=True)
-    if proc.returncode != 0 and "You must put some 'deb-src' URIs" in proc.stderr + proc.stdout:
-        if os.geteuid() == 0:  # entry present but lists not fetched yet
-            run_logged(["apt-get", "update"])
-            proc = subprocess.run(["apt-get", "source", "mpich"], cwd=cache, capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise EnvironmentProblem(f"`apt-get source mpich` failed (exit {proc.returncode}):\n"
-                                 f"{(proc.stdout + proc.stderr).strip()[-2000:]}")
-    root = suite_root(cache)
-    if not root:
-        raise EnvironmentProblem(f"apt-get source mpich finished but {cache}/mpich-*/test/mpi is missing "
-                                 "(is dpkg-dev installed? it unpacks the source)")
-    return root
+    raise EnvironmentProblem(f"no MPICH test sources in {cache} (mpich-*/test/mpi): run `./setup.sh peer-suite` "
+                             "once to fetch them, or unpack `apt-get source mpich` there yourself")
 
 
 # ---------------------------------------------------------------- build
@@ -679,7 +629,7 @@ def find_tool(name):
 
 
 def parser():
-    default_cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "loggp" / "mpich-src"
+    default_cache = Path(__file__).resolve().parents[2] / ".peer-suite"
     p = argparse.ArgumentParser(prog="mpich_suite.py", allow_abbrev=False,
                                 description="Run MPICH's test/mpi programs plain and under libloggp.so.")
     p.add_argument("--subset", choices=("small", "full"), default="small",
@@ -692,6 +642,8 @@ def parser():
     p.add_argument("--cache-dir", type=Path, default=Path(os.environ.get("LOGGP_MPICH_CACHE", default_cache)),
                    help="where the mpich source is unpacked and tests are built (default %(default)s, "
                         "or $LOGGP_MPICH_CACHE)")
+    p.add_argument("--build-dir", type=Path,
+                   help="where the tests are compiled (default: build/ in the cache directory)")
     p.add_argument("--knobs", default=DEFAULT_KNOBS, help="nonzero knobs for the third run (default %(default)s)")
     p.add_argument("--provider", choices=("shm", "tcp"), default="shm", help="libfabric provider (default shm)")
     p.add_argument("--max-np", type=positive_int, default=4, help="skip tests needing more ranks (default 4)")
@@ -751,7 +703,8 @@ def main(argv=None):
         done_ids = {r["id"] for r in reused}
         to_run = [t for t in chosen if t.ident not in done_ids]
 
-        builder = Builder(suite, cache / "build", tools["mpicc"], log)
+        build_dir = args.build_dir.expanduser().resolve() if args.build_dir else cache / "build"
+        builder = Builder(suite, build_dir, tools["mpicc"], log)
         log(f"building the support library and {len({(t.directory, t.program) for t in to_run})} programs "
             f"in {builder.dir}")
         builder.prepare(args.jobs)

@@ -1,6 +1,7 @@
 """libloggp.so under real MPI runs at np=2: data integrity, what each knob does
-to the figures it should move (with wide tolerances: a shared 2-core machine is
-noisy), the banner, the profile, inertness outside MPI, bad input, live knobs."""
+to the figures it should move (side by side with baselines, narrow enough that a
+knob doing half its job fails; loaded rounds are measured again, see
+side_by_side), the banner, the profile, inertness outside MPI, bad input, live knobs."""
 import json
 import os
 import statistics
@@ -8,6 +9,7 @@ import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -36,15 +38,97 @@ def timing(*args, knobs=(), engine="libfabric", env=None):
                              env=env))
 
 
-def knob_effect(key, args, knobs, env=None, pairs=3):
-    """Median over `pairs` side-by-side runs of how far knobs move figure `key`:
-    one disturbed run (a bimodal baseline, a busy neighbour) cannot decide."""
-    deltas = [timing(*args, knobs=knobs, env=env)[key] - timing(*args, env=env)[key] for _ in range(pairs)]
-    return statistics.median(deltas)
+# ---- side-by-side measurement ----------------------------------------------------
+# A knob run is judged against the baseline runs just before and just after it
+# (B K B K B ...), and the median over rounds of its difference is compared with
+# what LogGP predicts, within max(15 %, 0.3 us): a knob doing half (or twice) its
+# job fails. A round whose baselines sit far above the quietest baseline this
+# pytest run has seen, or whose polling rank 0 got under 60 % of a core, was
+# measured on a loaded machine: it is measured again after a pause, a bounded
+# number of times (fewer once two tests skipped); if the machine never
+# quietens the test skips saying so. Load never widens the bound.
+ROUNDS = 5
+TOLERANCE_REL, TOLERANCE_US = 0.15, 0.3
+LOAD_FACTOR, LOAD_SLACK_US = 1.5, 0.5   # loaded: baseline > 1.5 x quiet + 0.5 us
+MIN_CPU_SHARE = 0.6   # a polling rank 0 that got under 60 % of a core shared it
+LOAD_RETRIES, LOAD_PAUSE_S = 6, 1.5
+ARMED_COST_US = 0.5   # the most an armed knob may add per streamed message by the layer's own work
+# after two tests skipped for load, later ones give up sooner: a busy machine
+# rarely quietens within a minute, and the suite must stay short
+LOAD_RETRIES_ONCE_BUSY, BUSY_AFTER_SKIPS = 2, 2
+_quietest = {}  # (engine, args, env) -> lowest baseline figure seen in this run
+_load_skips = []
+
+
+def tolerance(expected_us):
+    return max(TOLERANCE_REL * abs(expected_us), TOLERANCE_US)
+
+
+def cpu_share(run):
+    """CPU time over wall time of rank 0 (figures that print both), else 1."""
+    return run["cpu_s"] / run["wall_s"] if run.get("wall_s") else 1.0
+
+
+def side_by_side(key, args, knobs, env=None, engine="libfabric", rounds=ROUNDS):
+    """(median over quiet rounds of knob figure - mean of its two baselines, median
+    baseline, the knob figures): `key` of `loggp-test-timing ARGS`."""
+    ident = (engine, tuple(args), tuple(sorted((env or {}).items())))
+    baseline = lambda: timing(*args, engine=engine, env=env)  # noqa: E731
+    measured = lambda: timing(*args, knobs=knobs, engine=engine, env=env)  # noqa: E731
+    before = baseline()
+    kept, loaded = [], []
+
+    def disturbed(why):
+        loaded.append(why)
+        if len(loaded) > (LOAD_RETRIES if len(_load_skips) < BUSY_AFTER_SKIPS else LOAD_RETRIES_ONCE_BUSY):
+            _load_skips.append(ident)
+            pytest.skip(f"machine loaded for {len(loaded)} rounds (last: {why}); not judged, rerun when quieter")
+        print(f"loaded round ({why}): pausing {LOAD_PAUSE_S} s, measuring again")
+        time.sleep(LOAD_PAUSE_S)
+
+    while True:
+        if len(kept) >= rounds:
+            # Load can hit a knob run and spare the baselines around it (and not every figure
+            # reports CPU time): a round whose difference disagrees with the others' median by
+            # more than the tolerance is measured again, never judged.
+            diffs = [k - (b + a) / 2 for k, b, a in kept]
+            mid = statistics.median(diffs)
+            worst = max(range(len(kept)), key=lambda i: abs(diffs[i] - mid))
+            if abs(diffs[worst] - mid) <= tolerance(mid):
+                break
+            kept.pop(worst)
+            disturbed(f"a knob run moved {diffs[worst]:.2f} us, the others {mid:.2f}")
+            continue
+        knob, after = measured(), baseline()
+        quiet = min(_quietest.get(ident, before[key]), before[key], after[key])
+        _quietest[ident] = quiet
+        limit = LOAD_FACTOR * quiet + LOAD_SLACK_US
+        share = min(cpu_share(r) for r in (before, knob, after))
+        if max(before[key], after[key]) > limit or share < MIN_CPU_SHARE:
+            disturbed(f"baselines {before[key]:.2f}, {after[key]:.2f} us (limit {limit:.2f}), "
+                      f"rank 0 CPU share {share:.2f}")
+        else:
+            kept.append((knob[key], before[key], after[key]))
+        before = after
+    # judge every kept round against the quietest baseline seen by now
+    quiet = _quietest[ident]
+    clean = [r for r in kept if max(r[1], r[2]) <= LOAD_FACTOR * quiet + LOAD_SLACK_US] or kept
+    moved = statistics.median(k - (b + a) / 2 for k, b, a in clean)
+    base = statistics.median((b + a) / 2 for _, b, a in clean)
+    if loaded:
+        print(f"{len(loaded)} loaded rounds measured again")
+    return moved, base, [k for k, _, _ in clean]
+
+
+def assert_close(measured, expected, what):
+    """measured within max(15 %, 0.3 us) of the LogGP expectation."""
+    tol = tolerance(expected)
+    assert abs(measured - expected) <= tol, \
+        f"{what}: measured {measured:.2f} us, expected {expected:.2f} +- {tol:.2f} us"
 
 
 def assert_about(measured, expected, what, low=0.6, high=1.6, slack=3.0):
-    """measured within [low*expected - slack, high*expected + slack] (us)."""
+    """A wide band for figures LogGP does not pin down (collectives, RMA)."""
     assert low * expected - slack <= measured <= high * expected + slack, \
         f"{what}: measured {measured:.2f} us, expected about {expected:.2f} us"
 
@@ -95,16 +179,14 @@ def test_thread_multiple_is_safe(tmp_path, engine):
 # ---- the fallback (PMPI) engine -------------------------------------------------
 
 def test_fallback_overhead_moves_the_pingpong():
-    base = timing("pingpong", "8", "200", engine="pmpi")["halfrtt_us"]
-    slow = timing("pingpong", "8", "200", knobs=("--o", "20us"), engine="pmpi")["halfrtt_us"]
+    moved, _, _ = side_by_side("halfrtt_us", ("pingpong", "8", "200"), ("--o", "10us"), engine="pmpi")
     # a half round trip holds one send and one receive: o_s + o_r
-    assert_about(slow - base, 40.0, "fallback o=20us half round trip increase")
+    assert_close(moved, 20.0, "fallback o=10us half round trip increase")
 
 
 def test_fallback_gap_spaces_a_stream():
-    base = timing("stream", "8", "300", engine="pmpi")["interval_us"]
-    spaced = timing("stream", "8", "300", knobs=("--g", "25us"), engine="pmpi")["interval_us"]
-    assert_about(spaced, 25.0 + base, "fallback g=25us stream interval")
+    _, base, spaced = side_by_side("interval_us", ("stream", "8", "300"), ("--g", "20us"), engine="pmpi")
+    assert_stream_interval(statistics.median(spaced), 20.0, base, "fallback g=20us stream interval")
 
 
 # ---- the libfabric engine -------------------------------------------------------
@@ -112,21 +194,34 @@ def test_fallback_gap_spaces_a_stream():
 @pytest.mark.parametrize("flag,value,size,expected_us", [
     ("--os", "20us", "8", 20.0),
     ("--or", "20us", "8", 20.0),
+    ("--o", "10us", "8", 20.0),   # o_s and o_r
     ("--L", "20us", "8", 20.0),
-    ("--G", "1ns/B", "16384", 16.383),
+    ("--G", "1ns/B", "16384", 16.384),
 ])
 def test_each_knob_moves_the_half_round_trip(flag, value, size, expected_us):
-    moved = knob_effect("halfrtt_us", ("pingpong", size, "200"), (flag, value))
-    assert_about(moved, expected_us, f"{flag} {value} half round trip increase at {size} B")
+    moved, _, _ = side_by_side("halfrtt_us", ("pingpong", size, "200"), (flag, value))
+    assert_close(moved, expected_us, f"{flag} {value} half round trip increase at {size} B")
 
 
-def test_gap_spaces_a_stream_and_latency_does_not():
-    base = timing("stream", "8", "400")["interval_us"]
-    gapped = timing("stream", "8", "400", knobs=("--g", "20us"))["interval_us"]
-    delayed = timing("stream", "8", "400", knobs=("--L", "50us"))["interval_us"]
-    assert_about(gapped, 20.0 + base, "g=20us stream interval")
+def assert_stream_interval(interval, gap_us, base, what):
+    """LogP: consecutive injections at least g apart, so a stream's interval is
+    g (plus at most the machine's own per-message time, `base`)."""
+    tol = tolerance(gap_us)
+    assert gap_us - tol <= interval <= gap_us + base + tol, \
+        f"{what}: measured {interval:.2f} us, expected {gap_us:.2f}..{gap_us + base:.2f} +- {tol:.2f} us"
+
+
+def test_gap_spaces_a_stream():
+    _, base, gapped = side_by_side("interval_us", ("stream", "8", "400"), ("--g", "20us"))
+    assert_stream_interval(statistics.median(gapped), 20.0, base, "g=20us stream interval")
+
+
+def test_latency_does_not_space_a_stream():
     # L is time in flight: a pipelined stream keeps its message rate
-    assert delayed < base * 1.5 + 2.0, f"L=50us lowered the message rate: {delayed:.2f} vs {base:.2f} us"
+    moved, base, _ = side_by_side("interval_us", ("stream", "8", "400"), ("--L", "50us"))
+    # what may move it is the armed path's own cost per message (0.35 us measured here, issue 12
+    # item 2), not L: an L that spaced the stream would add tens of microseconds
+    assert moved <= ARMED_COST_US, f"L=50us lowered the message rate: +{moved:.2f} us on {base:.2f}"
 
 
 def test_overhead_burns_cpu_and_latency_does_not():
@@ -140,13 +235,11 @@ def test_overhead_burns_cpu_and_latency_does_not():
 
 
 def test_latency_slows_allreduce_and_rma_epochs():
-    base_ar = timing("allreduce", "200")["allreduce_us"]
-    slow_ar = timing("allreduce", "200", knobs=("--L", "30us"))["allreduce_us"]
-    assert slow_ar - base_ar > 0.6 * 30, f"allreduce {base_ar:.2f} -> {slow_ar:.2f} us under L=30us"
-    base_rma = timing("rma", "100")["rma_epoch_us"]
-    slow_rma = timing("rma", "100", knobs=("--L", "30us"))["rma_epoch_us"]
+    moved, _, _ = side_by_side("allreduce_us", ("allreduce", "200"), ("--L", "30us"), rounds=3)
+    assert moved > 0.6 * 30, f"allreduce +{moved:.2f} us under L=30us"
+    moved, _, _ = side_by_side("rma_epoch_us", ("rma", "100"), ("--L", "30us"), rounds=3)
     # a lock/put/unlock epoch waits at least for the put's round trip (2L)
-    assert slow_rma - base_rma > 0.6 * 60, f"RMA epoch {base_rma:.2f} -> {slow_rma:.2f} us under L=30us"
+    assert moved > 0.6 * 60, f"RMA epoch +{moved:.2f} us under L=30us"
 
 
 def test_clock_synchronisation_finds_an_injected_offset(tmp_path):
@@ -163,8 +256,8 @@ def test_clock_synchronisation_finds_an_injected_offset(tmp_path):
 
 def test_latency_stays_right_with_skewed_clocks():
     skewed = {"LOGGP_TEST_CLOCK_SKEW": "1:5000000"}
-    moved = knob_effect("halfrtt_us", ("pingpong", "8", "200"), ("--L", "30us"), env=skewed)
-    assert_about(moved, 30.0, "L=30us half round trip increase with rank 1's clock 5 ms ahead")
+    moved, _, _ = side_by_side("halfrtt_us", ("pingpong", "8", "200"), ("--L", "30us"), env=skewed)
+    assert_close(moved, 30.0, "L=30us half round trip increase with rank 1's clock 5 ms ahead")
 
 
 # ---- banner, profile ------------------------------------------------------------
@@ -195,6 +288,9 @@ def test_profile_counts_the_traffic(tmp_path, engine):
     proc = loggp_run("--engine", engine, "--os", "2us", "--profile", out, "--",
                      built("shim/tests/loggp-test-timing"), "pingpong", "8", "100")
     assert proc.returncode == 0, proc.stderr
+    assert "profile" not in proc.stderr.lower(), proc.stderr
+    # exactly one profile per rank, written atomically (no temporary file left)
+    assert sorted(p.name for p in out.iterdir()) == ["profile.0.json", "profile.1.json"]
     profiles = [json.loads((out / f"profile.{r}.json").read_text()) for r in range(2)]
     sends = 100 // 4 + 1 + 15 * 100  # warm-up, then 15 batches of 100
     for rank, prof in enumerate(profiles):
@@ -212,10 +308,33 @@ def test_profile_counts_the_traffic(tmp_path, engine):
         assert prof["injected_ns"]["L"] == 0
 
 
-def test_no_profile_without_asking(tmp_path):
-    proc = loggp_run("--", built("shim/tests/loggp-test-timing"), "pingpong", "8", "10", env={"LOGGP_PROFILE": ""})
-    assert proc.returncode == 0
-    assert not list(tmp_path.glob("**/profile.*.json"))
+def profiles_in(*folders):
+    return sorted(str(p) for folder in folders for p in Path(folder).glob("**/profile.*.json*"))
+
+
+@pytest.mark.parametrize("profile_variable", [None, ""])
+def test_no_profile_without_asking(tmp_path, profile_variable):
+    """Unset or empty LOGGP_PROFILE: no profile anywhere one could land (the working
+    folder, HOME, the folder an empty path would make, the file system root) and no
+    complaint about one on stderr."""
+    work, home = tmp_path / "work", tmp_path / "home"
+    work.mkdir()
+    home.mkdir()
+    root_before = profiles_in_root()
+    env = {"HOME": str(home)}
+    if profile_variable is not None:
+        env["LOGGP_PROFILE"] = profile_variable
+    proc = run([installed("loggp"), "run", "-n", NP, "--quiet", "--", built("shim/tests/loggp-test-timing"),
+                "pingpong", "8", "10"], env=env, cwd=work)
+    assert proc.returncode == 0, proc.stderr
+    assert "halfrtt_us=" in proc.stdout
+    assert "profile" not in proc.stderr.lower(), proc.stderr
+    assert profiles_in(work, home, tmp_path) == []
+    assert profiles_in_root() == root_before
+
+
+def profiles_in_root():
+    return sorted(str(p) for p in Path("/").glob("profile.*.json*"))
 
 
 # ---- inert outside MPI, bad input ----------------------------------------------
@@ -320,3 +439,93 @@ def test_stale_shm_regions_named_after_this_pid_are_removed(tmp_path):
     for f in left:
         os.unlink(f)
     assert not left, f"not removed at MPI_Init: {left}"
+
+
+# ---- the side-by-side judge itself, on a simulated machine ---------------------------
+# No MPI: `timing` is replaced by a machine whose knob does `strength` x its job and
+# whose load comes in bursts, so the judge's verdicts are checked deterministically.
+
+class SimulatedMachine:
+    def __init__(self, strength=1.0, loaded_calls=(), base_us=0.7, knob_us=20.0):
+        self.strength, self.loaded_calls = strength, set(loaded_calls)
+        self.base_us, self.knob_us, self.calls = base_us, knob_us, 0
+
+    def __call__(self, *args, knobs=(), engine="libfabric", env=None):
+        self.calls += 1
+        jitter = 0.02 * ((self.calls * 7) % 5 - 2)  # +-0.04 us, deterministic
+        value = self.base_us + jitter + (self.strength * self.knob_us if knobs else 0.0)
+        share = 1.0
+        if self.calls in self.loaded_calls:  # another job took the core: stalls, little CPU
+            value, share = value + 40.0, 0.2
+        return {"halfrtt_us": value, "cpu_s": share, "wall_s": 1.0}
+
+
+@pytest.fixture
+def simulated(monkeypatch):
+    module = sys.modules[__name__]
+    monkeypatch.setattr(module, "_quietest", {})
+    monkeypatch.setattr(module, "_load_skips", [])
+    monkeypatch.setattr(time, "sleep", lambda s: None)
+
+    def install(machine):
+        monkeypatch.setattr(module, "timing", machine)
+        return machine
+    return install
+
+
+@pytest.mark.parametrize("strength,judged_right", [(1.0, True), (0.5, False), (2.0, False), (0.8, False),
+                                                    (1.1, True)])
+def test_judge_fails_a_knob_doing_half_or_twice_its_job(simulated, strength, judged_right):
+    simulated(SimulatedMachine(strength=strength))
+    moved, _, _ = side_by_side("halfrtt_us", ("pingpong", "8", "200"), ("--L", "20us"))
+    if judged_right:
+        assert_close(moved, 20.0, "simulated L")
+    else:
+        with pytest.raises(AssertionError):
+            assert_close(moved, 20.0, "simulated L")
+
+
+def test_judge_measures_loaded_rounds_again(simulated, capsys):
+    # calls: 1 = first baseline, then (knob, baseline) per round; load hits rounds 2 and 4
+    machine = simulated(SimulatedMachine(strength=1.0, loaded_calls={4, 5, 9}))
+    moved, base, knob_figures = side_by_side("halfrtt_us", ("pingpong", "8", "200"), ("--L", "20us"))
+    assert_close(moved, 20.0, "simulated L under bursts of load")
+    assert base < 1.0 and max(knob_figures) < 22.0  # nothing loaded was kept
+    assert machine.calls > 1 + 2 * ROUNDS
+    assert "loaded rounds measured again" in capsys.readouterr().out
+
+
+def test_judge_skips_rather_than_judges_a_machine_that_stays_loaded(simulated):
+    simulated(SimulatedMachine(strength=0.5, loaded_calls=range(2, 1000)))
+    with pytest.raises(pytest.skip.Exception, match="machine loaded"):
+        side_by_side("halfrtt_us", ("pingpong", "8", "200"), ("--L", "20us"))
+
+
+def test_judge_notices_load_that_only_the_cpu_share_shows(simulated):
+    # call 2 is the first knob run: it lost its core (40 us more, 20 % CPU) while
+    # the baselines around it stayed quiet
+    machine = simulated(SimulatedMachine(strength=1.0, loaded_calls={2}))
+    moved, _, figures = side_by_side("halfrtt_us", ("pingpong", "8", "200"), ("--L", "20us"))
+    assert_close(moved, 20.0, "simulated L, one knob run without its core")
+    assert max(figures) < 22.0 and machine.calls == 3 + 2 * ROUNDS
+
+
+def test_judge_measures_again_a_knob_run_that_disagrees(simulated):
+    # a stream reports no CPU time: load that hits only knob runs shows as disagreement
+    # three of the first five knob runs (calls 2, 4, 6) disturbed: their median would pass
+    machine = SimulatedMachine(strength=0.5, loaded_calls={2, 4, 6})
+    original = SimulatedMachine.__call__
+
+    def call(*args, **kw):
+        out = original(machine, *args, **kw)
+        out.pop("cpu_s"), out.pop("wall_s")
+        if machine.calls in machine.loaded_calls:
+            out["halfrtt_us"] -= 40.0 - 10.0  # +10 us: a half-strength knob looks right
+        return out
+    simulated(call)
+    try:
+        moved, _, _ = side_by_side("halfrtt_us", ("stream", "8", "400"), ("--g", "20us"))
+    except pytest.skip.Exception:
+        return  # not judged: also right
+    with pytest.raises(AssertionError):
+        assert_close(moved, 20.0, "simulated g at half strength, three runs disturbed")

@@ -12,7 +12,25 @@ import pytest
 from tests.testkit import installed, run
 from loggp import testbed
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces need root")
+
+
+def namespaces_unavailable():
+    """Why network namespaces cannot be made here, or None: tried, not guessed
+    from the uid (root in a container may lack CAP_SYS_ADMIN)."""
+    for tool in ("unshare", "ip"):
+        if not shutil.which(tool):
+            return f"'{tool}' is not installed"
+    try:
+        proc = subprocess.run(["unshare", "--net", "true"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as err:
+        return f"`unshare --net true` did not run: {err}"
+    if proc.returncode != 0:
+        return f"network namespaces cannot be made here (`unshare --net true`: {proc.stderr.strip()[:200]})"
+    return None
+
+
+_WHY_NOT = namespaces_unavailable()
+pytestmark = pytest.mark.skipif(_WHY_NOT is not None, reason=_WHY_NOT or "")
 
 # A name of our own, so a user's testbed (default 'tb') is never touched.
 NAME = f"pt{os.getpid() % 1000000}"
