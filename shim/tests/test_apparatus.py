@@ -289,8 +289,9 @@ def test_profile_counts_the_traffic(tmp_path, engine):
                      built("shim/tests/loggp-test-timing"), "pingpong", "8", "100")
     assert proc.returncode == 0, proc.stderr
     assert "profile" not in proc.stderr.lower(), proc.stderr
-    # exactly one profile per rank, written atomically (no temporary file left)
-    assert sorted(p.name for p in out.iterdir()) == ["profile.0.json", "profile.1.json"]
+    # exactly one profile per rank, written atomically (no temporary file left), beside
+    # loggp run's record of which libmpi the ranks used
+    assert sorted(p.name for p in out.iterdir()) == ["libmpi.json", "profile.0.json", "profile.1.json"]
     profiles = [json.loads((out / f"profile.{r}.json").read_text()) for r in range(2)]
     sends = 100 // 4 + 1 + 15 * 100  # warm-up, then 15 batches of 100
     for rank, prof in enumerate(profiles):
