@@ -30,6 +30,7 @@ import numpy as np
 
 from loggp.experiments import fit as fitmod
 from loggp.experiments import probe as probemod
+import loggp.knobs as knob_values
 from loggp.knobs.command import Command, CommandError, Parser
 from loggp.knobs.programs import MissingProgram
 
@@ -525,7 +526,9 @@ def parser():
     p.add_argument("--quick", action="store_true", help="short sweep: o, g, L in {0, 1, 10} us, G in {0, 0.5, 2} ns/B")
     p.add_argument("--knobs", default=",".join(KNOBS), help="comma-separated subset of o,g,L,G (default all)")
     p.add_argument("--sweep", action="append", default=[], metavar="KNOB=V1,V2,...",
-                   help="values of one knob (us; ns/B for G), overriding the default or --quick sweep")
+                   help="values of one knob with units, e.g. L=0,1us,10us or G=0,0.5ns/B, overriding the "
+                        "default or --quick sweep (repeatable; default: none). The old spelling, bare numbers "
+                        "in us (ns/B for G), still works")
     p.add_argument("--out", default="loggp-calibration", metavar="DIR", help="output directory")
     p.add_argument("--sizes", default=",".join(str(s) for s in CAL_SIZES),
                    help="probe sizes (bytes); at least two >= 4096 for G")
@@ -537,6 +540,22 @@ def parser():
                    help="extra runs of a point that misses the goal; it is judged on the median of all (default 2)")
     p.add_argument("--engine", choices=("auto", "libfabric", "pmpi"), help="passed to `loggp run`")
     return p
+
+
+def sweep_value(knob, text, item):
+    """One --sweep value in the sweep's own unit (us; ns/B for G). A value with a unit
+    ("10us", "0.5ns/B", "0") goes through the one knob parser; a bare number is the old
+    spelling, read in the sweep's unit (documented in --help and experiments/README.md)."""
+    text = text.strip()
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    try:
+        ns = knob_values.parse({knob: text})[knob]
+    except knob_values.KnobError as err:
+        raise CalibrationError(f"--sweep '{item}': {err}") from None
+    return ns if knob in PER_BYTE else ns / 1000.0
 
 
 def parse_sweeps(args):
@@ -554,10 +573,7 @@ def parse_sweeps(args):
             raise CalibrationError(f"--sweep '{item}': expected KNOB=V1,V2,... with KNOB one of {','.join(KNOBS)}")
         if knob not in sweeps:
             raise CalibrationError(f"--sweep '{item}': knob '{knob}' is not in --knobs {args.knobs}")
-        try:
-            vals = [float(v) for v in values.split(",")]
-        except ValueError:
-            raise CalibrationError(f"--sweep '{item}': values must be numbers ({UNITS[knob]})") from None
+        vals = [sweep_value(knob, v, item) for v in values.split(",")]
         if not vals or any(not math.isfinite(v) or v < 0 for v in vals):
             raise CalibrationError(f"--sweep '{item}': values must be finite and >= 0")
         if len(set(vals)) < 2:
