@@ -117,8 +117,14 @@ def cmd_run(study_path, results_override=None, report=True, calibration=None, st
             try:
                 facts = {"mpi_version": runner.mpi_version(study.launcher),
                          "loggp_version": _loggp_version(), "host": socket.gethostname()}
-                if not db.initialise(study, facts):
+                # The plan as the file asks for it, optional benchmarks missing here included.
+                full = studyfile.load(study_path, skip_missing=False) if study.skipped else study
+                state = db.initialise(study, facts, full.plan_digest())
+                if state != "new":
                     facts = db.facts()
+                if state == "edited":
+                    print(f"loggp study: {study.path} differs from the file these results began with only in "
+                          f"ways that keep the same runs (comments, layout); resuming", file=stream)
                 _run_pending(study, db, results_dir, facts, stream)
                 runs = db.runs()
             finally:
@@ -128,6 +134,10 @@ def cmd_run(study_path, results_override=None, report=True, calibration=None, st
     bad = [r for r in runs if r["status"] != "ok"]
     print(f"loggp study: {len(runs)} runs in {results_dir}, "
           f"{len(bad)} not ok" + (" (see `loggp study status`)" if bad else ""), file=stream)
+    if runs and len(bad) == len(runs):
+        print(f"loggp study: every run failed, so there is nothing to measure; the first said: "
+              f"{bad[0]['status']}: {bad[0]['error']} (all of them: `loggp study status {results_dir}`)",
+              file=stream)
     path = None
     if report:
         path = write_report(results_dir, calibration)

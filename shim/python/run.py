@@ -150,6 +150,24 @@ def build(args, base_env, testbed_plan=None):
         raise RunError("--provider applies to the libfabric engine, not --engine pmpi")
     env = {}
     env.update(knob_environment(knob_args))
+    if args.engine == "pmpi" and env.get(ENVIRONMENT["L"], "0ns") != "0ns":
+        raise RunError(f"--L {args.knob_L}: the PMPI fallback engine (--engine pmpi) cannot apply L, only o, g "
+                       "and G around point-to-point calls; use --engine libfabric (or auto), or the testbed's "
+                       "links (`loggp-knobs set --via netem --L ...`)")
+    if args.profile:
+        where = Path(args.profile)
+        if where.exists() and not where.is_dir():
+            raise RunError(f"--profile '{args.profile}': not a folder (each rank writes "
+                           f"profile.<rank>.json into it)")
+        if not where.exists() and not where.resolve().parent.is_dir():
+            raise RunError(f"--profile '{args.profile}': its parent folder does not exist")
+    if args.launcher == "mpiexec" and not args.hostfile and args.testbed is None:
+        # Every rank starts here: a missing program is ours to say, not the launcher's.
+        from .abi import AbiError, resolve_program
+        try:
+            resolve_program(program[0], base_env.get("PATH"))
+        except AbiError as err:
+            raise RunError(f"{err}") from None
     if args.testbed is not None:
         if testbed_plan is None:
             raise RunError("--testbed: no testbed here (run it as `loggp run`)")
