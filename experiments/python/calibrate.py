@@ -520,7 +520,7 @@ def write_outputs(out_dir, summary, rows, label_runs):
 # ------------------------------------------------------------------ command line
 
 def parser():
-    p = Parser(prog="loggp calibrate",
+    p = Parser(prog="loggp calibrate", example="loggp calibrate --quick --knobs L --sweep L=0,1us,10us",
                description="Sweep each knob, run loggp-probe under `loggp run`, and compare the measured "
                             "increase with the set one.")
     p.add_argument("--quick", action="store_true", help="short sweep: o, g, L in {0, 1, 10} us, G in {0, 0.5, 2} ns/B")
@@ -538,7 +538,7 @@ def parser():
     p.add_argument("--no-baseline", action="store_true", help="skip the full-range baseline run for T0 + m/B")
     p.add_argument("--retries", type=int, default=2,
                    help="extra runs of a point that misses the goal; it is judged on the median of all (default 2)")
-    p.add_argument("--engine", choices=("auto", "libfabric", "pmpi"), help="passed to `loggp run`")
+    p.add_argument("--engine", choices=("auto", "libfabric", "pmpi"), help="passed to `loggp run` (default: its own, auto)")
     return p
 
 

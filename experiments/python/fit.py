@@ -333,17 +333,17 @@ def format_regimes(regimes):
 # ------------------------------------------------------------------ command line
 
 def parser():
-    p = Parser(prog="loggp fit",
+    p = Parser(prog="loggp fit", example="loggp fit probe.json --plot fit",
                description="Fit T(m) = T0 + m/B per protocol regime to a loggp-probe result.")
     p.add_argument("probe", help="loggp-probe JSON (--json output)")
-    p.add_argument("--plot", metavar="OUT.png", help="write the plot as OUT.png and OUT.svg")
-    p.add_argument("--json", metavar="FILE", help="write the regimes (and the comparison) as JSON")
+    p.add_argument("--plot", metavar="OUT.png", help="write the plot as OUT.png and OUT.svg (default: no plot)")
+    p.add_argument("--json", metavar="FILE", help="write the regimes (and the comparison) as JSON (default: none)")
     p.add_argument("--max-regimes", type=int, default=4, help="at most this many regimes (default 4)")
     p.add_argument("--baseline", metavar="BASE.json",
-                   help="probe result without knobs: compare LogGP's prediction with this fit")
+                   help="probe result without knobs: compare LogGP's prediction with this fit (default: none)")
     for knob, example in (("o", "1us"), ("os", "1us"), ("or", "1us"), ("L", "5us"), ("G", "0.5ns/B")):
         p.add_argument(f"--{knob}", metavar="T/B" if knob == "G" else "T",
-                       help=f"knob increment of the probed run (e.g. {example}); with --baseline")
+                       help=f"knob increment of the probed run (e.g. {example}); with --baseline (default 0)")
     return p
 
 

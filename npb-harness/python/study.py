@@ -26,17 +26,22 @@ class UsageError(Exception):
 
 
 def _parser():
-    p = Parser(prog="loggp study", description="Run knob-sweep studies and report on them.")
+    p = Parser(prog="loggp study", description="Run knob-sweep studies and report on them.",
+               example="loggp study run npb-harness/studies/default.toml")
     sub = p.add_subparsers(dest="action", required=True)
-    r = sub.add_parser("run", help="run a study, or resume an interrupted one")
+    r = sub.add_parser("run", help="run a study, or resume an interrupted one",
+                       example="loggp study run my-study.toml --results results/my-study")
     r.add_argument("study", help="study file (TOML)")
     r.add_argument("--results", help="results folder (default: the file's 'results' key, "
                    "else ./loggp-results/NAME)")
     r.add_argument("--no-report", action="store_true", help="do not write the report at the end")
-    r.add_argument("--calibration", help="calibration.json for the report's T0/B axes")
-    s = sub.add_parser("status", help="how far a study is, and which runs failed")
+    r.add_argument("--calibration", help="calibration.json for the report's T0/B axes "
+                   "(default: RESULTS/calibration.json when present)")
+    s = sub.add_parser("status", help="how far a study is, and which runs failed",
+                       example="loggp study status results/my-study")
     s.add_argument("results", help="results folder")
-    rep = sub.add_parser("report", help="write the HTML report, plots and CSV; print its path")
+    rep = sub.add_parser("report", help="write the HTML report, plots and CSV; print its path",
+                         example="loggp study report results/my-study")
     rep.add_argument("results", help="results folder")
     rep.add_argument("--calibration", help="calibration.json written by `loggp calibrate` "
                      "(default: RESULTS/calibration.json when present)")

@@ -383,16 +383,19 @@ def knob_list(text):
 class BenchCommand(Command):
     name = "bench"
     description = __doc__
+    example = "loggp bench transparency --scale 0.2"
     formatter_class = argparse.RawDescriptionHelpFormatter
     errors = ((runmod.RunError, 1), (MissingProgram, 1), (RuntimeError, 1), (subprocess.TimeoutExpired, 1))
 
     def configure(self, p):
         sub = p.add_subparsers(dest="what", required=True)
-        t = sub.add_parser("transparency", help="cost of libloggp.so at zero knobs and armed, per pattern")
+        t = sub.add_parser("transparency", help="cost of libloggp.so at zero knobs and armed, per pattern",
+                           example="loggp bench transparency --scale 0.2")
         t.add_argument("--rounds", type=positive_int, default=7, help="interleaved rounds (default 7)")
         t.add_argument("--armed", choices=("each", "all", "both"), default="both",
                        help="armed modes: each knob alone, all together, or both (default)")
-        k = sub.add_parser("knobs", help="set each knob, read it back with four patterns against LogGP's prediction")
+        k = sub.add_parser("knobs", help="set each knob, read it back with four patterns against LogGP's prediction",
+                           example="loggp bench knobs --knobs o,L --values 1us,10us")
         k.add_argument("--knobs", type=knob_list, default=["o", "g", "L", "G"],
                        help="knobs to measure (default o,g,L,G)")
         values = k.add_mutually_exclusive_group()
@@ -401,7 +404,7 @@ class BenchCommand(Command):
                             help="times to set, with units as for `loggp run` (default 1us,10us,100us); "
                                  "for G the (k-1)G of one message")
         values.add_argument("--values-us", type=number_list(float, 0.001), dest="values_us", metavar="V1,V2,...",
-                            help="the old spelling of --values: bare numbers in us")
+                            help="the old spelling of --values: bare numbers in us (default: --values')")
         k.add_argument("--G-sizes", type=number_list(int, 2), default=[4096, 65536], dest="g_sizes",
                        help="message sizes for G, in bytes (default 4096,65536)")
         k.add_argument("--compute-ns", type=positive_int, default=5000,
@@ -415,7 +418,7 @@ class BenchCommand(Command):
             s.add_argument("--scale", type=positive_float, default=1.0,
                            help="multiplies every message count (default 1; small values for a quick check)")
             s.add_argument("--provider", choices=runmod.PROVIDERS, help="libfabric provider (default shm)")
-            s.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
+            s.add_argument("--json", metavar="FILE", help="also write the figures as JSON (default: none)")
 
     def check(self, args):
         if args.json and not os.path.isdir(os.path.dirname(os.path.abspath(args.json))):

@@ -110,20 +110,21 @@ def parser():
     p = Parser(
         prog="loggp run",
         description="Run an MPI program under libloggp.so. Knobs given here hold for this run; "
-                    "knobs not given follow the knob file live (`loggp-knobs set`).")
-    p.add_argument("-n", "--np", type=positive_int, required=True, help="number of ranks")
+                    "knobs not given follow the knob file live (`loggp-knobs set`).",
+        example="loggp run -n 2 --L 10us --o 1us -- ./app")
+    p.add_argument("-n", "--np", type=positive_int, required=True, help="number of ranks (required, no default)")
     for flag in KNOB_FLAGS:
         example = "0.5ns/B" if flag == "G" else "10us"
         p.add_argument(f"--{flag}", metavar="T/B" if flag == "G" else "T", dest=f"knob_{flag}",
-                       help=f"knob {flag} (e.g. {example})")
+                       help=f"knob {flag} for this run, e.g. {example} (default: the knob file's, live)")
     p.add_argument("--engine", choices=("auto", "libfabric", "pmpi"), default="auto",
                    help="libfabric: every message crosses the wrapped provider (default when available); "
                         "pmpi: point-to-point only, MPI's own transports")
     p.add_argument("--provider", choices=PROVIDERS, help="libfabric provider for same-node traffic (default shm)")
-    p.add_argument("--profile", metavar="DIR", help="write each rank's traffic profile to DIR/profile.<rank>.json")
+    p.add_argument("--profile", metavar="DIR", help="write each rank's traffic profile to DIR/profile.<rank>.json (default: no profile)")
     p.add_argument("--launcher", default="mpiexec",
                    help="mpiexec (default), srun, or a template with {np}, {program}, {hostfile}")
-    p.add_argument("--hostfile", help="host file for the launcher")
+    p.add_argument("--hostfile", help="host file for the launcher (default: none, every rank on this host)")
     p.add_argument("--testbed", nargs="?", const="", metavar="NAME",
                    help="one rank per emulated host of a `loggp testbed` (needs root; default name tb)")
     p.add_argument("--quiet", action="store_true", help="no banner from rank 0")
