@@ -290,7 +290,8 @@ def write(results_dir, calibration_path=None):
                  for c in a.curves for p in c.points]
     _atomic_write(os.path.join(out_dir, "slowdown.csv"), _csv_text(SLOW_HEADER, slow_rows))
     _atomic_write(os.path.join(out_dir, "runs.csv"),
-                  _csv_text(RUN_COLUMNS, [[r.get(k) for k in RUN_COLUMNS] for r in a.runs]))
+                  _csv_text(RUN_COLUMNS, [[r["round"] + 1 if k == "round" else r.get(k) for k in RUN_COLUMNS]
+                                          for r in a.runs]))  # rounds counted from 1, as everywhere a user reads
 
     sections = []
     figures = {}

@@ -22,6 +22,7 @@ import csv
 import io
 import json
 import math
+import os
 import sys
 import time
 from pathlib import Path
@@ -657,7 +658,7 @@ def execute(args, sweeps, sizes, out_dir, runner=None):
     except OSError as err:
         raise CommandError(f"cannot write to '{out_dir}': {err}") from None
     print(report_text(summary))
-    print(f"wrote {out_dir}/calibration.json, calibration.csv, probe_points.csv, calibration.png/.svg, probes/ "
+    print(f"wrote {os.path.abspath(out_dir)}/calibration.json, calibration.csv, probe_points.csv, calibration.png/.svg, probes/ "
           f"({summary['elapsed_s']} s)")
     return 0 if summary["pass"] else 3
 

@@ -164,7 +164,8 @@ def execute(study, bench, plan_row, results_dir, facts):
     }
     # A human-readable copy next to the outputs; the store stays the reference.
     with open(os.path.join(tmp, "run.json"), "w") as f:
-        json.dump({k: v for k, v in row.items() if k != "profile"}, f, indent=1)
+        # Rounds are stored from 0; every file and message a user reads counts from 1.
+        json.dump({k: (v + 1 if k == "round" else v) for k, v in row.items() if k != "profile"}, f, indent=1)
         f.flush()
         os.fsync(f.fileno())
     if os.path.exists(final):

@@ -171,6 +171,7 @@ def _run_pending(study, db, results_dir, facts, stream):
 
 
 def cmd_status(results_dir):
+    results_dir = os.path.abspath(results_dir)  # every path it prints is absolute
     path = os.path.join(results_dir, store.DB_NAME)
     if not os.path.isfile(path):
         raise UsageError(f"{results_dir} has no {store.DB_NAME}: not a study results folder")
@@ -209,6 +210,7 @@ def write_report(results_dir, calibration=None):
 
 
 def cmd_report(results_dir, calibration=None):
+    results_dir = os.path.abspath(results_dir)
     if not os.path.isfile(os.path.join(results_dir, store.DB_NAME)):
         raise UsageError(f"{results_dir} has no {store.DB_NAME}: not a study results folder")
     if calibration is not None:

@@ -204,8 +204,20 @@ class RunCommand(Command):
         return execute(args, self.testbed_plan)
 
 
+def oversubscription_note(np_ranks, cores):
+    """The one line said when a single host gets more ranks than it has cores, or None."""
+    if np_ranks <= cores:
+        return None
+    return (f"loggp run: note: {np_ranks} ranks on {cores} core{'s' if cores != 1 else ''}: ranks share cores, "
+            "so timings are slower and noisier (o and g busy-wait on the CPU)")
+
+
 def execute(args, testbed_plan=None):
     additions, cmd = build(args, os.environ, testbed_plan)
+    if args.launcher == "mpiexec" and not args.hostfile and args.testbed is None and not args.quiet:
+        note = oversubscription_note(args.np, len(os.sched_getaffinity(0)))
+        if note:
+            print(note, file=sys.stderr)
     if args.dry_run:
         assignments = " ".join(f"{k}={shlex.quote(v)}" for k, v in additions.items())
         print(f"env {assignments} {shlex.join(cmd)}")

@@ -1,0 +1,53 @@
+"""Issue 20, what a user reads: rounds counted from 1 in every file, absolute paths,
+one oversubscription note."""
+import csv
+import json
+import os
+
+from tests.testkit import installed, run
+
+STUDY = '''name = "rounds"
+repetitions = 2
+np = 2
+order = "interleave"
+
+[[benchmark]]
+command = ["false"]
+runtime_regex = "t=(\\\\S+)"
+'''
+
+
+def loggp(*args, **kw):
+    return run([installed("loggp"), *args], **kw)
+
+
+def test_rounds_count_from_one_and_paths_are_absolute(tmp_path):
+    (tmp_path / "s.toml").write_text(STUDY)
+    proc = loggp("study", "run", "s.toml", "--results", "r", "--no-report", cwd=tmp_path, timeout=300)
+    assert "round 1/2" in proc.stderr and "round 2/2" in proc.stderr
+    results = tmp_path / "r"
+    rounds = sorted(json.loads(p.read_text())["round"] for p in results.rglob("run.json"))
+    assert rounds == [1, 2], "run.json counts rounds as the progress line does"
+
+    status = loggp("study", "status", "r", cwd=tmp_path)
+    assert "round 1:" in status.stdout and f"({results}/" in status.stdout, status.stdout
+
+    report = loggp("study", "report", "r", cwd=tmp_path, timeout=300)
+    assert report.returncode == 0, report.stderr
+    path = report.stdout.strip().splitlines()[-1]
+    assert os.path.isabs(path) and os.path.isfile(path)
+    runs_csv = next(results.rglob("runs.csv"))
+    with open(runs_csv) as f:
+        assert sorted(int(r["round"]) for r in csv.DictReader(f)) == [1, 2]
+
+
+def test_one_oversubscription_note():
+    cores = len(os.sched_getaffinity(0))
+    proc = loggp("run", "-n", str(cores + 1), "--dry-run", "--", "true")
+    assert proc.returncode == 0
+    assert proc.stderr.count("ranks share cores") == 1
+    assert f"{cores + 1} ranks on {cores} core" in proc.stderr
+    fits = loggp("run", "-n", str(cores), "--dry-run", "--", "true")
+    assert "ranks share cores" not in fits.stderr
+    quiet = loggp("run", "-n", str(cores + 1), "--quiet", "--dry-run", "--", "true")
+    assert "ranks share cores" not in quiet.stderr
