@@ -109,3 +109,10 @@ def test_study_sweep_accepts_zero(tmp_path):
                     '[[benchmark]]\nkernel = "ep"\nclass = "S"\n')
     study = studyfile.load(str(path))
     assert study.sweep == {"L": [("10us", 10000.0)]}
+
+
+def test_a_bare_zero_in_the_environment_starts_mpi():
+    proc = run([installed("loggp"), "run", "-n", "2", "--", installed("loggp-timing"), "pingpong", "8", "10"],
+               env={"LOGGP_LATENCY": "0", "LOGGP_OS": "0"}, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "halfrtt_us=" in proc.stdout and "L=0ns(env)" in proc.stderr
