@@ -211,6 +211,14 @@ class Knobs:
     L: float = 0.0
 
 
+def format_knobs(knobs):
+    """Knobs as a user writes them: "o_s=1us o_r=1us g=0 G=0.5ns/B L=10us"."""
+    def text(value, unit):
+        return "0" if value == 0 else f"{value:g}{unit}"
+    return " ".join(f"{name}={text(getattr(knobs, name), 'ns/B' if name == 'G' else 'us')}"
+                    for name in ("o_s", "o_r", "g", "G", "L"))
+
+
 def predict_regimes(baseline, knobs):
     """LogGP's prediction for the knobbed fit: T0 + o_s + L + o_r, 1/B + G."""
     return [Regime(r.m_min, r.m_max, r.T0_us + knobs.o_s + knobs.L + knobs.o_r,
@@ -358,8 +366,13 @@ class FitCommand(Command):
         if args.max_regimes < 1:
             raise FitError(f"--max-regimes {args.max_regimes}: must be at least 1")
         args.knobs = knob_increments({o: vars(args)[o] for o in KNOB_OPTIONS if vars(args)[o] is not None})
-        if not args.baseline and args.knobs != Knobs():
+        given = [o for o in KNOB_OPTIONS if vars(args)[o] is not None]
+        if not args.baseline and given:
             raise FitError("knob values need --baseline BASE.json to compare against")
+        if args.baseline and not given:
+            # The probe file does not record the knobs it ran under: zero is not assumed.
+            raise FitError("--baseline needs the knobs the probed run had (--o, --os, --or, --L, --G, e.g. "
+                           "--L 10us); give --L 0 to compare two runs without knobs")
         if args.plot and Path(args.plot).suffix.lower() != ".png":
             raise FitError(f"--plot '{args.plot}': expected a .png file name (the .svg goes next to it)")
         args.data = load_probe(args.probe)
@@ -393,7 +406,7 @@ def execute(args, data, base, knobs):
         rows = compare(predicted, regimes)
         print(f"baseline {args.baseline}:")
         print(format_regimes(base_regimes))
-        print(f"with knobs {asdict(knobs)} (us, G in ns/B), {args.probe}, fitted in the baseline's regimes:")
+        print(f"with knobs {format_knobs(knobs)}, {args.probe}, fitted in the baseline's regimes:")
         print(format_regimes(regimes))
         print(f"{'sizes [B]':>19} {'T0 pred':>9} {'T0 meas':>9} {'error':>8} "
               f"{'1/B pred':>10} {'1/B meas':>10} {'error':>9}   (us; 1/B in ns/B)")

@@ -404,7 +404,7 @@ class BenchCommand(Command):
                             help="times to set, with units as for `loggp run` (default 1us,10us,100us); "
                                  "for G the (k-1)G of one message")
         values.add_argument("--values-us", type=number_list(float, 0.001), dest="values_us", metavar="V1,V2,...",
-                            help="the old spelling of --values: bare numbers in us (default: --values')")
+                            help="the old spelling of --values: bare numbers in us (default: as --values)")
         k.add_argument("--G-sizes", type=number_list(int, 2), default=[4096, 65536], dest="g_sizes",
                        help="message sizes for G, in bytes (default 4096,65536)")
         k.add_argument("--compute-ns", type=positive_int, default=5000,

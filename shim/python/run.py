@@ -118,8 +118,9 @@ def parser():
         p.add_argument(f"--{flag}", metavar="T/B" if flag == "G" else "T", dest=f"knob_{flag}",
                        help=f"knob {flag} for this run, e.g. {example} (default: the knob file's, live)")
     p.add_argument("--engine", choices=("auto", "libfabric", "pmpi"), default="auto",
-                   help="libfabric: every message crosses the wrapped provider (default when available); "
-                        "pmpi: point-to-point only, MPI's own transports")
+                   help="auto (the default): libfabric when MPI runs over libfabric, else pmpi; libfabric: "
+                        "every message crosses the wrapped provider; pmpi: o, g and G on point-to-point "
+                        "calls only, MPI's own transports")
     p.add_argument("--provider", choices=PROVIDERS, help="libfabric provider for same-node traffic (default shm)")
     p.add_argument("--profile", metavar="DIR", help="write each rank's traffic profile to DIR/profile.<rank>.json (default: no profile)")
     p.add_argument("--launcher", default="mpiexec",
