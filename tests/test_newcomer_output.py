@@ -51,3 +51,23 @@ def test_one_oversubscription_note():
     assert "ranks share cores" not in fits.stderr
     quiet = loggp("run", "-n", str(cores + 1), "--quiet", "--dry-run", "--", "true")
     assert "ranks share cores" not in quiet.stderr
+
+
+def test_status_shows_the_run_in_progress(tmp_path):
+    import subprocess
+    import time
+    (tmp_path / "s.toml").write_text(STUDY.replace('["false"]', '["sleep", "4"]').replace("repetitions = 2",
+                                                                                         "repetitions = 1"))
+    study = subprocess.Popen([installed("loggp"), "study", "run", "s.toml", "--results", "r", "--no-report"],
+                             cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        seen = ""
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and "in progress" not in seen:
+            if (tmp_path / "r" / "results.sqlite").exists():
+                seen = loggp("study", "status", "r", cwd=tmp_path).stdout
+            time.sleep(0.3)
+        assert "in progress: #1 sleep np=2 baseline round 1, for " in seen, seen
+    finally:
+        study.wait(timeout=60)
+    assert "in progress" not in loggp("study", "status", "r", cwd=tmp_path).stdout

@@ -200,6 +200,27 @@ def _kill_group(proc):
     return proc.wait()
 
 
+def in_progress(results_dir):
+    """[(plan id, started as a POSIX time)] of runs a live runner is making now: their
+    temporary folders, named after the plan entry and the runner's pid."""
+    found = []
+    for path in glob.glob(os.path.join(results_dir, RUNS_DIR, ".tmp-*-*")):
+        plan_id, _, pid = os.path.basename(path)[len(".tmp-"):].partition("-")
+        if not (plan_id.isdigit() and pid.isdigit()):
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            continue  # left by a killed runner; the next run cleans it
+        except PermissionError:
+            pass
+        try:
+            found.append((int(plan_id), os.stat(path).st_mtime))
+        except FileNotFoundError:
+            continue  # finished meanwhile
+    return found
+
+
 def clean_stale(results_dir):
     """Removes temporary run folders left by a killed runner."""
     for path in glob.glob(os.path.join(results_dir, RUNS_DIR, ".tmp-*")):

@@ -165,6 +165,10 @@ class Store:
             "SELECT plan.* FROM plan LEFT JOIN runs ON runs.plan_id = plan.id "
             "WHERE runs.id IS NULL ORDER BY plan.round, plan.position")]
 
+    def plan_entry(self, plan_id):
+        row = self.conn.execute("SELECT * FROM plan WHERE id = ?", (plan_id,)).fetchone()
+        return dict(row) if row else None
+
     def plan_size(self):
         return self.conn.execute("SELECT COUNT(*) FROM plan").fetchone()[0]
 

@@ -11,6 +11,7 @@ import os
 import signal
 import socket
 import sys
+import time
 
 from loggp.analysis.calibration import CalibrationError, load as load_calibration
 from loggp.knobs.command import Command, Parser
@@ -180,10 +181,15 @@ def cmd_status(results_dir):
         facts, runs, pending = db.facts(), db.runs(), db.pending()
         total = db.plan_size()
         means = db.mean_wall_by_benchmark()
+        running = [(db.plan_entry(plan_id), started) for plan_id, started in runner.in_progress(results_dir)]
     finally:
         db.close()
     print(f"study {facts.get('name')} ({facts.get('study_path')})")
     print(f"  {len(runs)}/{total} runs done, {len(pending)} pending")
+    for entry, started in running:
+        if entry:
+            print(f"  in progress: #{entry['id']} {entry['benchmark']} np={entry['np']} {entry['sweep']} "
+                  f"round {entry['round'] + 1}, for {runner._duration(max(0.0, time.time() - started))}")
     counts = {}
     for r in runs:
         counts.setdefault(r["benchmark"], {}).setdefault(r["status"], 0)
