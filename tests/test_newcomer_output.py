@@ -36,6 +36,7 @@ def test_rounds_count_from_one_and_paths_are_absolute(tmp_path):
     assert report.returncode == 0, report.stderr
     path = report.stdout.strip().splitlines()[-1]
     assert os.path.isabs(path) and os.path.isfile(path)
+    assert "A smoke test, not a measurement" in open(path).read(), "no run succeeded: no measurement"
     runs_csv = next(results.rglob("runs.csv"))
     with open(runs_csv) as f:
         assert sorted(int(r["round"]) for r in csv.DictReader(f)) == [1, 2]
@@ -71,3 +72,15 @@ def test_status_shows_the_run_in_progress(tmp_path):
     finally:
         study.wait(timeout=60)
     assert "in progress" not in loggp("study", "status", "r", cwd=tmp_path).stdout
+
+
+def test_the_report_says_when_a_study_is_a_smoke_test():
+    from loggp.analysis.report import smoke_test_reasons
+
+    def runs(rounds, klass):
+        return [{"round": r, "status": "ok", "class": klass} for r in range(rounds)]
+    assert smoke_test_reasons(runs(5, "A")) == []
+    assert smoke_test_reasons(runs(2, "A")) == ["2 rounds with successful runs (an interval needs at least 3)"]
+    only_small = smoke_test_reasons(runs(5, "S") + runs(5, "W"))
+    assert len(only_small) == 1 and only_small[0].startswith("only class W/S problems")
+    assert smoke_test_reasons(runs(5, "S") + runs(5, "A")) == []

@@ -235,6 +235,22 @@ RUN_COLUMNS = ["id", "plan_id", "round", "benchmark", "kind", "class", "np", "sw
                "mpi_version", "loggp_version", "error", "stdout_path", "stderr_path", "command"]
 
 
+def smoke_test_reasons(runs):
+    """Why a study's figures cannot be trusted as a measurement, or []: fewer than 3
+    rounds with a successful run (an interval needs them), or only class S/W problems
+    (runs so short that start-up and noise dominate)."""
+    reasons = []
+    rounds = {r["round"] for r in runs if r["status"] == "ok"}
+    if len(rounds) < 3:
+        reasons.append(f"{len(rounds)} round{'s' if len(rounds) != 1 else ''} with successful runs "
+                       f"(an interval needs at least 3)")
+    classes = {r["class"] for r in runs if r.get("class")}
+    if classes and classes <= {"S", "W"}:
+        reasons.append(f"only class {'/'.join(sorted(classes, reverse=True))} problems, whose runs are so short "
+                       f"that start-up and noise weigh more than the knobs")
+    return reasons
+
+
 def _headline(curves):
     """A few sentences a reader gets at a glance."""
     out = []
@@ -324,6 +340,10 @@ def write(results_dir, calibration_path=None):
                    f"{100 * worst[1]:.0f} % (coefficient of variation, {html.escape(worst[0][0])}); "
                    f"trust only effects whose interval excludes 1, and use more repetitions "
                    f"or a quieter machine.</li>")
+    smoke = smoke_test_reasons(a.runs)
+    if smoke:
+        warning = (f"<li><b>A smoke test, not a measurement</b>: {html.escape('; '.join(smoke))}. Read it as a "
+                   f"check that the study runs; its intervals and verdicts are not figures.</li>") + warning
     sections.append("<h2>At a glance</h2><ul>" + warning +
                     "".join(f"<li>{s}</li>" for s in _headline(a.curves)) + "</ul>")
     sections.append(_glance_table(a.curves))
