@@ -37,6 +37,8 @@ def test_rounds_count_from_one_and_paths_are_absolute(tmp_path):
     path = report.stdout.strip().splitlines()[-1]
     assert os.path.isabs(path) and os.path.isfile(path)
     assert "A smoke test, not a measurement" in open(path).read(), "no run succeeded: no measurement"
+    modes = {f"{p.relative_to(results)}": oct(p.stat().st_mode & 0o777) for p in results.rglob("*") if p.is_file()}
+    assert len(set(modes.values())) == 1, modes
     runs_csv = next(results.rglob("runs.csv"))
     with open(runs_csv) as f:
         assert sorted(int(r["round"]) for r in csv.DictReader(f)) == [1, 2]

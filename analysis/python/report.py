@@ -14,6 +14,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+from loggp.knobs.files import created_mode  # noqa: E402
+
 from . import analyze, calibration as calib, models  # noqa: E402
 
 REPORT_DIR = "report"
@@ -30,6 +32,7 @@ METHOD = ("Slowdown is the ratio of median runtimes T(knob)/T(0), T being the be
 def _atomic_write(path, data, mode="w"):
     folder = os.path.dirname(path)
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=os.path.basename(path))
+    os.fchmod(fd, created_mode())  # as open() makes the run files beside it, not mkstemp's 0600
     try:
         with os.fdopen(fd, mode) as f:
             f.write(data)

@@ -22,6 +22,7 @@ import numpy as np
 
 from loggp.knobs import KnobError, parse as parse_knob_values
 from loggp.knobs.command import Command, CommandError, Parser
+from loggp.knobs.files import created_mode
 
 
 class FitError(ValueError):
@@ -269,6 +270,7 @@ def atomic_write(path, write):
     half-written file."""
     path = Path(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=path.suffix or ".tmp", dir=path.parent or ".")
+    os.fchmod(fd, created_mode())  # as open() would make it, like every other result file
     os.close(fd)
     try:
         write(tmp)
