@@ -86,3 +86,13 @@ def test_the_report_says_when_a_study_is_a_smoke_test():
     only_small = smoke_test_reasons(runs(5, "S") + runs(5, "W"))
     assert len(only_small) == 1 and only_small[0].startswith("only class W/S problems")
     assert smoke_test_reasons(runs(5, "S") + runs(5, "A")) == []
+
+
+def test_calibration_table_columns_never_run_together():
+    from loggp.experiments.calibrate import report_text
+    knob = {"unit": "ns/B", "pass": False, "slope": 1.0, "intercept": 0.0, "r2": 1.0, "max_abs_err": 0.1,
+            "values": [0, 0.5], "measures": {"G": {"measured": [-0.0003426, 0.4999]}},
+            "crosstalk": {"L": {"moved": [-0.0003426, 1.0]}}, "failures": []}
+    text = report_text({"knobs": {"G": knob}, "pass": False})
+    rows = [line.split() for line in text.splitlines()[1:4]]
+    assert rows == [["set", "0", "0.5"], ["G", "-0.0003426", "0.4999"], ["~L", "-0.000343", "1"]]

@@ -474,15 +474,16 @@ def plot_calibration(summary, out_png):
 
 
 def report_text(summary):
+    # Each figure gets a space of its own before its field: "-0.0003426" fills ten columns.
     lines = []
     for knob, k in summary["knobs"].items():
         lines.append(f"{knob} [{k['unit']}]: {'PASS' if k['pass'] else 'FAIL'}  slope {k['slope']:.4f}  "
                      f"intercept {k['intercept']:+.4f}  R^2 {k['r2']:.5f}  max |error| {k['max_abs_err']:.4g}")
-        lines.append(f"    {'set':>10}" + "".join(f"{v:>10g}" for v in k["values"]))
+        lines.append(f"    {'set':>10}" + "".join(f" {v:>10g}" for v in k["values"]))
         for param, meas in k["measures"].items():
-            lines.append(f"    {param:>10}" + "".join(f"{v:>10.4g}" for v in meas["measured"]))
+            lines.append(f"    {param:>10}" + "".join(f" {v:>10.4g}" for v in meas["measured"]))
         for param, ct in k["crosstalk"].items():
-            lines.append(f"    {'~' + param:>10}" + "".join(f"{v:>10.3g}" for v in ct["moved"]))
+            lines.append(f"    {'~' + param:>10}" + "".join(f" {v:>10.3g}" for v in ct["moved"]))
         for failure in k["failures"]:
             lines.append(f"    MISS: {failure}")
     regimes = summary.get("baseline", {}).get("regimes")
