@@ -96,3 +96,10 @@ def test_calibration_table_columns_never_run_together():
     text = report_text({"knobs": {"G": knob}, "pass": False})
     rows = [line.split() for line in text.splitlines()[1:4]]
     assert rows == [["set", "0", "0.5"], ["G", "-0.0003426", "0.4999"], ["~L", "-0.000343", "1"]]
+
+
+def test_a_calibration_miss_says_why_in_words():
+    from loggp.experiments.calibrate import miss_reason
+    assert "the armed layer's own cost" in miss_reason(0.2, 1.0)
+    assert "noise" in miss_reason(3.0, 10.0) and "rerun" in miss_reason(3.0, 10.0)
+    assert "not fully applied" in miss_reason(-3.0, 10.0)

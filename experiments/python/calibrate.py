@@ -259,7 +259,8 @@ def analyze(reference, runs, baseline=None):
             for sv, mv, e, b, good in zip(set_values, measured, errors, bounds, ok):
                 if not good:
                     failures.append(f"{param} rose by {mv:.4g} for a set {sv:g} {UNITS[knob]} "
-                                    f"(error {e:+.3g}, bound {b:.3g})")
+                                    f"(error {e:+.4g}, {abs(e) - b:.2g} over its bound {b:.4g}): "
+                                    + miss_reason(e, sv))
         for param in CROSSTALK[knob]:
             moved = [d[0][param] for d in deltas]
             bounds = [bound_for(param, knob, sv, bulk_bytes) for sv in set_values]
@@ -271,7 +272,8 @@ def analyze(reference, runs, baseline=None):
                 if not good:
                     unit = "ns/B" if param in PER_BYTE else "us"
                     failures.append(f"cross-talk: {param} moved {x:+.3g} {unit} at {knob} = {sv:g} {UNITS[knob]} "
-                                    f"(bound {b:.3g})")
+                                    f"({abs(x) - b:.2g} over its bound {b:.4g}): setting {knob} also moved "
+                                    f"{param}; if it is not repeatable, noise")
         for (sv, _), (delta, absolute) in zip(points, deltas):
             for param in PRIMARY[knob] + CROSSTALK[knob]:
                 role = "primary" if param in PRIMARY[knob] else "crosstalk"
@@ -471,6 +473,16 @@ def plot_calibration(summary, out_png):
     fitmod.atomic_write(out_png, lambda tmp: fig.savefig(tmp, format="png", dpi=100))
     fitmod.atomic_write(out_png.with_suffix(".svg"), lambda tmp: fig.savefig(tmp, format="svg"))
     plt.close(fig)
+
+
+def miss_reason(error, set_value):
+    """Why a knob's measured increase missed its goal, in words, and what to do."""
+    if error > 0 and set_value <= 1:
+        return ("more than set at a small setting: the armed layer's own cost per message, or noise; "
+                "rerun on a quiet machine")
+    if error > 0:
+        return "more than set: noise from other work on the machine, or the knob applied twice; rerun to tell"
+    return "less than set: the knob is not fully applied, or the baseline was slow in this round; rerun to tell"
 
 
 def report_text(summary):
