@@ -103,3 +103,10 @@ def test_a_calibration_miss_says_why_in_words():
     assert "the armed layer's own cost" in miss_reason(0.2, 1.0)
     assert "noise" in miss_reason(3.0, 10.0) and "rerun" in miss_reason(3.0, 10.0)
     assert "not fully applied" in miss_reason(-3.0, 10.0)
+
+
+def test_report_words_define_their_terms():
+    from loggp.analysis import analyze, models, report
+    assert "(below)" not in models.__doc__
+    assert f"within a factor of {analyze.AGREEMENT:g}" in report.METHOD
+    assert "T0_s" not in report.SENS_HEADER and "baseline_runtime_s" in report.SENS_HEADER
