@@ -5,6 +5,7 @@ root imports and registers them, the parts never import the root. A module is
 imported only when its command runs, so `loggp --help` stays fast.
 """
 import importlib
+import os
 import sys
 
 # name -> (module, Command class, one-line summary for `loggp --help`)
@@ -37,23 +38,40 @@ def command(name):
 
 
 def usage(out):
-    print("usage: loggp <command> [args]\n\ncommands:", file=out)
+    print("usage: loggp <command> [args]  |  loggp --version\n\ncommands:", file=out)
     for name, (_, _, text) in COMMANDS.items():
         print(f"  {name:10s} {text}", file=out)
     print("\n`loggp <command> --help` for a command's options.", file=out)
+    print("\nexample:\n  loggp run -n 2 --L 10us -- ./app", file=out)
 
 
-def main(argv=None):
-    argv = sys.argv[1:] if argv is None else list(argv)
+def dispatch(argv):
     if not argv or argv[0] in ("-h", "--help", "help"):
         usage(sys.stdout if argv else sys.stderr)
         return 0 if argv else 2
+    if argv[0] == "--version":
+        from loggp import __version__
+        print(f"loggp {__version__}")
+        return 0
     name, rest = argv[0], argv[1:]
     if name not in COMMANDS:
         print(f"loggp: unknown command '{name}'", file=sys.stderr)
         usage(sys.stderr)
         return 2
     return command(name).main(rest)
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else list(argv)
+    try:
+        code = dispatch(argv)
+        sys.stdout.flush()
+        return code
+    except BrokenPipeError:
+        # The reader went away (`loggp --help | head -1`): nothing more to say. Point
+        # stdout at /dev/null so the interpreter's final flush cannot fail again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141  # as a shell reports a process ended by SIGPIPE
 
 
 if __name__ == "__main__":

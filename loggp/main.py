@@ -13,6 +13,7 @@ from loggp.knobs.command import Command, UsageError
 class MainCommand(Command):
     name = "main"
     description = __doc__
+    example = "loggp main --out results/main"
     interrupted = "interrupted; run the same command again to resume"
 
     def configure(self, p):
@@ -49,5 +50,5 @@ def main_job(out, skip_calibration):
         print(f"[loggp main] the study could not run (see above); {minutes:.1f} min", file=sys.stderr)
         return 1
     print(f"[loggp main] done in {minutes:.1f} min", file=sys.stderr)
-    print(f"report: {os.path.relpath(report)}")
+    print(f"report: {os.path.abspath(report)}")
     return 0

@@ -610,33 +610,40 @@ def configure(p):
         c.add_argument("--name", default=None, help=f"testbed name (default $LOGGP_TESTBED or '{DEFAULT_NAME}')")
         return c
 
-    c = named("up", help="create N hosts")
-    c.add_argument("--hosts", type=host_count, required=True, help="number of emulated hosts")
+    c = named("up", help="create N hosts", example="loggp testbed up --hosts 2")
+    c.add_argument("--hosts", type=host_count, required=True, help="number of emulated hosts (required, no default)")
     c.add_argument("--subnet", default=DEFAULT_SUBNET, help=f"host addresses (default {DEFAULT_SUBNET})")
-    named("down", help="remove the testbed (idempotent)")
-    c = named("status", help="what exists")
-    c.add_argument("--json", action="store_true")
-    c = named("calibrate", help="L through libloggp.so and through netem, measured side by side")
+    named("down", help="remove the testbed (idempotent)", example="loggp testbed down")
+    c = named("status", help="what exists", example="loggp testbed status --json")
+    c.add_argument("--json", action="store_true", help="JSON instead of text (default: text)")
+    c = named("calibrate", help="L through libloggp.so and through netem, measured side by side",
+              example="loggp testbed calibrate --L 50us")
     c.add_argument("--L", default="50us", metavar="T", help="latency to set (default 50us)")
     c.add_argument("--time-limit", type=float, default=3.0, metavar="S", help="loggp-probe budget per run (default 3)")
     c.add_argument("--repeat", type=host_count, default=3, metavar="R", help="rounds; each row keeps its least L (default 3)")
-    c.add_argument("--json", metavar="FILE", help="also write the report as JSON (atomically)")
-    netem = sub.add_parser("netem", help="latency and rate on the links with tc")
+    c.add_argument("--json", metavar="FILE", help="also write the report as JSON (atomically; default: none)")
+    netem = sub.add_parser("netem", help="latency and rate on the links with tc",
+                           example="loggp testbed netem set --L 50us")
     nsub = netem.add_subparsers(dest="netem_command", required=True)
-    c = nsub.add_parser("set", help="apply L (netem delay) and/or G (tbf rate)")
-    c.add_argument("--name", default=None)
-    c.add_argument("--L", metavar="T", help="one-way latency added between any two hosts (e.g. 50us)")
-    c.add_argument("--G", metavar="T/B", help="time per byte: link rate 1/G (e.g. 8ns/B = 125 MB/s)")
-    c = nsub.add_parser("show", help="what is applied where")
-    c.add_argument("--name", default=None)
-    c.add_argument("--json", action="store_true")
-    c = nsub.add_parser("reset", help="remove the link qdiscs")
-    c.add_argument("--name", default=None)
+    name_help = f"testbed name (default $LOGGP_TESTBED or '{DEFAULT_NAME}')"
+    c = nsub.add_parser("set", help="apply L (netem delay) and/or G (tbf rate)",
+                        example="loggp testbed netem set --L 50us --G 8ns/B")
+    c.add_argument("--name", default=None, help=name_help)
+    c.add_argument("--L", metavar="T", help="one-way latency added between any two hosts (e.g. 50us; "
+                   "default: unchanged)")
+    c.add_argument("--G", metavar="T/B", help="time per byte: link rate 1/G (e.g. 8ns/B = 125 MB/s; "
+                   "default: unchanged)")
+    c = nsub.add_parser("show", help="what is applied where", example="loggp testbed netem show --json")
+    c.add_argument("--name", default=None, help=name_help)
+    c.add_argument("--json", action="store_true", help="JSON instead of text (default: text)")
+    c = nsub.add_parser("reset", help="remove the link qdiscs", example="loggp testbed netem reset")
+    c.add_argument("--name", default=None, help=name_help)
 
 
 class TestbedCommand(Command):
     name = "testbed"
     description = "Emulated hosts as network namespaces joined by a bridge (needs root)."
+    example = "sudo loggp testbed up --hosts 2 && loggp run -n 2 --testbed -- ./app"
 
     def configure(self, parser):
         configure(parser)

@@ -210,7 +210,8 @@ def verdict(curve):
         return "the model predicts no effect but the runtime moved"
     ratio = fit.slope / curve.model_slope
     if 1 / AGREEMENT <= ratio <= AGREEMENT:
-        return f"model agrees (measured/model slope = {ratio:.2f})"
+        return (f"model agrees (measured/model slope = {ratio:.2f}, within the tolerance "
+                f"{1 / AGREEMENT:.2f}..{AGREEMENT:g})")
     if top.low <= model_top <= top.high:
         return (f"consistent within the noise, though the slopes differ "
                 f"(measured/model = {ratio:.2f})")

@@ -8,8 +8,8 @@ From the baseline runs' profiles (per-rank JSON written by libloggp.so):
              of the gap runs): gap costs only inside bursts faster than 1/g;
              sent(busiest) * dg is the upper bound if every message were in one.
 The profile counts point-to-point messages the application posts; messages
-inside collectives are estimated from the call counts (below) and the
-estimate is said so in the report.
+inside collectives are estimated from the profile's collective call counts,
+and the report says where it used that estimate.
 """
 import math
 import re

@@ -14,22 +14,28 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+from loggp.knobs.files import created_mode  # noqa: E402
+
 from . import analyze, calibration as calib, models  # noqa: E402
 
 REPORT_DIR = "report"
-METHOD = ("Slowdown is the ratio of median runtimes T(knob)/T(0), T being the benchmark's own "
-          "timed section (NPB's \"Time in seconds\"). Intervals are 95 % percentile bootstrap "
+METHOD = ("Slowdown is the ratio of median runtimes T(knob)/T(baseline), T being the benchmark's own "
+          "timed section (NPB's \"Time in seconds\"); the baseline runtime is T with every knob at 0 "
+          "(not LogGP's start-up cost T0, which the linear model section uses). Intervals are 95 % percentile bootstrap "
           "intervals of that ratio (2000 resamples, knob and baseline runs resampled "
           "independently); with few repetitions they are coarse. Sensitivity is the least-squares "
           "slope of the slowdown in percent against the knob (baseline included), with its R^2. "
           "A jump is a step three times steeper than the overall slope and above the noise; a "
           "plateau a step adding under a quarter of the predicted rise. The slope's interval "
-          "bootstraps every setting's runs (baseline included) and refits.")
+          "bootstraps every setting's runs (baseline included) and refits. The model agrees when the "
+          f"measured slope is within a factor of {analyze.AGREEMENT:g} of the model's "
+          f"(measured/model between {1 / analyze.AGREEMENT:.2f} and {analyze.AGREEMENT:g}).")
 
 
 def _atomic_write(path, data, mode="w"):
     folder = os.path.dirname(path)
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=os.path.basename(path))
+    os.fchmod(fd, created_mode())  # as open() makes the run files beside it, not mkstemp's 0600
     try:
         with os.fdopen(fd, mode) as f:
             f.write(data)
@@ -223,7 +229,7 @@ def sensitivity_rows(curves):
     return rows
 
 
-SENS_HEADER = ["benchmark", "np", "class", "knob", "unit", "T0_s", "slope_pct_per_unit",
+SENS_HEADER = ["benchmark", "np", "class", "knob", "unit", "baseline_runtime_s", "slope_pct_per_unit",
                "slope_ci_low", "slope_ci_high", "r2",
                "model_slope_pct_per_unit", "max_value", "slowdown_at_max", "ci_low", "ci_high",
                "profile_count", "effective_count", "flags", "model_vs_measurement"]
@@ -233,6 +239,22 @@ RUN_COLUMNS = ["id", "plan_id", "round", "benchmark", "kind", "class", "np", "sw
                "o_r_ns", "g_ns", "G_ns_per_byte", "L_ns", "status", "exit_status", "verified",
                "runtime_seconds", "wall_seconds", "started_at", "finished_at", "host",
                "mpi_version", "loggp_version", "error", "stdout_path", "stderr_path", "command"]
+
+
+def smoke_test_reasons(runs):
+    """Why a study's figures cannot be trusted as a measurement, or []: fewer than 3
+    rounds with a successful run (an interval needs them), or only class S/W problems
+    (runs so short that start-up and noise dominate)."""
+    reasons = []
+    rounds = {r["round"] for r in runs if r["status"] == "ok"}
+    if len(rounds) < 3:
+        reasons.append(f"{len(rounds)} round{'s' if len(rounds) != 1 else ''} with successful runs "
+                       f"(an interval needs at least 3)")
+    classes = {r["class"] for r in runs if r.get("class")}
+    if classes and classes <= {"S", "W"}:
+        reasons.append(f"only class {'/'.join(sorted(classes, reverse=True))} problems, whose runs are so short "
+                       f"that start-up and noise weigh more than the knobs")
+    return reasons
 
 
 def _headline(curves):
@@ -267,7 +289,7 @@ table{border-collapse:collapse;font-size:.85em;margin:.6em 0}
 td,th{border:1px solid #ccc;padding:.2em .5em;text-align:right}
 th{background:#f2f2f2}td:first-child{text-align:left}
 img{max-width:100%;margin:.5em 0}.bad{background:#fde8e8}.meta td{text-align:left}
-.note{color:#555;font-size:.9em}
+.note{color:#555;font-size:.9em}pre.note{white-space:pre-wrap}
 """
 
 
@@ -290,7 +312,8 @@ def write(results_dir, calibration_path=None):
                  for c in a.curves for p in c.points]
     _atomic_write(os.path.join(out_dir, "slowdown.csv"), _csv_text(SLOW_HEADER, slow_rows))
     _atomic_write(os.path.join(out_dir, "runs.csv"),
-                  _csv_text(RUN_COLUMNS, [[r.get(k) for k in RUN_COLUMNS] for r in a.runs]))
+                  _csv_text(RUN_COLUMNS, [[r["round"] + 1 if k == "round" else r.get(k) for k in RUN_COLUMNS]
+                                          for r in a.runs]))  # rounds counted from 1, as everywhere a user reads
 
     sections = []
     figures = {}
@@ -323,13 +346,17 @@ def write(results_dir, calibration_path=None):
                    f"{100 * worst[1]:.0f} % (coefficient of variation, {html.escape(worst[0][0])}); "
                    f"trust only effects whose interval excludes 1, and use more repetitions "
                    f"or a quieter machine.</li>")
+    smoke = smoke_test_reasons(a.runs)
+    if smoke:
+        warning = (f"<li><b>A smoke test, not a measurement</b>: {html.escape('; '.join(smoke))}. Read it as a "
+                   f"check that the study runs; its intervals and verdicts are not figures.</li>") + warning
     sections.append("<h2>At a glance</h2><ul>" + warning +
                     "".join(f"<li>{s}</li>" for s in _headline(a.curves)) + "</ul>")
     sections.append(_glance_table(a.curves))
     if "sensitivity" in figures:
         sections.append(_img(figures["sensitivity"], "sensitivity slopes"))
     sections.append("<h2>Sensitivity table</h2>" + _table(
-        ["benchmark", "np", "class", "knob", "T0 (s)", "slope (%/unit) [95 % CI]", "R^2",
+        ["benchmark", "np", "class", "knob", "baseline runtime (s)", "slope (%/unit) [95 % CI]", "R^2",
          "model slope", "max setting", "slowdown there [95 % CI]", "flags", "model vs measurement"],
         [[c.benchmark, c.np, c.klass or "", f"{c.knob} ({c.unit})", c.baseline_s,
           f"{c.fit.slope:.3g} [{c.slope_low:.3g}, {c.slope_high:.3g}]" if c.fit else None,
@@ -365,7 +392,8 @@ def write(results_dir, calibration_path=None):
         sections.append("<ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in a.notes) + "</ul>")
     sections.append("<h2>Baseline stability</h2>" + _img(figures["drift"], "baseline drift"))
     sections.append(f"<h2>Method</h2><p class='note'>{html.escape(METHOD)}</p>"
-                    f"<p class='note'>{html.escape(models.__doc__.strip())}</p>"
+                    # The models' formulas keep their lines: a paragraph would run them together.
+                    f"<pre class='note'>{html.escape(models.__doc__.strip())}</pre>"
                     "<p class='note'>Files next to this page: sensitivity.csv, slowdown.csv, "
                     "runs.csv, and every figure as PNG and SVG.</p>")
     page = (f"<!DOCTYPE html><html><head><meta charset='utf-8'>"
@@ -431,7 +459,7 @@ def _models_section(a):
         rows.append([f"{key[0]} np={key[1]}", base["median_s"], _pct(base["cv"]), c["sent_messages"],
                      c["received_messages"], c["sent_bytes"], c["dependent_messages"],
                      c["collective_messages_estimate"], c.get("engine") or ""])
-    counts = _table(["benchmark", "T0 (s)", "baseline CV", "sent msgs (busiest)", "received msgs (busiest)",
+    counts = _table(["benchmark", "baseline runtime (s)", "baseline CV", "sent msgs (busiest)", "received msgs (busiest)",
                      "bytes sent (busiest)", "dependent msgs", "of which collective (est.)",
                      "engine"], rows)
     compare = _table(["benchmark", "knob", "model count", "count the measurement implies",

@@ -22,6 +22,7 @@ import csv
 import io
 import json
 import math
+import os
 import sys
 import time
 from pathlib import Path
@@ -30,6 +31,7 @@ import numpy as np
 
 from loggp.experiments import fit as fitmod
 from loggp.experiments import probe as probemod
+import loggp.knobs as knob_values
 from loggp.knobs.command import Command, CommandError, Parser
 from loggp.knobs.programs import MissingProgram
 
@@ -257,7 +259,8 @@ def analyze(reference, runs, baseline=None):
             for sv, mv, e, b, good in zip(set_values, measured, errors, bounds, ok):
                 if not good:
                     failures.append(f"{param} rose by {mv:.4g} for a set {sv:g} {UNITS[knob]} "
-                                    f"(error {e:+.3g}, bound {b:.3g})")
+                                    f"(error {e:+.4g}, {abs(e) - b:.2g} over its bound {b:.4g}): "
+                                    + miss_reason(e, sv))
         for param in CROSSTALK[knob]:
             moved = [d[0][param] for d in deltas]
             bounds = [bound_for(param, knob, sv, bulk_bytes) for sv in set_values]
@@ -269,7 +272,8 @@ def analyze(reference, runs, baseline=None):
                 if not good:
                     unit = "ns/B" if param in PER_BYTE else "us"
                     failures.append(f"cross-talk: {param} moved {x:+.3g} {unit} at {knob} = {sv:g} {UNITS[knob]} "
-                                    f"(bound {b:.3g})")
+                                    f"({abs(x) - b:.2g} over its bound {b:.4g}): setting {knob} also moved "
+                                    f"{param}; if it is not repeatable, noise")
         for (sv, _), (delta, absolute) in zip(points, deltas):
             for param in PRIMARY[knob] + CROSSTALK[knob]:
                 role = "primary" if param in PRIMARY[knob] else "crosstalk"
@@ -471,16 +475,27 @@ def plot_calibration(summary, out_png):
     plt.close(fig)
 
 
+def miss_reason(error, set_value):
+    """Why a knob's measured increase missed its goal, in words, and what to do."""
+    if error > 0 and set_value <= 1:
+        return ("more than set at a small setting: the armed layer's own cost per message, or noise; "
+                "rerun on a quiet machine")
+    if error > 0:
+        return "more than set: noise from other work on the machine, or the knob applied twice; rerun to tell"
+    return "less than set: the knob is not fully applied, or the baseline was slow in this round; rerun to tell"
+
+
 def report_text(summary):
+    # Each figure gets a space of its own before its field: "-0.0003426" fills ten columns.
     lines = []
     for knob, k in summary["knobs"].items():
         lines.append(f"{knob} [{k['unit']}]: {'PASS' if k['pass'] else 'FAIL'}  slope {k['slope']:.4f}  "
                      f"intercept {k['intercept']:+.4f}  R^2 {k['r2']:.5f}  max |error| {k['max_abs_err']:.4g}")
-        lines.append(f"    {'set':>10}" + "".join(f"{v:>10g}" for v in k["values"]))
+        lines.append(f"    {'set':>10}" + "".join(f" {v:>10g}" for v in k["values"]))
         for param, meas in k["measures"].items():
-            lines.append(f"    {param:>10}" + "".join(f"{v:>10.4g}" for v in meas["measured"]))
+            lines.append(f"    {param:>10}" + "".join(f" {v:>10.4g}" for v in meas["measured"]))
         for param, ct in k["crosstalk"].items():
-            lines.append(f"    {'~' + param:>10}" + "".join(f"{v:>10.3g}" for v in ct["moved"]))
+            lines.append(f"    {'~' + param:>10}" + "".join(f" {v:>10.3g}" for v in ct["moved"]))
         for failure in k["failures"]:
             lines.append(f"    MISS: {failure}")
     regimes = summary.get("baseline", {}).get("regimes")
@@ -519,13 +534,15 @@ def write_outputs(out_dir, summary, rows, label_runs):
 # ------------------------------------------------------------------ command line
 
 def parser():
-    p = Parser(prog="loggp calibrate",
+    p = Parser(prog="loggp calibrate", example="loggp calibrate --quick --knobs L --sweep L=0,1us,10us",
                description="Sweep each knob, run loggp-probe under `loggp run`, and compare the measured "
                             "increase with the set one.")
     p.add_argument("--quick", action="store_true", help="short sweep: o, g, L in {0, 1, 10} us, G in {0, 0.5, 2} ns/B")
     p.add_argument("--knobs", default=",".join(KNOBS), help="comma-separated subset of o,g,L,G (default all)")
     p.add_argument("--sweep", action="append", default=[], metavar="KNOB=V1,V2,...",
-                   help="values of one knob (us; ns/B for G), overriding the default or --quick sweep")
+                   help="values of one knob with units, e.g. L=0,1us,10us or G=0,0.5ns/B, overriding the "
+                        "default or --quick sweep (repeatable; default: none). The old spelling, bare numbers "
+                        "in us (ns/B for G), still works")
     p.add_argument("--out", default="loggp-calibration", metavar="DIR", help="output directory")
     p.add_argument("--sizes", default=",".join(str(s) for s in CAL_SIZES),
                    help="probe sizes (bytes); at least two >= 4096 for G")
@@ -535,8 +552,24 @@ def parser():
     p.add_argument("--no-baseline", action="store_true", help="skip the full-range baseline run for T0 + m/B")
     p.add_argument("--retries", type=int, default=2,
                    help="extra runs of a point that misses the goal; it is judged on the median of all (default 2)")
-    p.add_argument("--engine", choices=("auto", "libfabric", "pmpi"), help="passed to `loggp run`")
+    p.add_argument("--engine", choices=("auto", "libfabric", "pmpi"), help="passed to `loggp run` (default: its own, auto)")
     return p
+
+
+def sweep_value(knob, text, item):
+    """One --sweep value in the sweep's own unit (us; ns/B for G). A value with a unit
+    ("10us", "0.5ns/B", "0") goes through the one knob parser; a bare number is the old
+    spelling, read in the sweep's unit (documented in --help and experiments/README.md)."""
+    text = text.strip()
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    try:
+        ns = knob_values.parse({knob: text})[knob]
+    except knob_values.KnobError as err:
+        raise CalibrationError(f"--sweep '{item}': {err}") from None
+    return ns if knob in PER_BYTE else ns / 1000.0
 
 
 def parse_sweeps(args):
@@ -554,10 +587,7 @@ def parse_sweeps(args):
             raise CalibrationError(f"--sweep '{item}': expected KNOB=V1,V2,... with KNOB one of {','.join(KNOBS)}")
         if knob not in sweeps:
             raise CalibrationError(f"--sweep '{item}': knob '{knob}' is not in --knobs {args.knobs}")
-        try:
-            vals = [float(v) for v in values.split(",")]
-        except ValueError:
-            raise CalibrationError(f"--sweep '{item}': values must be numbers ({UNITS[knob]})") from None
+        vals = [sweep_value(knob, v, item) for v in values.split(",")]
         if not vals or any(not math.isfinite(v) or v < 0 for v in vals):
             raise CalibrationError(f"--sweep '{item}': values must be finite and >= 0")
         if len(set(vals)) < 2:
@@ -641,7 +671,7 @@ def execute(args, sweeps, sizes, out_dir, runner=None):
     except OSError as err:
         raise CommandError(f"cannot write to '{out_dir}': {err}") from None
     print(report_text(summary))
-    print(f"wrote {out_dir}/calibration.json, calibration.csv, probe_points.csv, calibration.png/.svg, probes/ "
+    print(f"wrote {os.path.abspath(out_dir)}/calibration.json, calibration.csv, probe_points.csv, calibration.png/.svg, probes/ "
           f"({summary['elapsed_s']} s)")
     return 0 if summary["pass"] else 3
 

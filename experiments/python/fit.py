@@ -22,6 +22,7 @@ import numpy as np
 
 from loggp.knobs import KnobError, parse as parse_knob_values
 from loggp.knobs.command import Command, CommandError, Parser
+from loggp.knobs.files import created_mode
 
 
 class FitError(ValueError):
@@ -211,6 +212,14 @@ class Knobs:
     L: float = 0.0
 
 
+def format_knobs(knobs):
+    """Knobs as a user writes them: "o_s=1us o_r=1us g=0 G=0.5ns/B L=10us"."""
+    def text(value, unit):
+        return "0" if value == 0 else f"{value:g}{unit}"
+    return " ".join(f"{name}={text(getattr(knobs, name), 'ns/B' if name == 'G' else 'us')}"
+                    for name in ("o_s", "o_r", "g", "G", "L"))
+
+
 def predict_regimes(baseline, knobs):
     """LogGP's prediction for the knobbed fit: T0 + o_s + L + o_r, 1/B + G."""
     return [Regime(r.m_min, r.m_max, r.T0_us + knobs.o_s + knobs.L + knobs.o_r,
@@ -261,6 +270,7 @@ def atomic_write(path, write):
     half-written file."""
     path = Path(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=path.suffix or ".tmp", dir=path.parent or ".")
+    os.fchmod(fd, created_mode())  # as open() would make it, like every other result file
     os.close(fd)
     try:
         write(tmp)
@@ -333,17 +343,17 @@ def format_regimes(regimes):
 # ------------------------------------------------------------------ command line
 
 def parser():
-    p = Parser(prog="loggp fit",
+    p = Parser(prog="loggp fit", example="loggp fit probe.json --plot fit",
                description="Fit T(m) = T0 + m/B per protocol regime to a loggp-probe result.")
     p.add_argument("probe", help="loggp-probe JSON (--json output)")
-    p.add_argument("--plot", metavar="OUT.png", help="write the plot as OUT.png and OUT.svg")
-    p.add_argument("--json", metavar="FILE", help="write the regimes (and the comparison) as JSON")
+    p.add_argument("--plot", metavar="OUT.png", help="write the plot as OUT.png and OUT.svg (default: no plot)")
+    p.add_argument("--json", metavar="FILE", help="write the regimes (and the comparison) as JSON (default: none)")
     p.add_argument("--max-regimes", type=int, default=4, help="at most this many regimes (default 4)")
     p.add_argument("--baseline", metavar="BASE.json",
-                   help="probe result without knobs: compare LogGP's prediction with this fit")
+                   help="probe result without knobs: compare LogGP's prediction with this fit (default: none)")
     for knob, example in (("o", "1us"), ("os", "1us"), ("or", "1us"), ("L", "5us"), ("G", "0.5ns/B")):
         p.add_argument(f"--{knob}", metavar="T/B" if knob == "G" else "T",
-                       help=f"knob increment of the probed run (e.g. {example}); with --baseline")
+                       help=f"knob increment of the probed run (e.g. {example}); with --baseline (default 0)")
     return p
 
 
@@ -358,8 +368,13 @@ class FitCommand(Command):
         if args.max_regimes < 1:
             raise FitError(f"--max-regimes {args.max_regimes}: must be at least 1")
         args.knobs = knob_increments({o: vars(args)[o] for o in KNOB_OPTIONS if vars(args)[o] is not None})
-        if not args.baseline and args.knobs != Knobs():
+        given = [o for o in KNOB_OPTIONS if vars(args)[o] is not None]
+        if not args.baseline and given:
             raise FitError("knob values need --baseline BASE.json to compare against")
+        if args.baseline and not given:
+            # The probe file does not record the knobs it ran under: zero is not assumed.
+            raise FitError("--baseline needs the knobs the probed run had (--o, --os, --or, --L, --G, e.g. "
+                           "--L 10us); give --L 0 to compare two runs without knobs")
         if args.plot and Path(args.plot).suffix.lower() != ".png":
             raise FitError(f"--plot '{args.plot}': expected a .png file name (the .svg goes next to it)")
         args.data = load_probe(args.probe)
@@ -393,7 +408,7 @@ def execute(args, data, base, knobs):
         rows = compare(predicted, regimes)
         print(f"baseline {args.baseline}:")
         print(format_regimes(base_regimes))
-        print(f"with knobs {asdict(knobs)} (us, G in ns/B), {args.probe}, fitted in the baseline's regimes:")
+        print(f"with knobs {format_knobs(knobs)}, {args.probe}, fitted in the baseline's regimes:")
         print(format_regimes(regimes))
         print(f"{'sizes [B]':>19} {'T0 pred':>9} {'T0 meas':>9} {'error':>8} "
               f"{'1/B pred':>10} {'1/B meas':>10} {'error':>9}   (us; 1/B in ns/B)")

@@ -130,8 +130,12 @@ def parse_args(argv):
     if argv[:1] in (["-h"], ["--help"]):
         print("usage: loggp probe [--np N] [--o T] [--os T] [--or T] [--g T] [--G T/B] [--L T] "
               "[loggp-probe options]\n"
-              "Runs loggp-probe on N ranks (default 2); with any knob, under `loggp run` with those knobs;\n"
+              "Runs loggp-probe on N ranks; with any knob, under `loggp run` with those knobs;\n"
               "with --knob-set, under `loggp run` with a private knob file the probe rewrites between sets.\n"
+              "  --np N, -n N         ranks (default 2)\n"
+              "  --o T, --os T, --or T, --g T, --G T/B, --L T\n"
+              "                       knobs for the run, as for `loggp run` (default: none, no libloggp.so)\n"
+              "example:\n  loggp probe --L 10us --sizes 8,4K,64K --json probe.json\n"
               "loggp-probe options:")
         sys.stdout.flush()
         raise SystemExit(subprocess.run([find_program("loggp-probe"), "--help"]).returncode)

@@ -27,11 +27,13 @@ static void usage_main(FILE *out)
             "  parse [knob options]                                     check values, print them as JSON\n"
             "\n"
             "Knobs are increments over the machine's own LogGP parameters, with units:\n"
-            "  times: ps, ns, us, ms, s (e.g. 10us, 1.5us);  G: time per byte (0.5ns/B, 2us/KiB)\n"
+            "  times: ps, ns, us (or \xc2\xb5s), ms, s, right after the number (10us, 1.5us); 0 needs no unit;\n"
+            "  G: time per byte (0.5ns/B, 2us/KiB). Units are case-sensitive; no sign, no spaces.\n"
             "  --o sets both o_s and o_r. Running applications pick changes up within ~10 ms.\n"
             "The knob file is $LOGGP_KNOB_FILE, else $XDG_CONFIG_HOME/loggp/knobs, else ~/.config/loggp/knobs.\n"
-            "`%s <command> --help` for a command's options.\n",
-            prog, prog);
+            "`%s <command> --help` for a command's options; `%s --version` for the version.\n"
+            "example: %s set --L 10us && %s show\n",
+            prog, prog, prog, prog, prog);
 }
 
 static int usage_error(const char *fmt, const char *arg)
@@ -168,7 +170,7 @@ static int load_or_report(const char *path, loggp_knobs *knobs, int *exists)
     return 0;
 }
 
-static void print_table(const loggp_knobs *knobs, const char *path, int exists);
+static void print_table(const loggp_knobs *knobs, const char *path, int exists, unsigned from_env);
 
 /* Read-modify-write of the knob file under its lock: the options given go on
  * top of the file's values (or of zeros, for reset, which also replaces a
@@ -196,30 +198,45 @@ static int write_knobs(const knob_options *opts, int from_zero)
         fprintf(stderr, "%s: %s\n", prog, err);
         return 1;
     }
-    print_table(&knobs, path, 1);
+    /* The environment is not applied here: set reports what the file now holds,
+     * and says which knobs programs from this shell will get elsewhere. */
+    print_table(&knobs, path, 1, 0);
+    unsigned overridden = 0;
+    for (int i = 0; i < LOGGP_KNOB_COUNT; i++)
+        if (getenv(loggp_knob_table[i].env))
+            overridden |= 1u << i;
+    for (int i = 0; i < LOGGP_KNOB_COUNT; i++)
+        if (overridden & (1u << i))
+            printf("note: %s=%s in this shell overrides the file's %s for programs started from it\n",
+                   loggp_knob_table[i].env, getenv(loggp_knob_table[i].env), loggp_knob_table[i].name);
     return 0;
 }
 
-static void print_table(const loggp_knobs *knobs, const char *path, int exists)
+/* Where a knob's effective value comes from: the environment variable that
+ * overrides the file for programs started from this shell, the file, or no
+ * file yet (0). */
+static const char *source_of(int i, unsigned from_env, int exists)
 {
-    printf("%-4s %-12s %s\n", "knob", "value", "meaning");
+    if (from_env & (1u << i))
+        return loggp_knob_table[i].env;
+    return exists ? "file" : "default";
+}
+
+/* The table: each knob's effective value (environment over file) and where it
+ * comes from. */
+static void print_table(const loggp_knobs *knobs, const char *path, int exists, unsigned from_env)
+{
+    printf("%-4s %-12s %-19s %s\n", "knob", "value", "from", "meaning");
     for (int i = 0; i < LOGGP_KNOB_COUNT; i++) {
         char value[64];
         loggp_format_knob((loggp_knob_id)i, knobs->ps[i], value, sizeof value);
-        printf("%-4s %-12s %s\n", loggp_knob_table[i].name, value, loggp_knob_table[i].meaning);
+        printf("%-4s %-12s %-19s %s\n", loggp_knob_table[i].name, value, source_of(i, from_env, exists),
+               loggp_knob_table[i].meaning);
     }
     printf("file: %s%s\n", path, exists ? "" : " (not written yet: every knob is 0)");
-    int any = 0;
-    for (int i = 0; i < LOGGP_KNOB_COUNT; i++) {
-        const char *v = getenv(loggp_knob_table[i].env);
-        if (v) {
-            printf("%s%s=%s", any ? " " : "environment overrides the file for programs started from this shell: ",
-                   loggp_knob_table[i].env, v);
-            any = 1;
-        }
-    }
-    if (any)
-        printf("\n");
+    if (from_env)
+        printf("programs started from this shell get these values: the environment overrides the file "
+               "for the knobs it names, and fixes them for the run\n");
 }
 
 static void json_string(const char *s)
@@ -237,22 +254,30 @@ static void json_string(const char *s)
     putchar('"');
 }
 
-static void print_json(const loggp_knobs *knobs, const char *path, int exists)
+static void print_json(const loggp_knobs *file, const loggp_knobs *effective, unsigned from_env,
+                       const char *path, int exists)
 {
     printf("{\"file\": ");
     json_string(path);
     printf(", \"exists\": %s, \"knobs\": {", exists ? "true" : "false");
     for (int i = 0; i < LOGGP_KNOB_COUNT; i++) {
         char value[64];
-        loggp_format_knob((loggp_knob_id)i, knobs->ps[i], value, sizeof value);
+        loggp_format_knob((loggp_knob_id)i, file->ps[i], value, sizeof value);
         printf("%s\"%s\": \"%s\"", i ? ", " : "", loggp_knob_table[i].name, value);
     }
     printf("}, \"knobs_ns\": {");
     for (int i = 0; i < LOGGP_KNOB_COUNT; i++) {
         char ns[48];
-        loggp_format_ns(knobs->ps[i], ns, sizeof ns);
+        loggp_format_ns(file->ps[i], ns, sizeof ns);
         printf("%s\"%s\": %s", i ? ", " : "",
                i == LOGGP_KNOB_GAP_PER_BYTE ? "G_per_byte" : loggp_knob_table[i].name, ns);
+    }
+    printf("}, \"effective\": {");
+    for (int i = 0; i < LOGGP_KNOB_COUNT; i++) {
+        char value[64];
+        loggp_format_knob((loggp_knob_id)i, effective->ps[i], value, sizeof value);
+        printf("%s\"%s\": {\"value\": \"%s\", \"from\": \"%s\"}", i ? ", " : "", loggp_knob_table[i].name,
+               value, source_of(i, from_env, exists));
     }
     printf("}, \"environment\": {");
     int any = 0;
@@ -274,9 +299,14 @@ static int cmd_set(int argc, char **argv)
     for (int i = 0; i < argc; i++) {
         if (is_help(argv[i])) {
             printf("usage: %s set [--o T] [--os T] [--or T] [--g T] [--G T/B] [--L T] [--via loggp|netem]\n"
-                   "Changes only the knobs given; the others keep their values.\n"
-                   "--o sets both o_s and o_r. Times: 250ns, 1.5us, 2ms; G: 0.5ns/B, 2us/KiB.\n"
-                   "--via netem applies L and G with tc/netem on the testbed's links (`loggp testbed`).\n", prog);
+                   "Changes only the knobs given; the others keep their values (0 if never set).\n"
+                   "  --o T       o_s and o_r together      --os T, --or T  send, receive overhead\n"
+                   "  --g T       gap between injections    --L T           latency\n"
+                   "  --G T/B     gap per byte\n"
+                   "  --via loggp|netem  who applies them (default loggp: libloggp.so); netem: L and G with\n"
+                   "              tc/netem on the testbed's links (`loggp testbed`)\n"
+                   "Times: 0, 250ns, 1.5us, 2ms; G: 0, 0.5ns/B, 2us/KiB.\n"
+                   "example: %s set --o 1us --L 10us\n", prog, prog);
             return 0;
         }
         int v = parse_via(argc, argv, &i, &via);
@@ -307,8 +337,13 @@ static int cmd_show(int argc, char **argv)
     const char *via = "loggp";
     for (int i = 0; i < argc; i++) {
         if (is_help(argv[i])) {
-            printf("usage: %s show [--json] [--via loggp|netem]\nPrints the knob file's values (a table, or JSON);\n"
-                   "--via netem: what tc/netem applies on the testbed's links.\n", prog);
+            printf("usage: %s show [--json] [--via loggp|netem]\n"
+                   "Prints the values programs started from this shell get: the environment's LOGGP_*\n"
+                   "variables over the knob file, each marked with where it comes from (a table, or\n"
+                   "JSON: \"knobs\" the file's values, \"effective\" with \"from\"). A bad variable exits 1.\n"
+                   "  --json      JSON instead of a table (default: a table)\n"
+                   "  --via loggp|netem  default loggp; netem: what tc/netem applies on the testbed's links\n"
+                   "example: LOGGP_LATENCY=5us %s show\n", prog, prog);
             return 0;
         }
         int v = parse_via(argc, argv, &i, &via);
@@ -330,10 +365,20 @@ static int cmd_show(int argc, char **argv)
     int exists;
     if (load_or_report(path, &knobs, &exists) != 0)
         return 1;
+    /* What an MPI program started from this shell gets: a bad variable would
+     * stop its MPI_Init, so it stops show too. */
+    loggp_knobs effective = knobs;
+    unsigned from_env = 0;
+    char err[512];
+    if (loggp_knobs_apply_env(&effective, &from_env, err, sizeof err) != 0) {
+        fprintf(stderr, "%s: %s\n(MPI programs started from this shell would stop at MPI_Init; fix or unset it)\n",
+                prog, err);
+        return 1;
+    }
     if (json)
-        print_json(&knobs, path, exists);
+        print_json(&knobs, &effective, from_env, path, exists);
     else
-        print_table(&knobs, path, exists);
+        print_table(&effective, path, exists, from_env);
     return 0;
 }
 
@@ -343,7 +388,8 @@ static int cmd_reset(int argc, char **argv)
     for (int i = 0; i < argc; i++) {
         if (is_help(argv[i])) {
             printf("usage: %s reset [--via loggp|netem]\nSets every knob to 0 (also replaces a corrupt knob file);\n"
-                   "--via netem removes the testbed's tc/netem settings.\n", prog);
+                   "  --via loggp|netem  default loggp; netem removes the testbed's tc/netem settings\n"
+                   "example: %s reset\n", prog, prog);
             return 0;
         }
         int v = parse_via(argc, argv, &i, &via);
@@ -370,8 +416,10 @@ static int cmd_env(int argc, char **argv)
                    "  sh:      export lines, for eval or a job script\n"
                    "  mpiexec: -genv pairs:  mpiexec $(%s env --format mpiexec) -n 4 ./app\n"
                    "  srun:    --export list: srun $(%s env --format srun) -n 4 ./app\n"
-                   "Ranks given knobs this way keep them fixed: the environment overrides the file.\n",
-                   prog, prog, prog);
+                   "  (default --format sh). Knob options as for set (default: the file's values).\n"
+                   "Ranks given knobs this way keep them fixed: the environment overrides the file.\n"
+                   "example: eval \"$(%s env --L 10us)\"\n",
+                   prog, prog, prog, prog);
             return 0;
         }
         if (strcmp(argv[i], "--format") == 0 || strncmp(argv[i], "--format=", 9) == 0) {
@@ -423,7 +471,9 @@ static int cmd_parse(int argc, char **argv)
     for (int i = 0; i < argc; i++) {
         if (is_help(argv[i])) {
             printf("usage: %s parse [--o T] [--os T] [--or T] [--g T] [--G T/B] [--L T]\n"
-                   "Checks the values given and prints them as JSON: nanoseconds, G in ns per byte.\n", prog);
+                   "Checks the values given and prints them as JSON: nanoseconds, G in ns per byte\n"
+                   "(knobs not given are left out).\n"
+                   "example: %s parse --L 10us --G 0.5ns/B\n", prog, prog);
             return 0;
         }
         int r = parse_knob_option(argc, argv, &i, &opts);
@@ -451,7 +501,8 @@ static int cmd_path(int argc, char **argv)
 {
     if (argc > 0) {
         if (is_help(argv[0])) {
-            printf("usage: %s path\nPrints the knob file's path.\n", prog);
+            printf("usage: %s path\nPrints the knob file's path ($LOGGP_KNOB_FILE, else $XDG_CONFIG_HOME/loggp/knobs,\n"
+                   "else ~/.config/loggp/knobs). No options.\nexample: %s path\n", prog, prog);
             return 0;
         }
         return usage_error("path: unexpected argument '%s'", argv[0]);
@@ -472,6 +523,10 @@ int main(int argc, char **argv)
     const char *cmd = argv[1];
     if (is_help(cmd) || strcmp(cmd, "help") == 0) {
         usage_main(stdout);
+        return 0;
+    }
+    if (strcmp(cmd, "--version") == 0) {
+        printf("%s %s\n", prog, LOGGP_VERSION);
         return 0;
     }
     static const struct {

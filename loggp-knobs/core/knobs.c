@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 const loggp_knob_info loggp_knob_table[LOGGP_KNOB_COUNT] = {
     [LOGGP_KNOB_O_S] = {"o_s", "os", "LOGGP_OS", 0,
@@ -73,6 +74,21 @@ static const size_unit *find_size_unit(const char *s)
     return NULL;
 }
 
+#define TIME_UNITS "ps, ns, us (or \xc2\xb5s), ms or s"
+#define PER_BYTE_UNITS "ps, ns, us, ms or s per B, KiB, MiB, GiB, kB, MB or GB"
+
+/* " (units are case-sensitive: did you mean 'us'?)" when the unit matches a
+ * time unit but for case, else "". */
+static const char *case_hint(const char *unit, size_t n, char *hint, size_t len)
+{
+    for (size_t i = 0; i < sizeof time_units / sizeof time_units[0]; i++)
+        if (strlen(time_units[i].name) == n && strncasecmp(unit, time_units[i].name, n) == 0) {
+            snprintf(hint, len, " (units are case-sensitive: did you mean '%s'?)", time_units[i].name);
+            return hint;
+        }
+    return "";
+}
+
 typedef unsigned __int128 u128;
 
 int loggp_parse_knob(loggp_knob_id id, const char *text, int64_t *out, char *err, size_t errlen)
@@ -92,19 +108,21 @@ int loggp_parse_knob(loggp_knob_id id, const char *text, int64_t *out, char *err
         loggp_set_err(err, errlen, "'%s': negative values are not allowed (knobs are increments >= 0)", text);
         return -1;
     }
-    if (*p == '+')
-        p++;
+    if (*p == '+') {
+        loggp_set_err(err, errlen, "'%s': a sign is not accepted; write the value without it (e.g. %s)", text,
+                example);
+        return -1;
+    }
 
     /* mantissa: digits [. digits] */
     u128 mantissa = 0;
-    int int_digits = 0, frac_digits = 0, any_digit = 0;
+    int frac_digits = 0, any_digit = 0;
     const u128 mantissa_cap = (u128)1 << 100;
     while (*p >= '0' && *p <= '9') {
         if (mantissa < mantissa_cap)
             mantissa = mantissa * 10 + (u128)(*p - '0');
         else
             goto too_large;
-        int_digits++;
         any_digit = 1;
         p++;
     }
@@ -121,7 +139,6 @@ int loggp_parse_knob(loggp_knob_id id, const char *text, int64_t *out, char *err
             p++;
         }
     }
-    (void)int_digits;
     if (!any_digit) {
         loggp_set_err(err, errlen, "'%s': not a number with a unit (expected e.g. %s)", text, example);
         return -1;
@@ -132,8 +149,19 @@ int loggp_parse_knob(loggp_knob_id id, const char *text, int64_t *out, char *err
                 text, example);
         return -1;
     }
+    if (*p == ' ' || *p == '\t') {
+        loggp_set_err(err, errlen, "'%s': the unit follows the number without a space (e.g. %s; units: %s)",
+                text, example, per_byte ? PER_BYTE_UNITS : TIME_UNITS);
+        return -1;
+    }
     if (!*p) {
-        loggp_set_err(err, errlen, "'%s': a bare number has no unit (expected e.g. %s)", text, example);
+        /* Zero is zero in every unit; any other number needs one. */
+        if (mantissa == 0) {
+            *out = 0;
+            return 0;
+        }
+        loggp_set_err(err, errlen, "'%s': a bare number has no unit; only 0 may go without one "
+                "(expected e.g. %s; units: %s)", text, example, per_byte ? PER_BYTE_UNITS : TIME_UNITS);
         return -1;
     }
 
@@ -143,36 +171,63 @@ int loggp_parse_knob(loggp_knob_id id, const char *text, int64_t *out, char *err
     size_t time_len = slash ? (size_t)(slash - unit) : strlen(unit);
     const time_unit *tu = find_time_unit(unit, time_len);
     uint64_t divisor = 1;
+    char hint[64];
+    if (strpbrk(unit, " \t")) {
+        loggp_set_err(err, errlen, "'%s': a value has no spaces; the unit follows the number directly (e.g. %s)",
+                text, example);
+        return -1;
+    }
     if (per_byte) {
-        if (!tu || !slash) {
-            loggp_set_err(err, errlen, "'%s': unknown unit '%s' for a time per byte "
-                    "(use ps, ns, us, ms or s per B, KiB, MiB, GiB, kB, MB or GB, e.g. 0.5ns/B)", text, unit);
+        if (tu && !slash) {
+            loggp_set_err(err, errlen, "'%s': G is a time per byte: add the size after a slash (e.g. %s/B)",
+                    text, text);
+            return -1;
+        }
+        if (!tu) {
+            loggp_set_err(err, errlen, "'%s': unknown unit '%s' for a time per byte%s (use %s, e.g. 0.5ns/B)",
+                    text, unit, case_hint(unit, time_len, hint, sizeof hint), PER_BYTE_UNITS);
             return -1;
         }
         const size_unit *su = find_size_unit(slash + 1);
         if (!su) {
-            loggp_set_err(err, errlen, "'%s': unknown size unit '%s' (use B, KiB, MiB, GiB, kB, MB or GB)",
-                    text, slash + 1);
+            loggp_set_err(err, errlen, "'%s': unknown size unit '%s' (use B, KiB, MiB, GiB, kB, MB or GB; "
+                    "units are case-sensitive)", text, slash + 1);
             return -1;
         }
         divisor = su->bytes;
     } else if (!tu || slash) {
-        loggp_set_err(err, errlen, "'%s': unknown time unit '%s' (use ps, ns, us, ms or s)", text, unit);
+        loggp_set_err(err, errlen, "'%s': unknown time unit '%s'%s (use %s, right after the number: %s)", text, unit,
+                case_hint(unit, time_len, hint, sizeof hint), TIME_UNITS, example);
         return -1;
     }
 
-    /* value_ps = mantissa * 10^(unit_pow10 - frac_digits) / divisor, rounded */
+    /* time_ps = mantissa * 10^(unit_pow10 - frac_digits), which must be whole:
+     * the knobs keep whole picoseconds, and a value that would round to
+     * another one is refused rather than changed silently. */
     int exponent = tu->pow10 - frac_digits;
-    u128 numerator = mantissa, denominator = divisor;
+    u128 numerator = mantissa;
     const u128 limit = (u128)LOGGP_KNOB_MAX_PS * divisor;
     for (; exponent > 0; exponent--) {
         if (numerator > limit)
             goto too_large;
         numerator *= 10;
     }
+    u128 scale = 1;
     for (; exponent < 0; exponent++)
-        denominator *= 10;
-    u128 value = (numerator + denominator / 2) / denominator;
+        scale *= 10;
+    if (numerator % scale != 0) {
+        loggp_set_err(err, errlen, "'%s': finer than the knobs' resolution of 1 ps; it would not be kept as "
+                "written (use whole picoseconds)", text);
+        return -1;
+    }
+    numerator /= scale;
+    /* Per KiB, MiB...: the nearest whole ps per byte (1us/KiB is 977ps/B), but
+     * never a nonzero value that would become 0. */
+    u128 value = (numerator + divisor / 2) / divisor;
+    if (value == 0 && numerator != 0) {
+        loggp_set_err(err, errlen, "'%s': under 1 ps per byte, the knobs' resolution; it would become 0", text);
+        return -1;
+    }
     if (value > (u128)LOGGP_KNOB_MAX_PS)
         goto too_large;
     *out = (int64_t)value;

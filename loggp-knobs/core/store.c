@@ -128,12 +128,8 @@ int loggp_knobs_parse_text(const char *text, loggp_knobs *knobs, char *err, size
         }
         line = next;
     }
-    for (int i = 0; i < LOGGP_KNOB_COUNT; i++) {
-        if (!(seen & (1u << i))) {
-            loggp_set_err(err, errlen, "knob '%s' is missing", loggp_knob_table[i].name);
-            return -1;
-        }
-    }
+    /* A knob the file does not name (a hand-edited file) is zero, as in a file
+     * never written. */
     *knobs = parsed;
     return 0;
 }

@@ -35,13 +35,57 @@ class UsageError(CommandError):
 
 class Parser(argparse.ArgumentParser):
     """argparse, with bad usage raised as a UsageError instead of exiting, so the
-    command's one error path reports it. Subparsers get the same class."""
+    command's one error path reports it. Subparsers get the same class.
 
-    def __init__(self, *args, allow_abbrev=False, **kw):
+    Every --help shows each option's default (added to its help unless the help
+    already says it) and, given `example`, one example command at its end."""
+
+    def __init__(self, *args, allow_abbrev=False, example=None, **kw):
         super().__init__(*args, allow_abbrev=allow_abbrev, **kw)
+        self.example = example
+
+    def add_argument(self, *args, **kw):
+        action = super().add_argument(*args, **kw)
+        add_default(action)
+        return action
+
+    def add_argument_group(self, *args, **kw):
+        return _group(super().add_argument_group(*args, **kw))
+
+    def add_mutually_exclusive_group(self, **kw):
+        return _group(super().add_mutually_exclusive_group(**kw))
+
+    def format_help(self):
+        text = super().format_help()
+        return text + f"\nexample:\n  {self.example}\n" if self.example else text
 
     def error(self, message):
         raise UsageError(message, usage=self.format_usage(), prog=self.prog)
+
+
+def add_default(action):
+    """Appends " (default X)" to an option's help when it has a default to show and
+    its help does not mention one."""
+    if (not action.option_strings or not action.help or action.help == argparse.SUPPRESS
+            or "default" in action.help or action.default in (None, False, True, argparse.SUPPRESS)
+            or action.nargs == 0):
+        return
+    default = action.default
+    if isinstance(default, (list, tuple)):
+        default = ",".join(f"{v:g}" if isinstance(v, float) else str(v) for v in default)
+    action.help += f" (default {default})"
+
+
+def _group(group):
+    """A group whose options get their defaults shown too."""
+    plain = group.add_argument
+
+    def add_argument(*args, **kw):
+        action = plain(*args, **kw)
+        add_default(action)
+        return action
+    group.add_argument = add_argument
+    return group
 
 
 def positive_int(text):
@@ -63,6 +107,8 @@ class Command:
 
     name = ""
     description = None
+    # One example command line, shown at the end of --help.
+    example = None
     formatter_class = argparse.HelpFormatter
     # (exception class, exit code) pairs, first match wins; CommandError carries its own code.
     errors = ()
@@ -74,7 +120,8 @@ class Command:
         return f"loggp {self.name}"
 
     def parser(self):
-        p = Parser(prog=self.prog, description=self.description, formatter_class=self.formatter_class)
+        p = Parser(prog=self.prog, description=self.description, formatter_class=self.formatter_class,
+                   example=self.example)
         self.configure(p)
         return p
 

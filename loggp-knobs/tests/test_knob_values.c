@@ -26,15 +26,22 @@ Test(knob_values, times_in_each_unit)
     cr_expect_eq(parse_ok(LOGGP_KNOB_LATENCY, "10s"), LOGGP_KNOB_MAX_PS);
     cr_expect_eq(parse_ok(LOGGP_KNOB_LATENCY, "0ns"), 0);
     cr_expect_eq(parse_ok(LOGGP_KNOB_LATENCY, ".5us"), 500000);
-    cr_expect_eq(parse_ok(LOGGP_KNOB_LATENCY, "+3us"), 3000000);
-    cr_expect_eq(parse_ok(LOGGP_KNOB_O_R, "0.0004ns"), 0, "sub-picosecond rounds to the nearest ps");
-    cr_expect_eq(parse_ok(LOGGP_KNOB_O_R, "0.0005ns"), 1);
+    cr_expect_eq(parse_ok(LOGGP_KNOB_O_R, "0.001ns"), 1);
+    cr_expect_eq(parse_ok(LOGGP_KNOB_O_R, "1.000ps"), 1, "trailing zeros are exact");
+}
+
+Test(knob_values, zero_needs_no_unit)
+{
+    cr_expect_eq(parse_ok(LOGGP_KNOB_O_S, "0"), 0);
+    cr_expect_eq(parse_ok(LOGGP_KNOB_LATENCY, "0.0"), 0);
+    cr_expect_eq(parse_ok(LOGGP_KNOB_GAP_PER_BYTE, "0"), 0);
 }
 
 Test(knob_values, per_byte_units)
 {
     cr_expect_eq(parse_ok(LOGGP_KNOB_GAP_PER_BYTE, "0.5ns/B"), 500);
-    cr_expect_eq(parse_ok(LOGGP_KNOB_GAP_PER_BYTE, "1us/KiB"), 977); /* 976.5625 rounded */
+    cr_expect_eq(parse_ok(LOGGP_KNOB_GAP_PER_BYTE, "1us/KiB"), 977); /* 976.5625: nearest ps per byte */
+    cr_expect_eq(parse_ok(LOGGP_KNOB_GAP_PER_BYTE, "1ns/KiB"), 1);
     cr_expect_eq(parse_ok(LOGGP_KNOB_GAP_PER_BYTE, "1ms/MB"), 1000);
     cr_expect_eq(parse_ok(LOGGP_KNOB_GAP_PER_BYTE, "1s/GiB"), 931);
     cr_expect_eq(parse_ok(LOGGP_KNOB_GAP_PER_BYTE, "10s/B"), LOGGP_KNOB_MAX_PS);
@@ -92,13 +99,24 @@ ParameterizedTestParameters(knob_values, bad_inputs_are_refused_naming_the_token
     static bad_case cases[] = {
         {LOGGP_KNOB_O_S, "", "empty"},
         {LOGGP_KNOB_O_S, "10", "'10'"},
-        {LOGGP_KNOB_O_S, "0", "'0'"},
+        {LOGGP_KNOB_O_S, "10", "only 0 may go without one"},
+        {LOGGP_KNOB_O_S, "+1us", "a sign is not accepted"},
+        {LOGGP_KNOB_O_S, "+0", "a sign"},
+        {LOGGP_KNOB_O_S, "0.4ps", "resolution of 1 ps"},
+        {LOGGP_KNOB_O_S, "0.5ps", "resolution of 1 ps"},
+        {LOGGP_KNOB_O_R, "0.0004ns", "resolution"},
+        {LOGGP_KNOB_O_S, "10 \xc2\xb5s", "without a space"},
+        {LOGGP_KNOB_O_S, "1US", "did you mean 'us'"},
+        {LOGGP_KNOB_O_S, "1Ms", "did you mean 'ms'"},
+        {LOGGP_KNOB_O_S, "10us ", "no spaces"},
+        {LOGGP_KNOB_GAP_PER_BYTE, "1ns/GiB", "would become 0"},
+        {LOGGP_KNOB_GAP_PER_BYTE, "0.4ps/B", "resolution"},
         {LOGGP_KNOB_O_S, "-1us", "'-1us'"},
         {LOGGP_KNOB_O_S, "nan", "'nan'"},
         {LOGGP_KNOB_O_S, "NaNus", "'NaNus'"},
         {LOGGP_KNOB_O_S, "inf", "'inf'"},
         {LOGGP_KNOB_O_S, "1e3us", "'1e3us'"},
-        {LOGGP_KNOB_O_S, "10 us", "'10 us'"},
+        {LOGGP_KNOB_O_S, "10 us", "without a space"},
         {LOGGP_KNOB_O_S, "10usec", "'usec'"},
         {LOGGP_KNOB_O_S, "10min", "'min'"},
         {LOGGP_KNOB_O_S, "10.5.2us", "'10.5.2us'"},
@@ -108,7 +126,7 @@ ParameterizedTestParameters(knob_values, bad_inputs_are_refused_naming_the_token
         {LOGGP_KNOB_LATENCY, "11s", "'11s'"},
         {LOGGP_KNOB_LATENCY, "99999999999999999999999999999999999999999s", "10 s"},
         {LOGGP_KNOB_LATENCY, "1.0000000000000000001us", "decimal places"},
-        {LOGGP_KNOB_GAP_PER_BYTE, "0.5ns", "'0.5ns'"},
+        {LOGGP_KNOB_GAP_PER_BYTE, "0.5ns", "add the size"},
         {LOGGP_KNOB_GAP_PER_BYTE, "0.5", "'0.5'"},
         {LOGGP_KNOB_GAP_PER_BYTE, "0.5ns/b", "'b'"},
         {LOGGP_KNOB_GAP_PER_BYTE, "0.5ns/", "''"},

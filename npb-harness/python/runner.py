@@ -164,7 +164,8 @@ def execute(study, bench, plan_row, results_dir, facts):
     }
     # A human-readable copy next to the outputs; the store stays the reference.
     with open(os.path.join(tmp, "run.json"), "w") as f:
-        json.dump({k: v for k, v in row.items() if k != "profile"}, f, indent=1)
+        # Rounds are stored from 0; every file and message a user reads counts from 1.
+        json.dump({k: (v + 1 if k == "round" else v) for k, v in row.items() if k != "profile"}, f, indent=1)
         f.flush()
         os.fsync(f.fileno())
     if os.path.exists(final):
@@ -197,6 +198,27 @@ def _kill_group(proc):
         except subprocess.TimeoutExpired:
             continue
     return proc.wait()
+
+
+def in_progress(results_dir):
+    """[(plan id, started as a POSIX time)] of runs a live runner is making now: their
+    temporary folders, named after the plan entry and the runner's pid."""
+    found = []
+    for path in glob.glob(os.path.join(results_dir, RUNS_DIR, ".tmp-*-*")):
+        plan_id, _, pid = os.path.basename(path)[len(".tmp-"):].partition("-")
+        if not (plan_id.isdigit() and pid.isdigit()):
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            continue  # left by a killed runner; the next run cleans it
+        except PermissionError:
+            pass
+        try:
+            found.append((int(plan_id), os.stat(path).st_mtime))
+        except FileNotFoundError:
+            continue  # finished meanwhile
+    return found
 
 
 def clean_stale(results_dir):

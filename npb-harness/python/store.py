@@ -128,19 +128,28 @@ class Store:
             for k, v in facts.items():
                 self.conn.execute("INSERT OR REPLACE INTO study (key, value) VALUES (?, ?)", (k, v))
 
-    def initialise(self, study, facts):
+    def initialise(self, study, facts, plan_digest=None):
         """Stores the study and its plan once; on resume checks the study file
-        is the one the results came from."""
+        plans the runs the results came from. Returns "new", "resumed" (the same
+        file) or "edited" (another text with the same plan: comments, layout)."""
+        plan_digest = plan_digest or study.plan_digest()
         existing = self.facts()
         if existing:
-            if existing.get("digest") != study.digest():
+            if existing.get("digest") == study.digest():
+                return "resumed"
+            if existing.get("plan_digest") == plan_digest:
+                return "edited"
+            if "plan_digest" not in existing:
                 raise StoreError(
-                    f"{self.path} holds results of a different version of the study file "
-                    f"(stored from {existing.get('study_path')}); use a new results folder "
-                    f"or restore the original file")
-            return False
+                    f"{self.path} holds results of another text of the study file (stored from "
+                    f"{existing.get('study_path')}), and this older folder did not record its plan, so a "
+                    f"comment cannot be told from a change; restore the original file or use a new results folder")
+            raise StoreError(
+                f"{self.path} holds results of a different study: {study.path} now plans other runs "
+                f"(benchmarks, classes, sweep, repetitions, order or launch) than the file they were stored "
+                f"from ({existing.get('study_path')}); use a new results folder or restore the original file")
         with _transaction(self.conn):
-            rows = dict(facts, digest=study.digest(), study_text=study.text,
+            rows = dict(facts, digest=study.digest(), plan_digest=plan_digest, study_text=study.text,
                         study_path=study.path, name=study.name)
             for k, v in rows.items():
                 self.conn.execute("INSERT INTO study (key, value) VALUES (?, ?)", (k, str(v)))
@@ -149,12 +158,16 @@ class Store:
                     "INSERT INTO plan (round, position, setting_key, benchmark, np, class, sweep, knobs)"
                     " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                     (rnd, pos, s.key(), s.benchmark, s.np, s.klass, s.sweep, json.dumps(dict(s.knobs))))
-        return True
+        return "new"
 
     def pending(self):
         return [dict(r) for r in self.conn.execute(
             "SELECT plan.* FROM plan LEFT JOIN runs ON runs.plan_id = plan.id "
             "WHERE runs.id IS NULL ORDER BY plan.round, plan.position")]
+
+    def plan_entry(self, plan_id):
+        row = self.conn.execute("SELECT * FROM plan WHERE id = ?", (plan_id,)).fetchone()
+        return dict(row) if row else None
 
     def plan_size(self):
         return self.conn.execute("SELECT COUNT(*) FROM plan").fetchone()[0]

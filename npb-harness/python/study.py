@@ -11,6 +11,7 @@ import os
 import signal
 import socket
 import sys
+import time
 
 from loggp.analysis.calibration import CalibrationError, load as load_calibration
 from loggp.knobs.command import Command, Parser
@@ -26,17 +27,22 @@ class UsageError(Exception):
 
 
 def _parser():
-    p = Parser(prog="loggp study", description="Run knob-sweep studies and report on them.")
+    p = Parser(prog="loggp study", description="Run knob-sweep studies and report on them.",
+               example="loggp study run npb-harness/studies/default.toml")
     sub = p.add_subparsers(dest="action", required=True)
-    r = sub.add_parser("run", help="run a study, or resume an interrupted one")
+    r = sub.add_parser("run", help="run a study, or resume an interrupted one",
+                       example="loggp study run my-study.toml --results results/my-study")
     r.add_argument("study", help="study file (TOML)")
     r.add_argument("--results", help="results folder (default: the file's 'results' key, "
                    "else ./loggp-results/NAME)")
     r.add_argument("--no-report", action="store_true", help="do not write the report at the end")
-    r.add_argument("--calibration", help="calibration.json for the report's T0/B axes")
-    s = sub.add_parser("status", help="how far a study is, and which runs failed")
+    r.add_argument("--calibration", help="calibration.json for the report's T0/B axes "
+                   "(default: RESULTS/calibration.json when present)")
+    s = sub.add_parser("status", help="how far a study is, and which runs failed",
+                       example="loggp study status results/my-study")
     s.add_argument("results", help="results folder")
-    rep = sub.add_parser("report", help="write the HTML report, plots and CSV; print its path")
+    rep = sub.add_parser("report", help="write the HTML report, plots and CSV; print its path",
+                         example="loggp study report results/my-study")
     rep.add_argument("results", help="results folder")
     rep.add_argument("--calibration", help="calibration.json written by `loggp calibrate` "
                      "(default: RESULTS/calibration.json when present)")
@@ -117,8 +123,14 @@ def cmd_run(study_path, results_override=None, report=True, calibration=None, st
             try:
                 facts = {"mpi_version": runner.mpi_version(study.launcher),
                          "loggp_version": _loggp_version(), "host": socket.gethostname()}
-                if not db.initialise(study, facts):
+                # The plan as the file asks for it, optional benchmarks missing here included.
+                full = studyfile.load(study_path, skip_missing=False) if study.skipped else study
+                state = db.initialise(study, facts, full.plan_digest())
+                if state != "new":
                     facts = db.facts()
+                if state == "edited":
+                    print(f"loggp study: {study.path} differs from the file these results began with only in "
+                          f"ways that keep the same runs (comments, layout); resuming", file=stream)
                 _run_pending(study, db, results_dir, facts, stream)
                 runs = db.runs()
             finally:
@@ -128,6 +140,10 @@ def cmd_run(study_path, results_override=None, report=True, calibration=None, st
     bad = [r for r in runs if r["status"] != "ok"]
     print(f"loggp study: {len(runs)} runs in {results_dir}, "
           f"{len(bad)} not ok" + (" (see `loggp study status`)" if bad else ""), file=stream)
+    if runs and len(bad) == len(runs):
+        print(f"loggp study: every run failed, so there is nothing to measure; the first said: "
+              f"{bad[0]['status']}: {bad[0]['error']} (all of them: `loggp study status {results_dir}`)",
+              file=stream)
     path = None
     if report:
         path = write_report(results_dir, calibration)
@@ -156,6 +172,7 @@ def _run_pending(study, db, results_dir, facts, stream):
 
 
 def cmd_status(results_dir):
+    results_dir = os.path.abspath(results_dir)  # every path it prints is absolute
     path = os.path.join(results_dir, store.DB_NAME)
     if not os.path.isfile(path):
         raise UsageError(f"{results_dir} has no {store.DB_NAME}: not a study results folder")
@@ -164,10 +181,15 @@ def cmd_status(results_dir):
         facts, runs, pending = db.facts(), db.runs(), db.pending()
         total = db.plan_size()
         means = db.mean_wall_by_benchmark()
+        running = [(db.plan_entry(plan_id), started) for plan_id, started in runner.in_progress(results_dir)]
     finally:
         db.close()
     print(f"study {facts.get('name')} ({facts.get('study_path')})")
     print(f"  {len(runs)}/{total} runs done, {len(pending)} pending")
+    for entry, started in running:
+        if entry:
+            print(f"  in progress: #{entry['id']} {entry['benchmark']} np={entry['np']} {entry['sweep']} "
+                  f"round {entry['round'] + 1}, for {runner._duration(max(0.0, time.time() - started))}")
     counts = {}
     for r in runs:
         counts.setdefault(r["benchmark"], {}).setdefault(r["status"], 0)
@@ -194,6 +216,7 @@ def write_report(results_dir, calibration=None):
 
 
 def cmd_report(results_dir, calibration=None):
+    results_dir = os.path.abspath(results_dir)
     if not os.path.isfile(os.path.join(results_dir, store.DB_NAME)):
         raise UsageError(f"{results_dir} has no {store.DB_NAME}: not a study results folder")
     if calibration is not None:

@@ -3,6 +3,7 @@ knob settings, how often, and with which launcher (format in
 npb-harness/README.md). Loading validates everything before any run starts;
 errors name the file, the line where possible, and the bad key or value."""
 import hashlib
+import json
 import itertools
 import os
 import random
@@ -14,6 +15,9 @@ from dataclasses import dataclass, field
 from . import units
 
 KERNELS = ("ep", "is", "cg", "mg", "ft", "lu")
+# The classes each of our kernels accepts (its npb_parse_args call in
+# npb-harness/kernels/<kernel>/<kernel>.c; a test keeps the two in step).
+KERNEL_CLASSES = {"ep": "SWABC", "cg": "SWABC", "is": "SWAB", "mg": "SWAB", "ft": "SWAB", "lu": "SWAB"}
 CLASSES = ("S", "W", "A", "B", "C", "D", "E")
 LAUNCHER_KINDS = ("mpiexec", "srun", "template")
 ORDERS = ("shuffle", "interleave")
@@ -83,6 +87,16 @@ class Study:
 
     def digest(self):
         return hashlib.sha256(self.text.encode()).hexdigest()
+
+    def plan_digest(self):
+        """A digest of what the file asks for (the runs and how each is made), not of
+        its bytes: a comment or a layout change leaves it alone."""
+        benchmarks = [[b.name, b.kind, list(b.argv_template), b.klass, list(b.nps), b.timeout_s,
+                       b.runtime_regex, b.success_regex] for b in self.benchmarks]
+        runs = [[r, pos, s.key(), s.benchmark, s.np, s.klass, s.sweep, [list(k) for k in s.knobs]]
+                for r, pos, s in self.plan()]
+        what = [self.name, self.launcher, self.hostfile, benchmarks, runs]
+        return hashlib.sha256(json.dumps(what, sort_keys=True).encode()).hexdigest()
 
     def settings(self):
         """Baseline plus one knob at a time (or the full grid), per benchmark and np."""
@@ -330,6 +344,10 @@ def from_dict(path, text, data, skip_missing=True):
             if klass is None:
                 fail(f"kernel {kernel!r} needs a 'class' (here or at the top level)",
                      "kernel", "benchmark", i)
+            if klass not in KERNEL_CLASSES[kernel]:
+                fail(f"kernel {kernel!r} has no class {klass!r} (its classes: "
+                     f"{', '.join(KERNEL_CLASSES[kernel])})", "class" if "class" in b else "kernel",
+                     "benchmark", i)
             argv = (f"loggp-npb-{kernel}", "{class}")
             default_name, kind_name = kernel, "kernel"
         elif kinds[0] == "npb_binary":

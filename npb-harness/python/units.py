@@ -33,6 +33,8 @@ def parse(knob, text):
     """Returns the value in ns (time knobs) or ns/B (G); raises UnitError."""
     if knob not in SWEEP_KNOBS:
         raise UnitError(f"unknown knob {knob!r} (expected one of {', '.join(SWEEP_KNOBS)})")
+    if text == 0 and not isinstance(text, bool):
+        return 0.0  # zero is zero in every unit, as loggp-knobs reads a bare 0
     if not isinstance(text, str):
         example = '"0.5ns/B"' if is_per_byte(knob) else '"10us"'
         raise UnitError(f"{knob} value {text!r} must be a string with a unit, e.g. {example}")

@@ -20,6 +20,8 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from loggp.knobs.files import created_mode
+
 
 class AbiError(Exception):
     """A program the ABI swap cannot handle, or a missing piece, reported as is."""
@@ -370,6 +372,7 @@ def write_record(plan, directory):
     text = json.dumps({"libmpi": plan.library, "links": {k: str(v) for k, v in sorted(plan.links.items())}},
                       indent=1)
     fd, tmp = tempfile.mkstemp(prefix=".libmpi-", dir=directory)
+    os.fchmod(fd, created_mode())  # one mode for every result file, as the profiles beside it
     try:
         with os.fdopen(fd, "w") as f:
             f.write(text + "\n")

@@ -18,6 +18,7 @@ import subprocess
 import sys
 import tempfile
 
+import loggp.knobs as knob_values
 from loggp.knobs.command import Command, UsageError, positive_int
 from loggp.knobs.programs import MissingProgram, find_program
 
@@ -356,6 +357,21 @@ def nonnegative_float(text):
     return value
 
 
+def time_list(text):
+    """An argparse type: comma-separated times with units ("1us,10us"), through the one
+    knob parser, as us; each at least 1ns."""
+    values = []
+    for item in text.split(","):
+        try:
+            ns = knob_values.parse({"L": item.strip()})["L"]
+        except knob_values.KnobError as err:
+            raise argparse.ArgumentTypeError(str(err).removeprefix("--L: ")) from None
+        if ns < 1:
+            raise argparse.ArgumentTypeError(f"'{item}': values must be at least 1ns")
+        values.append(ns / 1000.0)
+    return values
+
+
 def knob_list(text):
     knobs = text.split(",")
     bad = [k for k in knobs if k not in ("o", "g", "G", "L")]
@@ -367,20 +383,28 @@ def knob_list(text):
 class BenchCommand(Command):
     name = "bench"
     description = __doc__
+    example = "loggp bench transparency --scale 0.2"
     formatter_class = argparse.RawDescriptionHelpFormatter
     errors = ((runmod.RunError, 1), (MissingProgram, 1), (RuntimeError, 1), (subprocess.TimeoutExpired, 1))
 
     def configure(self, p):
         sub = p.add_subparsers(dest="what", required=True)
-        t = sub.add_parser("transparency", help="cost of libloggp.so at zero knobs and armed, per pattern")
+        t = sub.add_parser("transparency", help="cost of libloggp.so at zero knobs and armed, per pattern",
+                           example="loggp bench transparency --scale 0.2")
         t.add_argument("--rounds", type=positive_int, default=7, help="interleaved rounds (default 7)")
         t.add_argument("--armed", choices=("each", "all", "both"), default="both",
                        help="armed modes: each knob alone, all together, or both (default)")
-        k = sub.add_parser("knobs", help="set each knob, read it back with four patterns against LogGP's prediction")
+        k = sub.add_parser("knobs", help="set each knob, read it back with four patterns against LogGP's prediction",
+                           example="loggp bench knobs --knobs o,L --values 1us,10us")
         k.add_argument("--knobs", type=knob_list, default=["o", "g", "L", "G"],
                        help="knobs to measure (default o,g,L,G)")
-        k.add_argument("--values-us", type=number_list(float, 0.001), default=[1.0, 10.0, 100.0],
-                       help="values to set, in us (default 1,10,100); for G the (k-1)G of one message")
+        values = k.add_mutually_exclusive_group()
+        values.add_argument("--values", type=time_list, dest="values_us", default=[1.0, 10.0, 100.0],
+                            metavar="T1,T2,...",
+                            help="times to set, with units as for `loggp run` (default 1us,10us,100us); "
+                                 "for G the (k-1)G of one message")
+        values.add_argument("--values-us", type=number_list(float, 0.001), dest="values_us", metavar="V1,V2,...",
+                            help="the old spelling of --values: bare numbers in us (default: as --values)")
         k.add_argument("--G-sizes", type=number_list(int, 2), default=[4096, 65536], dest="g_sizes",
                        help="message sizes for G, in bytes (default 4096,65536)")
         k.add_argument("--compute-ns", type=positive_int, default=5000,
@@ -394,7 +418,7 @@ class BenchCommand(Command):
             s.add_argument("--scale", type=positive_float, default=1.0,
                            help="multiplies every message count (default 1; small values for a quick check)")
             s.add_argument("--provider", choices=runmod.PROVIDERS, help="libfabric provider (default shm)")
-            s.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
+            s.add_argument("--json", metavar="FILE", help="also write the figures as JSON (default: none)")
 
     def check(self, args):
         if args.json and not os.path.isdir(os.path.dirname(os.path.abspath(args.json))):
@@ -403,7 +427,7 @@ class BenchCommand(Command):
             if max(args.g_sizes) > 1 << 20:
                 raise UsageError(f"--G-sizes {max(args.g_sizes)}: loggp-patterns takes messages up to {1 << 20} bytes")
             if max(args.values_us) > 1e6:
-                raise UsageError(f"--values-us {max(args.values_us):g}: expected values up to 1e6 us")
+                raise UsageError(f"--values {max(args.values_us):g}us: expected values up to 1s")
 
     def run(self, args):
         if args.what == "transparency":

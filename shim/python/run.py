@@ -110,20 +110,22 @@ def parser():
     p = Parser(
         prog="loggp run",
         description="Run an MPI program under libloggp.so. Knobs given here hold for this run; "
-                    "knobs not given follow the knob file live (`loggp-knobs set`).")
-    p.add_argument("-n", "--np", type=positive_int, required=True, help="number of ranks")
+                    "knobs not given follow the knob file live (`loggp-knobs set`).",
+        example="loggp run -n 2 --L 10us --o 1us -- ./app")
+    p.add_argument("-n", "--np", type=positive_int, required=True, help="number of ranks (required, no default)")
     for flag in KNOB_FLAGS:
         example = "0.5ns/B" if flag == "G" else "10us"
         p.add_argument(f"--{flag}", metavar="T/B" if flag == "G" else "T", dest=f"knob_{flag}",
-                       help=f"knob {flag} (e.g. {example})")
+                       help=f"knob {flag} for this run, e.g. {example} (default: the knob file's, live)")
     p.add_argument("--engine", choices=("auto", "libfabric", "pmpi"), default="auto",
-                   help="libfabric: every message crosses the wrapped provider (default when available); "
-                        "pmpi: point-to-point only, MPI's own transports")
+                   help="auto (the default): libfabric when MPI runs over libfabric, else pmpi; libfabric: "
+                        "every message crosses the wrapped provider; pmpi: o, g and G on point-to-point "
+                        "calls only, MPI's own transports")
     p.add_argument("--provider", choices=PROVIDERS, help="libfabric provider for same-node traffic (default shm)")
-    p.add_argument("--profile", metavar="DIR", help="write each rank's traffic profile to DIR/profile.<rank>.json")
+    p.add_argument("--profile", metavar="DIR", help="write each rank's traffic profile to DIR/profile.<rank>.json (default: no profile)")
     p.add_argument("--launcher", default="mpiexec",
                    help="mpiexec (default), srun, or a template with {np}, {program}, {hostfile}")
-    p.add_argument("--hostfile", help="host file for the launcher")
+    p.add_argument("--hostfile", help="host file for the launcher (default: none, every rank on this host)")
     p.add_argument("--testbed", nargs="?", const="", metavar="NAME",
                    help="one rank per emulated host of a `loggp testbed` (needs root; default name tb)")
     p.add_argument("--quiet", action="store_true", help="no banner from rank 0")
@@ -150,6 +152,24 @@ def build(args, base_env, testbed_plan=None):
         raise RunError("--provider applies to the libfabric engine, not --engine pmpi")
     env = {}
     env.update(knob_environment(knob_args))
+    if args.engine == "pmpi" and env.get(ENVIRONMENT["L"], "0ns") != "0ns":
+        raise RunError(f"--L {args.knob_L}: the PMPI fallback engine (--engine pmpi) cannot apply L, only o, g "
+                       "and G around point-to-point calls; use --engine libfabric (or auto), or the testbed's "
+                       "links (`loggp-knobs set --via netem --L ...`)")
+    if args.profile:
+        where = Path(args.profile)
+        if where.exists() and not where.is_dir():
+            raise RunError(f"--profile '{args.profile}': not a folder (each rank writes "
+                           f"profile.<rank>.json into it)")
+        if not where.exists() and not where.resolve().parent.is_dir():
+            raise RunError(f"--profile '{args.profile}': its parent folder does not exist")
+    if args.launcher == "mpiexec" and not args.hostfile and args.testbed is None:
+        # Every rank starts here: a missing program is ours to say, not the launcher's.
+        from .abi import AbiError, resolve_program
+        try:
+            resolve_program(program[0], base_env.get("PATH"))
+        except AbiError as err:
+            raise RunError(f"{err}") from None
     if args.testbed is not None:
         if testbed_plan is None:
             raise RunError("--testbed: no testbed here (run it as `loggp run`)")
@@ -185,8 +205,20 @@ class RunCommand(Command):
         return execute(args, self.testbed_plan)
 
 
+def oversubscription_note(np_ranks, cores):
+    """The one line said when a single host gets more ranks than it has cores, or None."""
+    if np_ranks <= cores:
+        return None
+    return (f"loggp run: note: {np_ranks} ranks on {cores} core{'s' if cores != 1 else ''}: ranks share cores, "
+            "so timings are slower and noisier (o and g busy-wait on the CPU)")
+
+
 def execute(args, testbed_plan=None):
     additions, cmd = build(args, os.environ, testbed_plan)
+    if args.launcher == "mpiexec" and not args.hostfile and args.testbed is None and not args.quiet:
+        note = oversubscription_note(args.np, len(os.sched_getaffinity(0)))
+        if note:
+            print(note, file=sys.stderr)
     if args.dry_run:
         assignments = " ".join(f"{k}={shlex.quote(v)}" for k, v in additions.items())
         print(f"env {assignments} {shlex.join(cmd)}")

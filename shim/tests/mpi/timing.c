@@ -188,8 +188,27 @@ static long arg(char **argv, int i, const char *what)
     return v;
 }
 
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: mpiexec -n 2 loggp-timing MODE ARGS   (every argument required, no defaults)\n"
+            "  pingpong SIZE ITERS   half round trip of SIZE-byte messages, ITERS round trips\n"
+            "  stream SIZE COUNT     COUNT one-way SIZE-byte messages, rank 0 to rank 1\n"
+            "  allreduce ITERS       ITERS allreduces of one int\n"
+            "  rma ITERS             ITERS passive-target RMA epochs (lock, put, unlock)\n"
+            "  cpu SIZE COUNT        CPU time spent sending COUNT SIZE-byte messages\n"
+            "  live SECONDS          windowed ping-pong for SECONDS, for live knob changes\n"
+            "Rank 0 prints key=value lines.\n"
+            "example:\n  mpiexec -n 2 loggp-timing pingpong 8 1000\n");
+}
+
 int main(int argc, char **argv)
 {
+    /* Help needs no MPI: answered before MPI_Init, so it never ends in MPI_Abort. */
+    if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+        usage(stdout);
+        return 0;
+    }
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     const char *mode = argc > 1 ? argv[1] : "";
@@ -208,7 +227,7 @@ int main(int argc, char **argv)
         live((double)arg(argv, 2, "seconds"));
     else {
         if (rank == 0)
-            fprintf(stderr, "usage: timing pingpong SIZE ITERS | stream SIZE COUNT | allreduce ITERS | rma ITERS | cpu SIZE COUNT | live SECONDS\n");
+            usage(stderr);
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     free(buf);

@@ -1,0 +1,103 @@
+"""Issue 20, conventions: every command's and subcommand's --help exits 0, shows an
+example and gives every option's default; --version; a closed pipe is not a crash."""
+import argparse
+import subprocess
+import sys
+
+import pytest
+
+from tests.testkit import installed, run
+
+
+def subcommand_parsers():
+    """(argv path, parser) for every `loggp` command and subcommand with a parser."""
+    from loggp import cli
+
+    def walk(parser, path):
+        yield path, parser
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, sub in action.choices.items():
+                    yield from walk(sub, path + [name])
+
+    found = []
+    for name in cli.COMMANDS:
+        command = cli.command(name)
+        try:
+            parser = command.parser()
+        except NotImplementedError:
+            found.append(([name], None))  # a command with its own help (probe)
+            continue
+        found.extend(walk(parser, [name]))
+    return found
+
+
+PATHS = [path for path, _ in subcommand_parsers()]
+
+
+@pytest.mark.parametrize("path", PATHS, ids=[" ".join(p) for p in PATHS])
+def test_every_help_exits_0_with_an_example(path):
+    proc = run([installed("loggp"), *path, "--help"])
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("usage:") and "example:" in proc.stdout, proc.stdout
+    example = proc.stdout.split("example:", 1)[1].split()
+    assert example[0] in ("loggp", "sudo"), "the example is a command line"
+
+
+def test_every_option_gives_its_default():
+    missing = []
+    for path, parser in subcommand_parsers():
+        if parser is None:
+            continue
+        for action in parser._actions:
+            if not action.option_strings or action.nargs == 0:
+                continue  # positional arguments, --help and on/off flags
+            if "default" not in (action.help or ""):
+                missing.append(f"loggp {' '.join(path)} {action.option_strings[-1]}")
+    assert not missing, missing
+
+
+def test_probe_help_describes_its_own_options():
+    out = run([installed("loggp"), "probe", "--help"]).stdout
+    assert "--np N" in out and "(default 2)" in out and "example:" in out
+
+
+def test_root_help_and_version():
+    proc = run([installed("loggp"), "--help"])
+    assert proc.returncode == 0 and "example:" in proc.stdout
+    from loggp import __version__
+    assert run([installed("loggp"), "--version"]).stdout == f"loggp {__version__}\n"
+    knobs_version = run([installed("loggp-knobs"), "--version"])
+    assert knobs_version.returncode == 0 and knobs_version.stdout == f"loggp-knobs {__version__}\n"
+
+
+@pytest.mark.parametrize("command", ["set", "show", "reset", "env", "path", "parse", "--help"])
+def test_loggp_knobs_help_has_an_example(command):
+    proc = run([installed("loggp-knobs"), command] + ([] if command == "--help" else ["--help"]))
+    assert proc.returncode == 0 and "example:" in proc.stdout
+    assert "loggp-knobs " in proc.stdout.split("example:", 1)[1].splitlines()[0]
+
+
+def test_timing_help_needs_no_mpi():
+    proc = run([installed("loggp-timing"), "--help"], timeout=30)
+    assert proc.returncode == 0 and proc.stdout.startswith("usage:")
+    assert "example:" in proc.stdout and "MPI_Abort" not in proc.stderr
+
+
+@pytest.mark.parametrize("args", [["--help"], ["study", "--help"]])
+def test_a_closed_pipe_is_not_a_traceback(args):
+    # The reader is gone before loggp writes, as with `loggp --help | head -1`.
+    proc = subprocess.Popen([installed("loggp"), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.close()
+    _, err = proc.communicate(timeout=60)
+    assert b"Traceback" not in err and b"BrokenPipeError" not in err, err.decode()
+    assert proc.returncode in (0, 141)  # argparse itself ignores a failed write of its help
+
+
+def test_the_pipe_check_can_fail():
+    # A Python program without the handling does print one, so the check above means something.
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(0.2); print('x' * 100)"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.close()
+    _, err = proc.communicate(timeout=60)
+    assert b"BrokenPipeError" in err
