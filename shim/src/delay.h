@@ -1,5 +1,6 @@
 /* The delay arithmetic both engines share: the clock, busy-waiting, and the
- * pacer that adds g + (k-1)*G to the interval between successive injections. */
+ * pacer that keeps successive injections at least g + (k-1)*G beyond the
+ * machine's own time per message apart (LogP's gap). */
 #ifndef LOGGP_DELAY_H
 #define LOGGP_DELAY_H
 
@@ -31,19 +32,61 @@ static inline uint64_t loggp_bytes_delay_ns(int64_t G_ps_per_byte, uint64_t byte
     return (uint64_t)(((unsigned __int128)(bytes - 1) * (uint64_t)G_ps_per_byte + 500) / 1000);
 }
 
-/* The gap adds to a message stream's natural interval, as a NIC's gap does
- * when the NIC is the bottleneck: of the caller's own time between two
- * messages (MPI's processing, a loop around the call), up to this much is
- * per-message work the gap adds to; anything longer (computing, waiting for
- * other messages) the gap overlaps. */
-#define LOGGP_OWN_WORK_NS 2000u
+/* LogP's gap: consecutive injections at a process are at least
+ * g_total = g_machine + g apart (and consecutive receptions likewise). It is
+ * a minimum spacing, not a wait added to the natural interval: a ping-pong
+ * whose round trip is already >= g_total is unaffected, a shorter one takes
+ * g_total per round trip, and a stream runs at max(natural, g_total).
+ * g_machine is the time the machine itself is busy with one message: for an
+ * injection, from the start of its post call to its end (or to the natural
+ * completion of a send after it, e.g. a rendezvous transfer); for a
+ * reception, the provider's time to hand over one completion. So the owed
+ * g + (k-1)G counts from when the injector was last free, and anything the
+ * caller does meanwhile (o, MPI's own processing, computing, waiting for
+ * other messages) overlaps it. */
 
-/* When a message owing owed_ns after an injector (or receiver) was last free
- * at free_at may go, if it is wanted at `wanted`. */
-static inline uint64_t loggp_gap_due(uint64_t free_at, uint64_t owed_ns, uint64_t wanted)
+/* When an injection (or reception) owing owed_ns may start, if the injector
+ * was last free at free_at. */
+static inline uint64_t loggp_gap_next(uint64_t free_at, uint64_t owed_ns)
 {
-    uint64_t own_work_end = free_at + LOGGP_OWN_WORK_NS;
-    return (wanted < own_work_end ? wanted : own_work_end) + owed_ns;
+    return owed_ns ? free_at + owed_ns : 0;
+}
+
+/* When the injector was last free, at `now`: the end of its last post, or
+ * the natural completion of a send after it if that has happened by now. */
+static inline uint64_t loggp_injector_free_at(uint64_t post_end, uint64_t send_completed, uint64_t now)
+{
+    return send_completed > post_end && send_completed <= now ? send_completed : post_end;
+}
+
+/* When a post called at `called` may call down: after o_s (spun from the
+ * start of the call) and after the gap, the two overlapping. */
+static inline uint64_t loggp_post_go(uint64_t called, uint64_t o_s_ns, uint64_t gap_due)
+{
+    return called + o_s_ns > gap_due ? called + o_s_ns : gap_due;
+}
+
+/* When a reception owing owed_ns (g + (k-1)G) may be handed over, if the
+ * previous one was received at released_at (0: none; loggp_reception_at) and the provider
+ * takes take_ns to hand one over (the machine's own part of the receive
+ * gap). 0 when nothing is owed. */
+static inline uint64_t loggp_receive_gap_due(uint64_t released_at, uint64_t owed_ns, uint64_t take_ns)
+{
+    if (!owed_ns || !released_at)
+        return 0;
+    return released_at + take_ns + owed_ns;
+}
+
+/* When a reception handed over at `now` counts as received, for the next
+ * one's gap: its arrival bound (the emulated arrival, or when the queue was
+ * last seen empty before it) or its gap due, whichever is later; now when
+ * neither is known. Counting from receptions, not from hand-overs, lets a
+ * receiver that was away (computing, descheduled) take a backlog that the
+ * gap already spaced at once, as a NIC would have received it meanwhile. */
+static inline uint64_t loggp_reception_at(uint64_t arrival_bound, uint64_t gap_due, uint64_t now)
+{
+    uint64_t at = arrival_bound > gap_due ? arrival_bound : gap_due;
+    return at && at <= now ? at : now;
 }
 
 /* The injector is busy until its last send completes: when a completion of a
@@ -62,13 +105,23 @@ typedef struct {
     uint64_t g_ns, bytes_ns;
 } loggp_gap_wait;
 
-/* Before an injection: o_s_ns on the CPU and the wait for the gap the last
- * injection left, overlapping, as LogGP's o and g do. The gap counts from
- * the end of that injection or the natural completion of a send after it,
- * whichever is later. Returns the wait beyond o_s. */
+/* The plan for a post called at `called` with o_s_ns to spend: when it may
+ * call down, and how much of the wait beyond o_s is the gap's, by knob. */
+typedef struct {
+    uint64_t go_ns;
+    loggp_gap_wait waits;
+} loggp_post_plan;
+
+loggp_post_plan loggp_pacer_plan(const loggp_pacer *pacer, uint64_t called, uint64_t o_s_ns);
+
+/* Before an injection: o_s_ns on the CPU and the wait for the gap, overlapping
+ * (loggp_pacer_plan). Returns the wait beyond o_s. */
 loggp_gap_wait loggp_pacer_begin(loggp_pacer *pacer, uint64_t o_s_ns);
 
-/* Records an injection that ended now and owes g + (k-1)*G (0: nothing). */
+/* Records an injection that ended at end_ns and owes g + (k-1)*G (0: nothing). */
+void loggp_pacer_done_at(loggp_pacer *pacer, uint64_t end_ns, uint64_t g_ns, uint64_t bytes_ns);
+
+/* Records an injection that ended now. */
 void loggp_pacer_done(loggp_pacer *pacer, uint64_t g_ns, uint64_t bytes_ns);
 
 #endif

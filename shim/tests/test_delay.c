@@ -1,33 +1,195 @@
-/* The gap arithmetic shared by both engines (src/delay.c). Waits are asserted
- * from below (a spin never ends early) or as exact zeros, never as upper time
- * bounds, so a busy machine cannot fail them. */
+/* The gap arithmetic shared by both engines (src/delay.c): LogP's g as a
+ * minimum spacing. The examples run on a virtual clock through the same pure
+ * functions the pacer and the receive gap use, so their intervals are exact:
+ * each is asserted from below and from above. Only the last tests spin on
+ * the real clock, and those assert from below (a spin never ends early). */
 #include <criterion/criterion.h>
+#include <string.h>
 #include <time.h>
 
 #include "delay.h"
 
 #define US 1000u
 
-static void sleep_ns(uint64_t ns)
+/* ---- the pure rules ------------------------------------------------------- */
+
+Test(gap_next, counts_from_when_the_injector_was_free)
 {
-    struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
-    nanosleep(&ts, NULL);
+    cr_assert_eq(loggp_gap_next(1000000, 7 * US), 1000000 + 7 * US);
+    cr_assert_eq(loggp_gap_next(1000000, 0), 0); /* nothing owed: never waits */
 }
 
-Test(gap_due, adds_to_the_callers_own_time_within_the_window)
+Test(injector_free_at, a_later_send_completion_that_has_happened)
 {
-    /* back 500 ns after the injector was free: the gap follows that */
-    cr_assert_eq(loggp_gap_due(1000000, 7 * US, 1000000 + 500), 1000000 + 500 + 7 * US);
+    cr_assert_eq(loggp_injector_free_at(100, 400, 500), 400);
+    /* a completion stamped in the future (another clock's reading) is ignored */
+    cr_assert_eq(loggp_injector_free_at(100, 600, 500), 100);
+    /* an older completion does not move the free time back */
+    cr_assert_eq(loggp_injector_free_at(100, 50, 500), 100);
 }
 
-Test(gap_due, overlaps_time_away_beyond_the_window)
+Test(post_go, o_s_and_the_gap_overlap)
 {
-    uint64_t free_at = 1000000;
-    cr_assert_eq(loggp_gap_due(free_at, 7 * US, free_at + 50 * US), free_at + LOGGP_OWN_WORK_NS + 7 * US);
-    /* continuous at the edge of the window */
-    cr_assert_eq(loggp_gap_due(free_at, 7 * US, free_at + LOGGP_OWN_WORK_NS),
-                 loggp_gap_due(free_at, 7 * US, free_at + LOGGP_OWN_WORK_NS + 1));
+    cr_assert_eq(loggp_post_go(1000, 300, 5000), 5000); /* gap longer: the gap */
+    cr_assert_eq(loggp_post_go(1000, 7000, 5000), 8000); /* o_s longer: o_s only */
+    cr_assert_eq(loggp_post_go(1000, 0, 0), 1000);
 }
+
+Test(receive_gap_due, counts_from_the_last_release_plus_the_providers_take)
+{
+    cr_assert_eq(loggp_receive_gap_due(10000, 5 * US, 120), 10000 + 120 + 5 * US);
+    cr_assert_eq(loggp_receive_gap_due(10000, 0, 120), 0);
+    cr_assert_eq(loggp_receive_gap_due(0, 5 * US, 120), 0); /* first reception */
+}
+
+/* ---- the LogP examples on a virtual clock --------------------------------- */
+
+#define POST_NS 100u /* the machine's own post call */
+
+/* A sender that posts `n` messages: each post call lasts POST_NS, and the
+ * caller comes back `away_ns` after a post ends (MPI's processing, a round
+ * trip, computation) and spends o_s_ns in the next call before posting.
+ * Returns the interval between the last two post starts. */
+static uint64_t send_interval(uint64_t g_ns, uint64_t o_s_ns, uint64_t away_ns, int n)
+{
+    loggp_pacer p;
+    memset(&p, 0, sizeof p);
+    uint64_t called = 1000000, start = 0, prev_start = 0;
+    for (int i = 0; i < n; i++) {
+        loggp_post_plan plan = loggp_pacer_plan(&p, called, o_s_ns);
+        prev_start = start;
+        start = plan.go_ns;
+        uint64_t end = start + POST_NS;
+        loggp_pacer_done_at(&p, end, g_ns, 0);
+        called = end + away_ns;
+    }
+    return start - prev_start;
+}
+
+Test(logp_pingpong, round_trip_shorter_than_g_takes_g_total)
+{
+    /* rank 0 is away for the rest of a 1.3 us round trip; g = 5 us */
+    uint64_t rtt = 1300;
+    cr_assert_eq(send_interval(5 * US, 0, rtt - POST_NS, 5), POST_NS + 5 * US);
+}
+
+Test(logp_pingpong, round_trip_longer_than_g_is_unaffected)
+{
+    uint64_t rtt = 8 * US;
+    cr_assert_eq(send_interval(5 * US, 0, rtt - POST_NS, 5), rtt);
+    /* the edge: a round trip of exactly g_total */
+    cr_assert_eq(send_interval(5 * US, 0, 5 * US, 5), POST_NS + 5 * US);
+}
+
+Test(logp_stream, natural_interval_shorter_than_g_becomes_g_total)
+{
+    /* back after 400 ns of MPI's own work: natural interval 0.5 us */
+    cr_assert_eq(send_interval(20 * US, 0, 400, 8), POST_NS + 20 * US);
+}
+
+Test(logp_stream, natural_interval_longer_than_g_is_kept)
+{
+    cr_assert_eq(send_interval(20 * US, 0, 30 * US, 8), POST_NS + 30 * US);
+    cr_assert_eq(send_interval(0, 0, 400, 8), POST_NS + 400); /* no knob: natural */
+}
+
+Test(logp_stream, send_overhead_overlaps_the_gap)
+{
+    /* o_s = 3 us inside g = 5 us: the interval stays g_total */
+    cr_assert_eq(send_interval(5 * US, 3 * US, 200, 6), POST_NS + 5 * US);
+    /* o_s = 7 us beyond it: the interval is o_s + the natural, no gap on top */
+    cr_assert_eq(send_interval(5 * US, 7 * US, 200, 6), POST_NS + 200 + 7 * US);
+}
+
+Test(logp_stream, computation_overlaps_the_gap)
+{
+    /* 3 us of computation between sends inside g = 5 us */
+    cr_assert_eq(send_interval(5 * US, 0, 200 + 3 * US, 6), POST_NS + 5 * US);
+    /* 12 us of computation: unaffected */
+    cr_assert_eq(send_interval(5 * US, 0, 200 + 12 * US, 6), POST_NS + 200 + 12 * US);
+}
+
+Test(logp_stream, per_byte_gap_is_part_of_the_per_message_gap)
+{
+    loggp_pacer p;
+    memset(&p, 0, sizeof p);
+    loggp_pacer_done_at(&p, 1000000, 2 * US, 6 * US);
+    /* called 1 us after the end: owes g + (k-1)G = 8 us from the end, 7 us of it waited */
+    loggp_post_plan plan = loggp_pacer_plan(&p, 1000000 + 1 * US, 0);
+    cr_assert_eq(plan.go_ns, 1000000 + 8 * US);
+    cr_assert_eq(plan.waits.g_ns + plan.waits.bytes_ns, 7 * US);
+    cr_assert_eq(plan.waits.g_ns, 7 * US / 4); /* 1 : 3 */
+}
+
+Test(reception_at, the_later_of_arrival_and_gap_due_never_after_now)
+{
+    cr_assert_eq(loggp_reception_at(7000, 9000, 20000), 9000);
+    cr_assert_eq(loggp_reception_at(9500, 9000, 20000), 9500);
+    cr_assert_eq(loggp_reception_at(0, 0, 20000), 20000); /* nothing known: now */
+    cr_assert_eq(loggp_reception_at(30000, 0, 20000), 20000);
+}
+
+/* A receiver whose messages arrive every `arrival_ns` from 1 ms on; it last
+ * found its queue empty just before 1 ms, is away (computing) until
+ * away_until, then polls without pause, taking one message per poll.
+ * Messages arriving while it polls are bounded by their arrival, those that
+ * arrived while it was away only by the last empty poll. Returns the
+ * interval between the last two hand-overs, and the last one in *last. */
+static uint64_t receive_interval_after(uint64_t g_ns, uint64_t take_ns, uint64_t arrival_ns, int n,
+                                       uint64_t away_until, uint64_t *last)
+{
+    const uint64_t first = 1000000, last_empty = first - 1;
+    uint64_t received = 0, handed = 0, prev = 0, t = away_until;
+    for (int i = 0; i < n; i++) {
+        uint64_t arrives = first + (uint64_t)i * arrival_ns;
+        uint64_t bound = arrives > away_until ? arrives : last_empty;
+        uint64_t due = loggp_receive_gap_due(received, g_ns, take_ns);
+        prev = handed;
+        handed = t > arrives ? t : arrives;
+        if (due > handed)
+            handed = due;
+        received = loggp_reception_at(bound, due, handed);
+        t = handed;
+    }
+    if (last)
+        *last = handed;
+    return handed - prev;
+}
+
+static uint64_t receive_interval(uint64_t g_ns, uint64_t take_ns, uint64_t arrival_ns, int n)
+{
+    return receive_interval_after(g_ns, take_ns, arrival_ns, n, 0, NULL);
+}
+
+Test(logp_receive, arrivals_closer_than_g_are_spaced_g_total)
+{
+    /* two senders' messages every 1 us into one receiver */
+    cr_assert_eq(receive_interval(5 * US, 150, 1 * US, 6), 150 + 5 * US);
+}
+
+Test(logp_receive, arrivals_further_apart_than_g_are_unaffected)
+{
+    cr_assert_eq(receive_interval(5 * US, 150, 9 * US, 6), 9 * US);
+    /* a stream paced by the sender's gap (g_total = post + g) is not slowed
+     * again by the receiver's when the provider's take is no longer than the post */
+    cr_assert_eq(receive_interval(5 * US, POST_NS, POST_NS + 5 * US, 6), POST_NS + 5 * US);
+}
+
+Test(logp_receive, computation_overlaps_the_receive_gap)
+{
+    /* six messages paced by the sender's gap arrive while the receiver
+     * computes for 40 us: they were received meanwhile, so all are handed
+     * over the moment it comes back, not one per g after that */
+    uint64_t away_until = 1000000 + 40 * US, last = 0;
+    cr_assert_eq(receive_interval_after(5 * US, POST_NS, POST_NS + 5 * US, 6, away_until, &last), 0);
+    cr_assert_eq(last, away_until);
+    /* a backlog closer than g (two senders) still drains at g_total, counted
+     * from the receptions the gap allowed while it was away */
+    receive_interval_after(5 * US, 150, 1 * US, 20, away_until, &last);
+    cr_assert_eq(last, 1000000 - 1 + 19 * (150 + 5 * US));
+}
+
+/* ---- the pacer on the real clock ------------------------------------------ */
 
 Test(pacer, nothing_owed_means_no_wait)
 {
@@ -39,30 +201,14 @@ Test(pacer, nothing_owed_means_no_wait)
 Test(pacer, a_post_right_after_the_last_waits_the_whole_gap)
 {
     loggp_pacer p = {0};
+    uint64_t before_done = loggp_now_ns();
     loggp_pacer_done(&p, 200 * US, 0);
-    uint64_t start = loggp_now_ns();
     loggp_gap_wait w = loggp_pacer_begin(&p, 0);
-    cr_assert_geq(loggp_now_ns() - start, 200 * US - LOGGP_OWN_WORK_NS);
+    cr_assert_geq(loggp_now_ns() - before_done, 200 * US);
+    /* the charged wait is what was owed less the time already gone */
+    cr_assert_leq(w.g_ns, 200 * US);
     cr_assert_gt(w.g_ns, 0);
     cr_assert_eq(w.bytes_ns, 0);
-}
-
-Test(pacer, time_away_longer_than_gap_plus_window_leaves_nothing_to_wait)
-{
-    loggp_pacer p = {0};
-    loggp_pacer_done(&p, 100 * US, 0);
-    sleep_ns(100 * US + LOGGP_OWN_WORK_NS + 500 * US);
-    loggp_gap_wait w = loggp_pacer_begin(&p, 0);
-    cr_assert_eq(w.g_ns + w.bytes_ns, 0);
-}
-
-Test(pacer, send_overhead_overlaps_the_gap)
-{
-    /* LogGP: o and g overlap, so an o_s longer than the gap leaves no wait */
-    loggp_pacer p = {0};
-    loggp_pacer_done(&p, 100 * US, 0);
-    loggp_gap_wait w = loggp_pacer_begin(&p, 300 * US);
-    cr_assert_eq(w.g_ns + w.bytes_ns, 0);
 }
 
 Test(pacer, zero_knobs_forget_what_was_owed)
@@ -74,26 +220,13 @@ Test(pacer, zero_knobs_forget_what_was_owed)
     cr_assert_eq(w.g_ns + w.bytes_ns, 0);
 }
 
-Test(pacer, splits_a_wait_between_g_and_per_byte_gap)
-{
-    loggp_pacer p = {0};
-    loggp_pacer_done(&p, 100 * US, 300 * US);
-    loggp_gap_wait w = loggp_pacer_begin(&p, 0);
-    uint64_t total = w.g_ns + w.bytes_ns;
-    cr_assert_gt(total, 0);
-    /* 1 : 3, up to rounding */
-    cr_assert_leq(w.g_ns > total / 4 ? w.g_ns - total / 4 : total / 4 - w.g_ns, 1);
-}
-
 Test(pacer, the_gap_counts_from_a_later_send_completion)
 {
     loggp_pacer p = {0};
-    loggp_pacer_done(&p, 100 * US, 0);
-    /* the injector stayed busy (a long transfer) until its completion, just now */
-    sleep_ns(1000 * US);
-    loggp_send_completed(loggp_now_ns());
-    uint64_t start = loggp_now_ns();
-    loggp_gap_wait w = loggp_pacer_begin(&p, 0);
-    cr_assert_gt(w.g_ns, 0);
-    cr_assert_geq(loggp_now_ns() - start, 100 * US - LOGGP_OWN_WORK_NS);
+    loggp_pacer_done_at(&p, 1000000, 100 * US, 0);
+    /* the injector stayed busy (a long transfer) until its completion at 3 ms */
+    loggp_send_completed(3000000);
+    loggp_post_plan plan = loggp_pacer_plan(&p, 3000000 + 10 * US, 0);
+    cr_assert_eq(plan.go_ns, 3000000 + 100 * US);
+    cr_assert_eq(plan.waits.g_ns, 90 * US);
 }

@@ -41,19 +41,13 @@ static uint64_t receive_due(cq_state *cs, struct fi_cq_tagged_entry *e, const lo
     return receive_arrival(sent, least, now, posted_at, drained_at, polling) + extra;
 }
 
-/* The earliest a receive owing gap_ns may be handed over: counted from when
- * the caller came back for it after the previous release (less the o_r
- * spent, which the gap overlaps; delay.h caps the caller's own time), plus
- * the provider's own time to hand it over. So g and (k-1)G add to a
- * receiver-bound stream's natural interval. */
+/* The earliest a receive owing gap_ns may be handed over: LogP's gap as a
+ * minimum spacing between receptions (delay.h), counted from the previous
+ * release plus the provider's own time to hand one over; o_r and the
+ * caller's own time overlap it. */
 static inline uint64_t gap_floor(const cq_state *cs, uint64_t gap_ns, uint64_t take_ns)
 {
-    if (!gap_ns || !cs->gap_released_at || !cs->gap_back_at)
-        return 0;
-    uint64_t wanted = cs->gap_back_at - cs->gap_released_at > cs->gap_overhead_ns
-                          ? cs->gap_back_at - cs->gap_overhead_ns
-                          : cs->gap_released_at;
-    return loggp_gap_due(cs->gap_released_at, gap_ns + take_ns, wanted);
+    return loggp_receive_gap_due(cs->gap_released_at, gap_ns, take_ns);
 }
 
 static void copy_out(cq_state *cs, void *buf, size_t index, const struct fi_cq_tagged_entry *e)
@@ -84,7 +78,7 @@ static inline uint64_t head_due(const cq_state *cs, size_t receives)
 
 /* Hands out held entries due by now, in order, into buf[out..count). */
 static size_t release_due(cq_state *cs, void *buf, size_t count, size_t out, fi_addr_t *src, uint64_t now,
-                          size_t *receives)
+                          size_t *receives, uint64_t *reception)
 {
     while (out < count && cs->count) {
         uint64_t due = head_due(cs, *receives);
@@ -100,7 +94,10 @@ static size_t release_due(cq_state *cs, void *buf, size_t count, size_t out, fi_
         copy_out(cs, buf, out, &h->e);
         if (src)
             src[out] = h->src;
-        *receives += (h->e.flags & FI_RECV) != 0;
+        if (h->e.flags & FI_RECV) {
+            *reception = loggp_reception_at(h->due, due, now);
+            (*receives)++;
+        }
         out++;
         cs->head = ring_next(cs->head, cs->cap);
         atomic_store_explicit(&cs->count, cs->count - 1, memory_order_relaxed);
@@ -116,7 +113,7 @@ ssize_t cq_read_held(cq_state *cs, const struct fi_ops_cq *o, struct fid_cq *cq,
      * reads the clock once. */
     loggp_delays d = *knobs;
     size_t out = 0, receives = 0;
-    uint64_t held_ns = 0;
+    uint64_t held_ns = 0, reception = 0; /* of the last receive handed out (delay.h) */
     ssize_t inner_rc = 0;
     int gapped = d.g || d.G_ps;
     spin_lock(&cs->lock);
@@ -125,7 +122,7 @@ ssize_t cq_read_held(cq_state *cs, const struct fi_ops_cq *o, struct fid_cq *cq,
         cs->gap_back_at = start;
     /* 1. entries whose time has come, in order */
     if (cs->count)
-        out = release_due(cs, buf, count, 0, src, now, &receives);
+        out = release_due(cs, buf, count, 0, src, now, &receives, &reception);
     /* 2. new entries: at most as many as there is room for, so anything that
      * need not wait can be handed out at once */
     if (out < count) {
@@ -165,6 +162,9 @@ ssize_t cq_read_held(cq_state *cs, const struct fi_ops_cq *o, struct fid_cq *cq,
                 copy_out(cs, buf, out, &e);
                 if (src)
                     src[out] = fresh_src[i];
+                if (gapped && is_receive(e.flags) && (e.flags & FI_RECV)) /* not there when last found drained */
+                    reception = loggp_reception_at(due > drained_at ? due : drained_at,
+                                                   entry_due(cs, due, gap_ns, take_ns, receives), now);
                 receives += is_receive(e.flags) && (e.flags & FI_RECV);
                 out++;
                 continue;
@@ -198,13 +198,13 @@ ssize_t cq_read_held(cq_state *cs, const struct fi_ops_cq *o, struct fid_cq *cq,
         if (due <= now + SPIN_AHEAD_NS) {
             while ((now = clock_ns()) < due)
                 ;
-            out = release_due(cs, buf, count, 0, src, now, &receives);
+            out = release_due(cs, buf, count, 0, src, now, &receives, &reception);
             returned = now;
         }
     }
     int queue_empty = cs->count == 0;
     if (receives) {
-        cs->gap_released_at = returned;
+        cs->gap_released_at = reception ? reception : returned;
         cs->gap_overhead_ns = d.o_r * receives;
         cs->gap_back_at = 0;
     }

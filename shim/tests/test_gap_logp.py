@@ -1,0 +1,80 @@
+"""g as LogP defines it, under real np=2 MPI runs with the libfabric engine:
+consecutive injections (and receptions) at a process are at least
+g_total = machine g + g apart; g is not added on top of the natural interval.
+So an 8 B ping-pong, whose round trip is far below g, takes g_total per round
+trip (half round trip g/2), and an 8 B stream runs at g_total per message.
+
+Each attempt measures the gapped runs interleaved with zero-knob runs of the
+same pattern and takes medians over rounds. The expectation holds only while
+the machine's natural interval is well below g and the ranks get their CPUs:
+a miss is retried after a pause, a bounded number of times, and the failure
+says whether the baselines showed a loaded machine; the tolerance is never
+widened."""
+import statistics
+import time
+
+import pytest
+
+from tests.testkit import built, installed, run
+
+ROUNDS = 3
+ATTEMPTS = 4
+PAUSE_S = 10
+
+
+def timing(*args, knobs=()):
+    proc = run([installed("loggp"), "run", "-n", "2", "--quiet", "--engine", "libfabric", *knobs, "--",
+                built("shim/tests/loggp-test-timing"), *args], timeout=180)
+    assert proc.returncode == 0, f"exit {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
+    out = {}
+    for line in proc.stdout.splitlines():
+        key, sep, value = line.partition("=")
+        if sep:
+            out[key.strip()] = float(value)
+    return out
+
+
+def tolerance_us(expected_us):
+    """About 15 % or 300 ns, whichever is larger: g/2 and 2g both fall outside."""
+    return max(0.15 * expected_us, 0.3)
+
+
+# pattern, timing arguments, figure, g in us, what LogP expects in us (g_total
+# per round trip is g/2 per half round trip; g_total per message in a stream)
+CASES = [
+    ("pingpong", ("pingpong", "8", "200"), "halfrtt_us", 20.0, 10.0),
+    ("stream", ("stream", "8", "400"), "interval_us", 20.0, 20.0),
+    ("pingpong", ("pingpong", "8", "200"), "halfrtt_us", 5.0, 2.5),
+]
+
+
+@pytest.mark.parametrize("pattern,args,key,g_us,expected_us", CASES,
+                         ids=[f"{c[0]}-g{c[3]:g}us" for c in CASES])
+def test_gap_is_a_minimum_interval_not_an_addition(pattern, args, key, g_us, expected_us):
+    tol = tolerance_us(expected_us)
+    # the natural interval (a half round trip counts half a round trip) must
+    # be far below g for the expectation to be max(natural, g_total) = g_total
+    loaded_above = g_us / 4
+    history, loaded = [], 0
+    for attempt in range(ATTEMPTS):
+        base, gapped = [], []
+        for _ in range(ROUNDS):
+            base.append(timing(*args)[key])
+            gapped.append(timing(*args, knobs=("--g", f"{g_us:g}us"))[key])
+        base_med, gapped_med = statistics.median(base), statistics.median(gapped)
+        history.append(f"attempt {attempt + 1}: baseline {base} -> {base_med:.2f} us, "
+                       f"g={g_us:g}us {gapped} -> {gapped_med:.2f} us")
+        quiet = base_med <= loaded_above
+        # every round right on a quiet machine: load stretching g/2 into
+        # range by chance must not pass
+        if quiet and all(abs(x - expected_us) <= tol for x in gapped):
+            return
+        loaded += not quiet
+        # A spinning gap is stretched by CPU contention more than the
+        # baseline shows (each g must elapse while the rank runs), so every
+        # miss is retried after a pause; a wrong rule misses every time.
+        if attempt + 1 < ATTEMPTS:
+            time.sleep(PAUSE_S)
+    pytest.fail(f"{pattern} with g={g_us:g}us: LogP expects {expected_us:.2f} +- {tol:.2f} us (g_total, not "
+                f"baseline + g); baseline above {loaded_above:.2f} us (a loaded machine) in {loaded} of "
+                f"{ATTEMPTS} attempts:\n" + "\n".join(history))
