@@ -17,16 +17,17 @@
  * it is bounded below by send time + the least transit seen for its size and
  * by the last drained read after the post. */
 static uint64_t receive_due(cq_state *cs, struct fi_cq_tagged_entry *e, const loggp_delays *d, uint64_t now,
-                            uint64_t drained_at, int polling)
+                            uint64_t drained_at, uint64_t drained_posts, int polling)
 {
     if (!(e->flags & FI_RECV))
         return 0; /* a multi-receive buffer's release: no message, it only keeps its place */
+    /* taken even when unused, so the post table holds only receives in flight;
+     * unknown (a multi-receive buffer): posted long ago */
+    int posted_before = !(e->flags & FI_TAGGED) || receive_posted_before_drain(cs, e->op_context, drained_posts);
     uint64_t extra = receive_hold_ns(d, e->len);
     if (!cs->has_data || !is_stamped(e->flags, e->data))
         return extra ? now + extra : 0;
     uint64_t sent = stamp_send_time(e->data, now);
-    /* 0: unknown, posted long ago (a multi-receive buffer) */
-    uint64_t posted_at = (e->flags & FI_TAGGED) ? take_receive_post_time(e->op_context) : 0;
     strip_stamp(&e->flags, &e->data);
     if (!extra)
         return 0;
@@ -38,7 +39,7 @@ static uint64_t receive_due(cq_state *cs, struct fi_cq_tagged_entry *e, const lo
         bucket = TRANSIT_BUCKETS - 1;
     uint64_t window = atomic_load_explicit(&ofi_transit_window_ns, memory_order_relaxed);
     uint64_t least = transit_min_update(&cs->transit, bucket, observed, now, window);
-    return receive_arrival(sent, least, now, posted_at, drained_at, polling) + extra;
+    return receive_arrival(sent, least, now, posted_before, drained_at, polling) + extra;
 }
 
 /* The earliest a receive owing gap_ns may be handed over: LogP's gap as a
@@ -131,6 +132,8 @@ ssize_t cq_read_held(cq_state *cs, const struct fi_ops_cq *o, struct fid_cq *cq,
         fi_addr_t fresh_src[BATCH];
         size_t want = count - out < BATCH ? count - out : BATCH;
         uint64_t drained_at = atomic_load_explicit(&cs->drained_at, memory_order_relaxed);
+        uint64_t drained_posts = atomic_load_explicit(&cs->drained_posts, memory_order_relaxed);
+        uint64_t posts_now = atomic_load_explicit(&cs->post_count, memory_order_relaxed);
         int polling = drained_at && start - atomic_load_explicit(&cs->returned_at, memory_order_relaxed) <= POLL_GAP_NS;
         inner_rc = inner_read(o, cq, fresh, want, from, src ? fresh_src : NULL);
         int drained = inner_rc == -FI_EAGAIN || (inner_rc >= 0 && (size_t)inner_rc < want);
@@ -138,6 +141,8 @@ ssize_t cq_read_held(cq_state *cs, const struct fi_ops_cq *o, struct fid_cq *cq,
             now = returned = clock_ns();
         /* an empty read found the CQ drained as of its start: a safe (early) bound */
         atomic_store_explicit(&cs->drained_at, drained ? now : 0, memory_order_relaxed);
+        if (drained)
+            atomic_store_explicit(&cs->drained_posts, posts_now, memory_order_relaxed);
         uint64_t take_ns = inner_rc > 0 ? (now - start) / (uint64_t)inner_rc : 0;
         for (ssize_t i = 0; i < inner_rc; i++) {
             struct fi_cq_tagged_entry e;
@@ -145,7 +150,7 @@ ssize_t cq_read_held(cq_state *cs, const struct fi_ops_cq *o, struct fid_cq *cq,
             memcpy(&e, (char *)fresh + (size_t)i * cs->entry_size, cs->entry_size);
             uint64_t due = 0;
             if (e.flags & (FI_RECV | FI_MULTI_RECV)) {
-                due = receive_due(cs, &e, &d, now, drained_at, polling);
+                due = receive_due(cs, &e, &d, now, drained_at, drained_posts, polling);
                 if (!is_receive(e.flags))
                     due = 0; /* a peek reports without waiting, so Iprobe never blocks */
             }
