@@ -3,38 +3,34 @@
 
 #include <stddef.h>
 
-static inline uint64_t home(uint64_t context)
+static inline unsigned home(uint64_t context)
 {
-    return (context * UINT64_C(0x9E3779B97F4A7C15)) >> 54; /* top 10 bits: POST_SLOTS */
-}
-
-static inline post_slot *probe(post_slot *slots, uint64_t context, unsigned i)
-{
-    return &slots[(home(context) + i) & (POST_SLOTS - 1)];
+    return (unsigned)((context * UINT64_C(0x9E3779B97F4A7C15)) >> 54); /* top 10 bits: POST_SLOTS */
 }
 
 void post_put(post_slot *slots, uint64_t context, uint64_t seq)
 {
-    post_slot *free_slot = NULL;
+    /* the first free slot or its own stale entry (a receive whose completion
+     * was never taken); a stale entry further on is found after this one */
+    unsigned h = home(context);
+    post_slot *s = NULL;
     for (unsigned i = 0; i < POST_PROBES; i++) {
-        post_slot *s = probe(slots, context, i);
-        if (s->context == context) { /* a stale entry of a receive whose completion was never taken */
-            s->seq = seq;
-            return;
-        }
-        if (!s->context && !free_slot)
-            free_slot = s;
+        s = &slots[(h + i) & (POST_SLOTS - 1)];
+        if (!s->context || s->context == context)
+            break;
+        s = NULL;
     }
-    if (!free_slot)
-        free_slot = probe(slots, context, (unsigned)(seq % POST_PROBES)); /* full: drop one of them */
-    free_slot->context = context;
-    free_slot->seq = seq;
+    if (!s)
+        s = &slots[(h + (unsigned)(seq % POST_PROBES)) & (POST_SLOTS - 1)]; /* full: drop one of them */
+    s->context = context;
+    s->seq = seq;
 }
 
 int post_take(post_slot *slots, uint64_t context, uint64_t *seq)
 {
+    unsigned h = home(context);
     for (unsigned i = 0; i < POST_PROBES; i++) {
-        post_slot *s = probe(slots, context, i);
+        post_slot *s = &slots[(h + i) & (POST_SLOTS - 1)];
         if (s->context == context) {
             *seq = s->seq;
             s->context = 0;
