@@ -10,6 +10,10 @@
 /* A held entry due within this is waited for inside the read (about one
  * polling period of MPICH's progress loop over a fast provider). */
 #define SPIN_AHEAD_NS 1500u
+/* A new entry due within this of now, with nothing held before it, is waited
+ * for where it stands: cheaper than a trip through the ring, and it delays the
+ * entries already handed out in this read by no more. */
+#define SPIN_INLINE_NS 100u
 
 /* Strips the stamp from a receive entry and returns its due time: its
  * natural arrival plus L + (k-1)G. If the receive was posted and the caller
@@ -127,64 +131,74 @@ ssize_t cq_read_held(cq_state *cs, const struct fi_ops_cq *o, struct fid_cq *cq,
     /* 2. new entries: at most as many as there is room for, so anything that
      * need not wait can be handed out at once */
     if (out < count) {
-        enum { BATCH = 64 };
-        struct fi_cq_tagged_entry fresh[BATCH];
-        fi_addr_t fresh_src[BATCH];
-        size_t want = count - out < BATCH ? count - out : BATCH;
+        /* read straight into the caller's buffer: what need not wait stays in
+         * place (or moves up over what is held), nothing is copied twice */
+        int in_place = cs->entry_size == sizeof(struct fi_cq_tagged_entry);
+        size_t first = out;
         uint64_t drained_at = atomic_load_explicit(&cs->drained_at, memory_order_relaxed);
         uint64_t drained_posts = atomic_load_explicit(&cs->drained_posts, memory_order_relaxed);
         uint64_t posts_now = atomic_load_explicit(&cs->post_count, memory_order_relaxed);
         int polling = drained_at && start - atomic_load_explicit(&cs->returned_at, memory_order_relaxed) <= POLL_GAP_NS;
-        inner_rc = inner_read(o, cq, fresh, want, from, src ? fresh_src : NULL);
-        int drained = inner_rc == -FI_EAGAIN || (inner_rc >= 0 && (size_t)inner_rc < want);
+        inner_rc = inner_read(o, cq, (char *)buf + first * cs->entry_size, count - first, from,
+                              src ? src + first : NULL);
+        int drained = inner_rc == -FI_EAGAIN || (inner_rc >= 0 && (size_t)inner_rc < count - first);
         if (inner_rc > 0)
             now = returned = clock_ns();
+        uint64_t seen = now; /* when the new entries were seen */
         /* an empty read found the CQ drained as of its start: a safe (early) bound */
         atomic_store_explicit(&cs->drained_at, drained ? now : 0, memory_order_relaxed);
         if (drained)
             atomic_store_explicit(&cs->drained_posts, posts_now, memory_order_relaxed);
         uint64_t take_ns = inner_rc > 0 ? (now - start) / (uint64_t)inner_rc : 0;
         for (ssize_t i = 0; i < inner_rc; i++) {
-            struct fi_cq_tagged_entry e;
-            memset(&e, 0, sizeof e);
-            memcpy(&e, (char *)fresh + (size_t)i * cs->entry_size, cs->entry_size);
+            char *slot = (char *)buf + (first + (size_t)i) * cs->entry_size;
+            struct fi_cq_tagged_entry local, *e = (struct fi_cq_tagged_entry *)slot;
+            if (!in_place) {
+                memset(&local, 0, sizeof local);
+                memcpy(&local, slot, cs->entry_size);
+                e = &local;
+            }
+            fi_addr_t e_src = src ? src[first + (size_t)i] : FI_ADDR_NOTAVAIL;
             uint64_t due = 0;
-            if (e.flags & (FI_RECV | FI_MULTI_RECV)) {
-                due = receive_due(cs, &e, &d, now, drained_at, drained_posts, polling);
-                if (!is_receive(e.flags))
+            if (e->flags & (FI_RECV | FI_MULTI_RECV)) {
+                due = receive_due(cs, e, &d, seen, drained_at, drained_posts, polling);
+                if (!is_receive(e->flags))
                     due = 0; /* a peek reports without waiting, so Iprobe never blocks */
             }
             uint64_t gap_ns = 0;
-            if (e.flags & FI_RECV)
-                gap_ns = d.g + loggp_bytes_delay_ns(d.G_ps, e.len);
-            int must_wait = is_receive(e.flags) &&
-                            (cs->count || entry_due(cs, due, gap_ns, take_ns, receives) > now);
-            if (!must_wait) {
-                if (gapped && (e.flags & FI_SEND) && !(e.flags & FI_RECV)) {
+            if (e->flags & FI_RECV)
+                gap_ns = d.g + loggp_bytes_delay_ns(d.G_ps, e->len);
+            int must_wait = is_receive(e->flags) && (cs->count || entry_due(cs, due, gap_ns, take_ns, receives) > now);
+            if (must_wait && !cs->count && due <= now + SPIN_INLINE_NS &&
+                entry_due(cs, due, gap_ns, take_ns, receives) == due) {
+                /* due within a clock read or two (L = 1 ns): wait here, not in the ring */
+                uint64_t before = now;
+                while ((now = clock_ns()) < due)
+                    ;
+                held_ns += now - before;
+                returned = now;
+                must_wait = 0;
+            }
+            if (!must_wait || ring_reserve((void **)&cs->ring, &cs->cap, &cs->head, cs->count, sizeof *cs->ring)) {
+                /* handed out now (or, with no memory to hold it, rather than lost) */
+                if (gapped && (e->flags & FI_SEND) && !(e->flags & FI_RECV)) {
                     /* the injector was busy until the send naturally completed (delay.h) */
                     loggp_send_completed(local_ns(polling || !drained_at ? now : drained_at));
                 }
-                copy_out(cs, buf, out, &e);
+                if (e != (struct fi_cq_tagged_entry *)((char *)buf + out * cs->entry_size))
+                    copy_out(cs, buf, out, e);
                 if (src)
-                    src[out] = fresh_src[i];
-                if (gapped && is_receive(e.flags) && (e.flags & FI_RECV)) /* not there when last found drained */
+                    src[out] = e_src;
+                if (!must_wait && gapped && is_receive(e->flags) && (e->flags & FI_RECV)) /* not there when last found drained */
                     reception = loggp_reception_at(due > drained_at ? due : drained_at,
                                                    entry_due(cs, due, gap_ns, take_ns, receives), now);
-                receives += is_receive(e.flags) && (e.flags & FI_RECV);
-                out++;
-                continue;
-            }
-            if (ring_reserve((void **)&cs->ring, &cs->cap, &cs->head, cs->count, sizeof *cs->ring) != 0) {
-                /* No memory to hold it: deliver now rather than lose it. */
-                copy_out(cs, buf, out, &e);
-                if (src)
-                    src[out] = fresh_src[i];
+                receives += !must_wait && is_receive(e->flags) && (e->flags & FI_RECV);
                 out++;
                 continue;
             }
             held_entry *h = &cs->ring[ring_index(cs->head, cs->count, cs->cap)];
-            h->e = e;
-            h->src = src ? fresh_src[i] : FI_ADDR_NOTAVAIL;
+            h->e = *e;
+            h->src = e_src;
             h->due = due;
             h->gap_ns = gap_ns;
             h->gap_g_ns = gap_ns ? d.g : 0;
