@@ -260,12 +260,20 @@ void *patch_msg(struct fid_ep *ep, ep_state *s);
 void *patch_rma(struct fid_ep *ep, ep_state *s);
 void *patch_atomic(struct fid_ep *ep, ep_state *s);
 
+/* Does the injector owe a gap from its last injection? */
+static inline int pacer_owed(loggp_pacer *p)
+{
+    return atomic_load_explicit(&p->g_ns, memory_order_relaxed) || atomic_load_explicit(&p->bytes_ns, memory_order_relaxed);
+}
+
 /* Before a post: o_s and the wait for the gap the last injection left. */
 static inline void post_begin(ep_state *s, loggp_delays *d)
 {
     loggp_live_get(d);
-    loggp_counters *c = loggp_my_counters();
     uint64_t o_s = d->o_s && !atomic_exchange_explicit(&s->os_prepaid, 0, memory_order_relaxed) ? d->o_s : 0;
+    if (!o_s && !pacer_owed(&s->pacer))
+        return; /* L alone: no clock read, no counter */
+    loggp_counters *c = loggp_my_counters();
     loggp_gap_wait w = loggp_pacer_begin(&s->pacer, o_s);
     c->injected_ns[LOGGP_INJ_OS] += o_s;
     c->injected_ns[LOGGP_INJ_G] += w.g_ns;
@@ -281,7 +289,7 @@ static inline void post_end(ep_state *s, const loggp_delays *d, ssize_t rc, uint
             atomic_store_explicit(&s->os_prepaid, 1, memory_order_relaxed);
         return;
     }
-    if (rc < 0)
+    if (rc < 0 || (!d->g && !d->G_ps && !pacer_owed(&s->pacer)))
         return;
     loggp_pacer_done(&s->pacer, d->g, loggp_bytes_delay_ns(d->G_ps, bytes));
 }
