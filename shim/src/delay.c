@@ -97,18 +97,8 @@ uint64_t loggp_now_ns_anchor(void)
         atomic_store_explicit(&tsc_mult, mult, memory_order_relaxed);
     else
         mult = atomic_load_explicit(&tsc_mult, memory_order_relaxed);
-    /* never behind what this thread read last: its old anchor, extended at
-     * its own rate to now, is kept when it ran a little fast */
-    loggp_tsc_anchor *a = &loggp_tls_anchor;
-    if (a->span && tsc >= a->tsc) {
-        uint64_t extended = loggp_tsc_extend(a->ns, tsc - a->tsc, a->mult);
-        if (extended > ns)
-            ns = extended;
-    }
-    a->tsc = tsc;
-    a->ns = ns;
-    a->mult = mult;
-    a->span = ((uint64_t)LOGGP_TSC_ANCHOR_NS << LOGGP_TSC_SHIFT) / mult;
+    loggp_tls_anchor = loggp_tsc_reanchor(&loggp_tls_anchor, tsc, ns, mult);
+    ns = loggp_tls_anchor.ns;
     return ns;
 #else
     return loggp_vdso_ns();

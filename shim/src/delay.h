@@ -41,6 +41,21 @@ static inline uint64_t loggp_tsc_extend(uint64_t anchor_ns, uint64_t ticks, uint
     return anchor_ns + (uint64_t)(((unsigned __int128)ticks * mult) >> LOGGP_TSC_SHIFT);
 }
 
+/* The anchor a thread takes at a reading (tsc, ns) at rate mult, after its
+ * anchor old: never behind what old gives at tsc, so the thread's clock does
+ * not go back when old ran a little fast (pure). */
+static inline loggp_tsc_anchor loggp_tsc_reanchor(const loggp_tsc_anchor *old, uint64_t tsc, uint64_t ns,
+                                                  uint64_t mult)
+{
+    if (old->span && tsc >= old->tsc) {
+        uint64_t extended = loggp_tsc_extend(old->ns, tsc - old->tsc, old->mult);
+        if (extended > ns)
+            ns = extended;
+    }
+    loggp_tsc_anchor a = {tsc, ns, mult, ((uint64_t)LOGGP_TSC_ANCHOR_NS << LOGGP_TSC_SHIFT) / mult};
+    return a;
+}
+
 /* ns per tick << LOGGP_TSC_SHIFT between two (ticks, CLOCK_MONOTONIC)
  * readings; 0 if they are less than 10 us apart or out of order (pure). */
 uint64_t loggp_tsc_rate(uint64_t tsc0, uint64_t ns0, uint64_t tsc1, uint64_t ns1);

@@ -31,6 +31,26 @@ Test(tsc_extend, carries_a_long_span_without_overflow)
     cr_assert(got <= hour && got > hour - hour / 1000000, "an hour of ticks gave %llu ns", (unsigned long long)got);
 }
 
+Test(tsc_reanchor, never_puts_the_clock_back)
+{
+    uint64_t ghz = (uint64_t)1 << LOGGP_TSC_SHIFT; /* 1 ns per tick */
+    loggp_tsc_anchor old = {1000, 5000, ghz, 100000};
+    /* the old anchor gives 5100 at tick 1100; CLOCK_MONOTONIC said 5090 */
+    loggp_tsc_anchor a = loggp_tsc_reanchor(&old, 1100, 5090, ghz);
+    cr_assert_eq(a.ns, 5100);
+    cr_assert_eq(a.tsc, 1100);
+    cr_assert_eq(a.span, LOGGP_TSC_ANCHOR_NS);
+    /* it ran slow: CLOCK_MONOTONIC is taken */
+    a = loggp_tsc_reanchor(&old, 1100, 5130, ghz);
+    cr_assert_eq(a.ns, 5130);
+    /* no anchor yet */
+    loggp_tsc_anchor none = {0};
+    a = loggp_tsc_reanchor(&none, 1100, 77, ghz / 2);
+    cr_assert_eq(a.ns, 77);
+    cr_assert_eq(a.mult, ghz / 2);
+    cr_assert_eq(a.span, 2 * LOGGP_TSC_ANCHOR_NS);
+}
+
 /* Every reading lies between two vDSO readings around it (within slack_ns),
  * over span_ns, and never goes back. */
 static void agrees_with_the_vdso(uint64_t span_ns, uint64_t slack_ns)
