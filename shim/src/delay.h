@@ -152,6 +152,19 @@ static inline uint64_t loggp_reception_at(uint64_t arrival_bound, uint64_t gap_d
     return at && at <= now ? at : now;
 }
 
+/* When a receive of a message the provider moves by rendezvous (the data
+ * leaves the sender only after the receiver matched; docs/protocols.md)
+ * completes on the emulated network: its request to send lands L after the
+ * message's natural arrival, the handshake starts once that has landed and
+ * the receive is posted (posted: 0 if unknown), and costs two more flights,
+ * the pull and the data, plus (k-1)G. A pre-posted receive so pays 3L after
+ * the send, a late one 2L after its post. */
+static inline uint64_t loggp_rendezvous_due(uint64_t arrival, uint64_t posted, uint64_t L_ns, uint64_t bytes_ns)
+{
+    uint64_t landed = arrival + L_ns;
+    return (landed > posted ? landed : posted) + 2 * L_ns + bytes_ns;
+}
+
 /* The injector is busy until its last send completes: when a completion of a
  * send is handed to the caller, the time it naturally arrived. */
 void loggp_send_completed(uint64_t at);

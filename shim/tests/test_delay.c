@@ -189,6 +189,45 @@ Test(logp_receive, computation_overlaps_the_receive_gap)
     cr_assert_eq(last, 1000000 - 1 + 19 * (150 + 5 * US));
 }
 
+/* ---- rendezvous under L ---------------------------------------------------- */
+
+Test(rendezvous_due, a_pre_posted_receive_pays_three_flights)
+{
+    /* posted before the message arrived at 1 ms: RTS, pull, data */
+    cr_assert_eq(loggp_rendezvous_due(1000000, 900000, 10 * US, 0), 1000000 + 30 * US);
+    /* unknown post time (a multi-receive buffer): posted all along */
+    cr_assert_eq(loggp_rendezvous_due(1000000, 0, 10 * US, 0), 1000000 + 30 * US);
+}
+
+Test(rendezvous_due, a_late_receive_pays_two_flights_after_its_post)
+{
+    cr_assert_eq(loggp_rendezvous_due(1000000, 1500000, 10 * US, 0), 1500000 + 20 * US);
+    /* posted while the RTS is in flight: the handshake waits for it */
+    cr_assert_eq(loggp_rendezvous_due(1000000, 1000000 + 4 * US, 10 * US, 0), 1000000 + 30 * US);
+}
+
+Test(rendezvous_due, the_data_carries_its_per_byte_time)
+{
+    cr_assert_eq(loggp_rendezvous_due(1000000, 1500000, 10 * US, 8 * US), 1500000 + 28 * US);
+    cr_assert_eq(loggp_rendezvous_due(1000000, 1500000, 0, 8 * US), 1500000 + 8 * US);
+}
+
+Test(rendezvous_due, a_blocking_burst_runs_at_two_flights_per_message)
+{
+    /* rank 1 posts receive i+1 when receive i is released; rank 0's blocking
+     * send i+1 leaves when rank 1's provider matched send i (shm completes
+     * it at the copy) and arrives 700 ns later */
+    uint64_t L = 10 * US, posted = 1000000, arrival = posted + 300, released = 0, prev = 0;
+    for (int i = 0; i < 6; i++) {
+        uint64_t matched = posted > arrival ? posted : arrival;
+        prev = released;
+        released = loggp_rendezvous_due(arrival, posted, L, 0);
+        arrival = matched + 700;
+        posted = released;
+    }
+    cr_assert_eq(released - prev, 2 * L); /* a real network's 2L, not L/2 */
+}
+
 /* ---- the pacer on the real clock ------------------------------------------ */
 
 Test(pacer, nothing_owed_means_no_wait)

@@ -15,26 +15,37 @@ static post_slot *fresh(void)
 Test(posts, a_receive_is_found_once_with_its_post_number)
 {
     post_slot *s = fresh();
-    post_put(s, 0x7f0000001000, 41);
-    post_put(s, 0x7f0000001080, 42);
-    uint64_t seq = 0;
-    cr_assert(post_take(s, 0x7f0000001080, &seq));
+    post_put(s, 0x7f0000001000, 41, 0);
+    post_put(s, 0x7f0000001080, 42, 0);
+    uint64_t seq = 0, at = 0;
+    cr_assert(post_take(s, 0x7f0000001080, &seq, &at));
     cr_assert_eq(seq, 42);
-    cr_assert(post_take(s, 0x7f0000001000, &seq));
+    cr_assert(post_take(s, 0x7f0000001000, &seq, &at));
     cr_assert_eq(seq, 41);
-    cr_assert(!post_take(s, 0x7f0000001000, &seq), "taken already");
+    cr_assert(!post_take(s, 0x7f0000001000, &seq, &at), "taken already");
+    free(s);
+}
+
+Test(posts, a_large_receive_keeps_its_post_time)
+{
+    post_slot *s = fresh();
+    post_put(s, 0x9000, 5, 123456);
+    uint64_t seq = 0, at = 0;
+    cr_assert(post_take(s, 0x9000, &seq, &at));
+    cr_assert_eq(seq, 5);
+    cr_assert_eq(at, 123456);
     free(s);
 }
 
 Test(posts, a_context_posted_again_takes_its_new_number)
 {
     post_slot *s = fresh();
-    post_put(s, 0x5000, 3); /* never taken (no stamp came) */
-    post_put(s, 0x5000, 9);
-    uint64_t seq = 0;
-    cr_assert(post_take(s, 0x5000, &seq));
+    post_put(s, 0x5000, 3, 0); /* never taken (no stamp came) */
+    post_put(s, 0x5000, 9, 0);
+    uint64_t seq = 0, at = 0;
+    cr_assert(post_take(s, 0x5000, &seq, &at));
     cr_assert_eq(seq, 9);
-    cr_assert(!post_take(s, 0x5000, &seq), "one entry per context");
+    cr_assert(!post_take(s, 0x5000, &seq, &at), "one entry per context");
     free(s);
 }
 
@@ -44,11 +55,11 @@ Test(posts, many_in_flight_are_all_found)
     post_slot *s = fresh();
     enum { N = 512 };
     for (uint64_t i = 0; i < N; i++)
-        post_put(s, 0x7f1234560000 + i * 0x140, 1000 + i);
+        post_put(s, 0x7f1234560000 + i * 0x140, 1000 + i, 0);
     int found = 0;
     for (uint64_t i = 0; i < N; i++) {
-        uint64_t seq;
-        if (post_take(s, 0x7f1234560000 + i * 0x140, &seq) && seq == 1000 + i)
+        uint64_t seq, at;
+        if (post_take(s, 0x7f1234560000 + i * 0x140, &seq, &at) && seq == 1000 + i)
             found++;
     }
     cr_assert_geq(found, N - 8, "found %d of %d", found, N);
@@ -60,11 +71,11 @@ Test(posts, a_full_neighbourhood_forgets_one_and_never_mixes_them_up)
     post_slot *s = fresh();
     /* more receives in flight than slots: some are forgotten, none is confused */
     for (unsigned i = 0; i < 3 * POST_SLOTS; i++)
-        post_put(s, 0x10000 + 16 * (uint64_t)i, i);
+        post_put(s, 0x10000 + 16 * (uint64_t)i, i, 0);
     int wrong = 0, found = 0;
     for (unsigned i = 0; i < 3 * POST_SLOTS; i++) {
-        uint64_t seq;
-        if (post_take(s, 0x10000 + 16 * (uint64_t)i, &seq)) {
+        uint64_t seq, at;
+        if (post_take(s, 0x10000 + 16 * (uint64_t)i, &seq, &at)) {
             found++;
             wrong += seq != i;
         }

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "layer.h"
+#include "ofi.h"
 
 /* Longest break between two reads that still counts as polling. */
 #define POLL_GAP_NS 2000u
@@ -15,8 +16,19 @@
  * entries already handed out in this read by no more. */
 #define SPIN_INLINE_NS 100u
 
+/* Messages above this many bytes the provider moves by rendezvous: shm past
+ * its inject size (SMR_INJECT_SIZE, 4096 in libfabric 1.17-2.5) copies the
+ * data only once the receiver has matched (docs/protocols.md). Other
+ * providers are taken as eager. */
+static inline uint64_t rendezvous_above(void)
+{
+    const char *p = loggp_ofi_provider();
+    return p && strcmp(p, "shm") == 0 ? 4096u : UINT64_MAX;
+}
+
 /* Strips the stamp from a receive entry and returns its due time: its
- * natural arrival plus L + (k-1)G. If the receive was posted and the caller
+ * natural arrival plus L + (k-1)G (eager), or the rendezvous handshake's
+ * three flights counted from the later of arrival + L and its post. If the receive was posted and the caller
  * has polled the drained CQ ever since, the natural arrival is now; otherwise
  * it is bounded below by send time + the least transit seen for its size and
  * by the last drained read after the post. */
@@ -26,8 +38,10 @@ static uint64_t receive_due(cq_state *cs, struct fi_cq_tagged_entry *e, const lo
     if (!(e->flags & FI_RECV))
         return 0; /* a multi-receive buffer's release: no message, it only keeps its place */
     /* taken even when unused, so the post table holds only receives in flight;
-     * unknown (a multi-receive buffer): posted long ago */
-    int posted_before = !(e->flags & FI_TAGGED) || receive_posted_before_drain(cs, e->op_context, drained_posts);
+     * unknown (a multi-receive buffer): posted long ago, at 0 */
+    uint64_t posted_at = 0;
+    int posted_before =
+        !(e->flags & FI_TAGGED) || receive_posted_before_drain(cs, e->op_context, drained_posts, &posted_at);
     uint64_t extra = receive_hold_ns(d, e->len);
     if (!cs->has_data || !is_stamped(e->flags, e->data))
         return extra ? now + extra : 0;
@@ -43,7 +57,10 @@ static uint64_t receive_due(cq_state *cs, struct fi_cq_tagged_entry *e, const lo
         bucket = TRANSIT_BUCKETS - 1;
     uint64_t window = atomic_load_explicit(&ofi_transit_window_ns, memory_order_relaxed);
     uint64_t least = transit_min_update(&cs->transit, bucket, observed, now, window);
-    return receive_arrival(sent, least, now, posted_before, drained_at, polling) + extra;
+    uint64_t arrival = receive_arrival(sent, least, now, posted_before, drained_at, polling);
+    if (e->len > RENDEZVOUS_MIN_BYTES && e->len > rendezvous_above())
+        return loggp_rendezvous_due(arrival, posted_at, d->L, loggp_bytes_delay_ns(d->G_ps, e->len));
+    return arrival + extra;
 }
 
 /* The earliest a receive owing gap_ns may be handed over: LogP's gap as a

@@ -217,19 +217,25 @@ cq_state *cq_state_if_ours(struct fid *fid);
 
 /* ---- receive posts (recv_post.c) ---- */
 
-/* Files a tagged receive's post on the CQ its completion will reach (only
- * while a hold needs it). */
-void note_receive_post_on(cq_state *cq, void *context);
-/* Did the receive of this completion come before the CQ's last drained read
- * (posts.h)? Forgets it. */
-int receive_posted_before_drain(cq_state *cs, void *context, uint64_t drained_posts);
+/* No provider moves messages of up to this many bytes by rendezvous (shm
+ * starts above it; cq_hold.c): smaller receives need no post time. */
+#define RENDEZVOUS_MIN_BYTES 4096u
 
-static inline void note_receive_post(_Atomic(cq_state *) *recv_cq, void *context)
+/* Files a tagged receive of a buffer of len bytes on the CQ its completion
+ * will reach (only while a hold needs it); its post time only if len is
+ * large enough for a rendezvous (cq_hold.c), which a clock read costs. */
+void note_receive_post_on(cq_state *cq, void *context, uint64_t len);
+/* Did the receive of this completion come before the CQ's last drained read
+ * (posts.h)? Sets *posted_at to its post time if taken (else leaves it).
+ * Forgets it. */
+int receive_posted_before_drain(cq_state *cs, void *context, uint64_t drained_posts, uint64_t *posted_at);
+
+static inline void note_receive_post(_Atomic(cq_state *) *recv_cq, void *context, uint64_t len)
 {
     if (context && loggp_live_active()) {
         cq_state *cq = atomic_load_explicit(recv_cq, memory_order_relaxed);
         if (cq)
-            note_receive_post_on(cq, context);
+            note_receive_post_on(cq, context, len);
     }
 }
 

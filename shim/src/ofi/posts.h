@@ -14,17 +14,20 @@
 #define POST_PROBES 8
 
 typedef struct {
-    uint64_t context; /* 0: empty */
-    uint64_t seq;     /* the CQ's post count when it was posted */
+    uint64_t context;   /* 0: empty */
+    uint64_t seq;       /* the CQ's post count when it was posted */
+    uint64_t posted_ns; /* when, for a receive large enough for a rendezvous (0: not taken) */
 } post_slot;
 
 #pragma GCC visibility push(hidden)
 
-/* Files post number seq of context (nonzero) in slots[POST_SLOTS]. */
-void post_put(post_slot *slots, uint64_t context, uint64_t seq);
+/* Files post number seq of context (nonzero), posted at posted_ns, in
+ * slots[POST_SLOTS]. */
+void post_put(post_slot *slots, uint64_t context, uint64_t seq, uint64_t posted_ns);
 
-/* Takes the post number of context into *seq; 0 if unknown. */
-int post_take(post_slot *slots, uint64_t context, uint64_t *seq);
+/* Takes the post number and time of context into *seq and *posted_ns; 0 if
+ * unknown. */
+int post_take(post_slot *slots, uint64_t context, uint64_t *seq, uint64_t *posted_ns);
 
 #pragma GCC visibility pop
 

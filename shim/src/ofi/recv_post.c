@@ -5,7 +5,7 @@
 
 #include "layer.h"
 
-void note_receive_post_on(cq_state *cq, void *context)
+void note_receive_post_on(cq_state *cq, void *context, uint64_t len)
 {
     /* only a hold reads it; a stale knob read costs one receive its refinement */
     if (!atomic_load_explicit(&loggp_live_ns[3], memory_order_relaxed) &&
@@ -24,13 +24,13 @@ void note_receive_post_on(cq_state *cq, void *context)
     /* posts and reads of one CQ are serialised by the MPI library (posts.h) */
     uint64_t n = atomic_load_explicit(&cq->post_count, memory_order_relaxed);
     atomic_store_explicit(&cq->post_count, n + 1, memory_order_relaxed);
-    post_put(slots, (uint64_t)(uintptr_t)context, n);
+    post_put(slots, (uint64_t)(uintptr_t)context, n, len > RENDEZVOUS_MIN_BYTES ? clock_ns() : 0);
 }
 
-int receive_posted_before_drain(cq_state *cs, void *context, uint64_t drained_posts)
+int receive_posted_before_drain(cq_state *cs, void *context, uint64_t drained_posts, uint64_t *posted_at)
 {
     post_slot *slots = atomic_load_explicit(&cs->posts, memory_order_acquire);
     uint64_t seq = 0;
-    int known = slots && context && post_take(slots, (uint64_t)(uintptr_t)context, &seq);
+    int known = slots && context && post_take(slots, (uint64_t)(uintptr_t)context, &seq, posted_at);
     return posted_before_drain(known, seq, drained_posts);
 }

@@ -64,7 +64,7 @@ static ssize_t h_trecv(struct fid_ep *ep, void *buf, size_t len, void *desc, fi_
                        uint64_t ignore, void *ctx)
 {
     ep_state *s = ep_state_of(ep);
-    note_receive_post(&s->recv_cq, ctx);
+    note_receive_post(&s->recv_cq, ctx, len);
     return ORIG(s->tagged, struct fi_ops_tagged)->recv(ep, buf, len, desc, src, tag, ignore, ctx);
 }
 
@@ -72,7 +72,7 @@ static ssize_t h_trecvv(struct fid_ep *ep, const struct iovec *iov, void **desc,
                         uint64_t tag, uint64_t ignore, void *ctx)
 {
     ep_state *s = ep_state_of(ep);
-    note_receive_post(&s->recv_cq, ctx);
+    note_receive_post(&s->recv_cq, ctx, iov_bytes(iov, count));
     return ORIG(s->tagged, struct fi_ops_tagged)->recvv(ep, iov, desc, count, src, tag, ignore, ctx);
 }
 
@@ -80,7 +80,7 @@ static ssize_t h_trecvmsg(struct fid_ep *ep, const struct fi_msg_tagged *msg, ui
 {
     ep_state *s = ep_state_of(ep);
     if (!(flags & FI_PEEK))
-        note_receive_post(&s->recv_cq, msg->context);
+        note_receive_post(&s->recv_cq, msg->context, iov_bytes(msg->msg_iov, msg->iov_count));
     return ORIG(s->tagged, struct fi_ops_tagged)->recvmsg(ep, msg, flags);
 }
 
