@@ -65,11 +65,18 @@ static uint64_t receive_due(cq_state *cs, struct fi_cq_tagged_entry *e, const lo
 
 /* The earliest a receive owing gap_ns may be handed over: LogP's gap as a
  * minimum spacing between receptions (delay.h), counted from the previous
- * release plus the provider's own time to hand one over; o_r and the
- * caller's own time overlap it. */
-static inline uint64_t gap_floor(const cq_state *cs, uint64_t gap_ns, uint64_t take_ns)
+ * reception (released_at) plus the provider's own time to hand one over;
+ * o_r and the caller's own time overlap it. */
+static inline uint64_t gap_floor(uint64_t released_at, uint64_t gap_ns, uint64_t take_ns)
 {
-    return loggp_receive_gap_due(cs->gap_released_at, gap_ns, take_ns);
+    return loggp_receive_gap_due(released_at, gap_ns, take_ns);
+}
+
+/* The previous reception: the last one this read handed out, if any, else
+ * the last one before it. */
+static inline uint64_t last_reception(const cq_state *cs, size_t receives, uint64_t reception)
+{
+    return receives ? reception : cs->gap_released_at;
 }
 
 static void copy_out(cq_state *cs, void *buf, size_t index, const struct fi_cq_tagged_entry *e)
@@ -77,25 +84,24 @@ static void copy_out(cq_state *cs, void *buf, size_t index, const struct fi_cq_t
     memcpy((char *)buf + index * cs->entry_size, e, cs->entry_size);
 }
 
-/* When an entry due at `due` (L, (k-1)G) and owing gap_ns may go, given the
- * receives this read has already handed out. */
-static inline uint64_t entry_due(const cq_state *cs, uint64_t due, uint64_t gap_ns, uint64_t take_ns,
-                                 size_t receives)
+/* When an entry due at `due` (L, (k-1)G) and owing gap_ns may go, after
+ * the reception at released_at (last_reception). Several receptions may go
+ * in one read when the gap already spaced them (a backlog): each counts from
+ * the one before it. */
+static inline uint64_t entry_due(uint64_t due, uint64_t gap_ns, uint64_t take_ns, uint64_t released_at)
 {
     if (atomic_load_explicit(&ofi_flushing, memory_order_relaxed))
         return 0;
     if (!gap_ns)
         return due;
-    if (receives)
-        return UINT64_MAX; /* its gap counts from a release in this read: next read */
-    uint64_t floor = gap_floor(cs, gap_ns, take_ns);
+    uint64_t floor = gap_floor(released_at, gap_ns, take_ns);
     return floor > due ? floor : due;
 }
 
-static inline uint64_t head_due(const cq_state *cs, size_t receives)
+static inline uint64_t head_due(const cq_state *cs, uint64_t released_at)
 {
     const held_entry *h = &cs->ring[cs->head];
-    return entry_due(cs, h->due, h->gap_ns, h->take_ns, receives);
+    return entry_due(h->due, h->gap_ns, h->take_ns, released_at);
 }
 
 /* Hands out held entries due by now, in order, into buf[out..count). */
@@ -103,7 +109,7 @@ static size_t release_due(cq_state *cs, void *buf, size_t count, size_t out, fi_
                           size_t *receives, uint64_t *reception)
 {
     while (out < count && cs->count) {
-        uint64_t due = head_due(cs, *receives);
+        uint64_t due = head_due(cs, last_reception(cs, *receives, *reception));
         if (due > now)
             break;
         held_entry *h = &cs->ring[cs->head];
@@ -185,14 +191,23 @@ ssize_t cq_read_held(cq_state *cs, const struct fi_ops_cq *o, struct fid_cq *cq,
             uint64_t gap_ns = 0;
             if (e->flags & FI_RECV)
                 gap_ns = d.g + loggp_bytes_delay_ns(d.G_ps, e->len);
-            int must_wait = is_receive(e->flags) && (cs->count || entry_due(cs, due, gap_ns, take_ns, receives) > now);
-            if (must_wait && !cs->count && due <= now + SPIN_INLINE_NS &&
-                entry_due(cs, due, gap_ns, take_ns, receives) == due) {
-                /* due within a clock read or two (L = 1 ns): wait here, not in the ring */
+            uint64_t go = is_receive(e->flags) ? entry_due(due, gap_ns, take_ns, last_reception(cs, receives, reception)) : 0;
+            int must_wait = is_receive(e->flags) && (cs->count || go > now);
+            if (must_wait && !cs->count && go <= now + SPIN_INLINE_NS) {
+                /* due within a clock read or two (L = 1 ns, g = 1 ns): wait
+                 * here, not in the ring and a later read */
                 uint64_t before = now;
-                while ((now = clock_ns()) < due)
+                while ((now = clock_ns()) < go)
                     ;
-                held_ns += now - before;
+                uint64_t spun = now - before, for_gap = go > due ? go - due : 0;
+                if (for_gap > spun)
+                    for_gap = spun;
+                held_ns += spun - for_gap;
+                if (for_gap) {
+                    uint64_t for_g = (uint64_t)((unsigned __int128)for_gap * d.g / gap_ns);
+                    cs->gap_waited_ns[0] += for_g;
+                    cs->gap_waited_ns[1] += for_gap - for_g;
+                }
                 returned = now;
                 must_wait = 0;
             }
@@ -207,8 +222,7 @@ ssize_t cq_read_held(cq_state *cs, const struct fi_ops_cq *o, struct fid_cq *cq,
                 if (src)
                     src[out] = e_src;
                 if (!must_wait && gapped && is_receive(e->flags) && (e->flags & FI_RECV)) /* not there when last found drained */
-                    reception = loggp_reception_at(due > drained_at ? due : drained_at,
-                                                   entry_due(cs, due, gap_ns, take_ns, receives), now);
+                    reception = loggp_reception_at(due > drained_at ? due : drained_at, go, now);
                 receives += !must_wait && is_receive(e->flags) && (e->flags & FI_RECV);
                 out++;
                 continue;
@@ -230,7 +244,7 @@ ssize_t cq_read_held(cq_state *cs, const struct fi_ops_cq *o, struct fid_cq *cq,
      * for here: releasing it on the next poll would add half a polling
      * period to every message on average */
     if (!out && cs->count) {
-        uint64_t due = head_due(cs, receives);
+        uint64_t due = head_due(cs, last_reception(cs, receives, reception));
         if (due <= now + SPIN_AHEAD_NS) {
             while ((now = clock_ns()) < due)
                 ;
