@@ -1,5 +1,112 @@
 #include "delay.h"
 
+#include <stdio.h>
+#include <string.h>
+
+/* ---- the clock ---- */
+
+__thread loggp_tsc_anchor loggp_tls_anchor __attribute__((tls_model("initial-exec")));
+static _Atomic uint64_t tsc_mult; /* the process's best rate so far */
+
+/* The process's first anchor, the base of the rate. */
+static uint64_t first_tsc, first_ns;
+static _Atomic int clock_state; /* 0: unknown, 1: being set up, 2: TSC, 3: vDSO only */
+
+/* Does the kernel keep CLOCK_MONOTONIC on the TSC? Then it found the TSC
+ * invariant and in step across CPUs (it drops it as a clocksource otherwise). */
+static int kernel_clock_is_tsc(void)
+{
+    FILE *f = fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource", "r");
+    if (!f)
+        return 0;
+    char name[32] = {0};
+    int ok = fgets(name, sizeof name, f) && strncmp(name, "tsc\n", 4) == 0;
+    fclose(f);
+    return ok;
+}
+
+uint64_t loggp_tsc_rate(uint64_t tsc0, uint64_t ns0, uint64_t tsc1, uint64_t ns1)
+{
+    if (tsc1 <= tsc0 || ns1 <= ns0 || ns1 - ns0 < 10000u)
+        return 0;
+    return (uint64_t)(((unsigned __int128)(ns1 - ns0) << LOGGP_TSC_SHIFT) / (tsc1 - tsc0));
+}
+
+#if defined(__x86_64__)
+/* A CLOCK_MONOTONIC reading and the tick count in the middle of it: the
+ * tightest of a few tries, so a preemption inside one cannot skew it. */
+static uint64_t read_pair(uint64_t *tsc)
+{
+    uint64_t best_ns = 0, best_width = UINT64_MAX;
+    for (int i = 0; i < 4; i++) {
+        uint64_t t0 = __builtin_ia32_rdtsc();
+        uint64_t ns = loggp_vdso_ns();
+        uint64_t t1 = __builtin_ia32_rdtsc();
+        if (t1 - t0 < best_width) {
+            best_width = t1 - t0;
+            best_ns = ns;
+            *tsc = t0 + (t1 - t0) / 2;
+        }
+    }
+    return best_ns;
+}
+
+static void calibrate(void)
+{
+    int expect = 0;
+    if (!atomic_compare_exchange_strong(&clock_state, &expect, 1))
+        return;
+    if (!kernel_clock_is_tsc()) {
+        atomic_store(&clock_state, 3);
+        return;
+    }
+    uint64_t tsc, ns;
+    first_ns = read_pair(&first_tsc);
+    do /* 1 ms: a rate within ~2e-5 (2 ns over an anchor's span), refined at every anchor */
+        ns = read_pair(&tsc);
+    while (ns - first_ns < 1000000u);
+    uint64_t mult = loggp_tsc_rate(first_tsc, first_ns, tsc, ns);
+    if (!mult) {
+        atomic_store(&clock_state, 3);
+        return;
+    }
+    atomic_store(&tsc_mult, mult);
+    atomic_store(&clock_state, 2);
+}
+#endif
+
+int loggp_clock_uses_tsc(void)
+{
+    (void)loggp_now_ns();
+    return atomic_load(&clock_state) == 2;
+}
+
+uint64_t loggp_now_ns_anchor(void)
+{
+#if defined(__x86_64__)
+    int state = atomic_load_explicit(&clock_state, memory_order_acquire);
+    if (state == 0) {
+        calibrate();
+        state = atomic_load_explicit(&clock_state, memory_order_acquire);
+    }
+    if (state != 2)
+        return loggp_vdso_ns(); /* no TSC clock (or another thread is calibrating) */
+    uint64_t tsc, ns = read_pair(&tsc);
+    uint64_t mult = loggp_tsc_rate(first_tsc, first_ns, tsc, ns);
+    if (mult) /* the longer the base, the truer the rate */
+        atomic_store_explicit(&tsc_mult, mult, memory_order_relaxed);
+    else
+        mult = atomic_load_explicit(&tsc_mult, memory_order_relaxed);
+    loggp_tls_anchor = loggp_tsc_reanchor(&loggp_tls_anchor, tsc, ns, mult);
+    ns = loggp_tls_anchor.ns;
+    return ns;
+#else
+    return loggp_vdso_ns();
+#endif
+}
+
+/* ---- busy-waiting and the pacer ---- */
+
 static inline void cpu_relax(void)
 {
 #if defined(__x86_64__) || defined(__i386__)

@@ -8,13 +8,76 @@
 #include <stdint.h>
 #include <time.h>
 
-/* CLOCK_MONOTONIC is served by the vDSO (no system call) and shared by all
- * processes of a host, so send timestamps can be compared across ranks. */
-static inline uint64_t loggp_now_ns(void)
+/* CLOCK_MONOTONIC through the vDSO (no system call, ~20 ns here), shared by
+ * all processes of a host, so send timestamps can be compared across ranks. */
+static inline uint64_t loggp_vdso_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The same clock from the TSC where the kernel itself keeps CLOCK_MONOTONIC
+ * on it (so it is invariant and in step across CPUs): each thread extends
+ * its last CLOCK_MONOTONIC reading (its anchor) by ticks x ns-per-tick and
+ * takes a fresh anchor every LOGGP_TSC_ANCHOR_NS, so ranks agree with each
+ * other and with CLOCK_MONOTONIC to within the rate error over that span.
+ * ns per tick is measured against CLOCK_MONOTONIC over the process's whole
+ * life so far. A thread reads nothing shared until its anchor expires. */
+#define LOGGP_TSC_ANCHOR_NS 100000u
+#define LOGGP_TSC_SHIFT 32
+
+typedef struct {
+    uint64_t tsc, ns; /* a CLOCK_MONOTONIC reading and the tick count at it */
+    uint64_t mult;    /* ns per tick << LOGGP_TSC_SHIFT when it was taken */
+    uint64_t span;    /* LOGGP_TSC_ANCHOR_NS in ticks; 0: no anchor */
+} loggp_tsc_anchor;
+
+extern __thread loggp_tsc_anchor loggp_tls_anchor __attribute__((tls_model("initial-exec")));
+
+/* ns after an anchor taken at anchor_ns, ticks later, at mult (pure). */
+static inline uint64_t loggp_tsc_extend(uint64_t anchor_ns, uint64_t ticks, uint64_t mult)
+{
+    return anchor_ns + (uint64_t)(((unsigned __int128)ticks * mult) >> LOGGP_TSC_SHIFT);
+}
+
+/* The anchor a thread takes at a reading (tsc, ns) at rate mult, after its
+ * anchor old: never behind what old gives at tsc, so the thread's clock does
+ * not go back when old ran a little fast (pure). */
+static inline loggp_tsc_anchor loggp_tsc_reanchor(const loggp_tsc_anchor *old, uint64_t tsc, uint64_t ns,
+                                                  uint64_t mult)
+{
+    if (old->span && tsc >= old->tsc) {
+        uint64_t extended = loggp_tsc_extend(old->ns, tsc - old->tsc, old->mult);
+        if (extended > ns)
+            ns = extended;
+    }
+    loggp_tsc_anchor a = {tsc, ns, mult, ((uint64_t)LOGGP_TSC_ANCHOR_NS << LOGGP_TSC_SHIFT) / mult};
+    return a;
+}
+
+/* ns per tick << LOGGP_TSC_SHIFT between two (ticks, CLOCK_MONOTONIC)
+ * readings; 0 if they are less than 10 us apart or out of order (pure). */
+uint64_t loggp_tsc_rate(uint64_t tsc0, uint64_t ns0, uint64_t tsc1, uint64_t ns1);
+
+/* Is loggp_now_ns on the TSC (else the vDSO)? */
+int loggp_clock_uses_tsc(void);
+
+/* Takes a fresh anchor (or reads the vDSO when there is no TSC clock). */
+uint64_t loggp_now_ns_anchor(void);
+
+static inline uint64_t loggp_now_ns(void)
+{
+#if defined(__x86_64__)
+    const loggp_tsc_anchor *a = &loggp_tls_anchor;
+    uint64_t ticks = __builtin_ia32_rdtsc() - a->tsc;
+    /* a thread without an anchor, or one older than its span, takes one */
+    if (ticks < a->span)
+        return loggp_tsc_extend(a->ns, ticks, a->mult);
+    return loggp_now_ns_anchor();
+#else
+    return loggp_vdso_ns();
+#endif
 }
 
 /* Busy-waits on the calling CPU until the clock reaches t (the o knobs must

@@ -5,6 +5,7 @@
  * above any scheduling noise so a knob doing half its job fails. */
 #include <criterion/criterion.h>
 #include <string.h>
+#include <time.h>
 
 #include "layer.h"
 
@@ -135,6 +136,34 @@ Test(ofi_cq, a_stamped_receive_is_held_from_its_send_and_gets_its_data_back)
     cr_assert_geq(end + 16, sent + 40 * MS);
     cr_assert_eq(out[0].data, 0x1234);
     cr_assert(out[0].flags & FI_REMOTE_CQ_DATA);
+}
+
+Test(ofi_cq, the_gap_spaces_receptions_handed_out_in_one_read)
+{
+    set_knob(LOGGP_KNOB_GAP, 20 * MS);
+    for (int i = 0; i < 3; i++)
+        queue_entry(FI_RECV | FI_TAGGED, 8, 0);
+    struct fi_cq_tagged_entry out[3];
+    uint64_t start = loggp_now_ns();
+    uint64_t end = read_all(3, out);
+    cr_assert_geq(end - start, 2 * 20 * MS, "3 receptions with g = 20 ms took %llu ns",
+                  (unsigned long long)(end - start));
+}
+
+Test(ofi_cq, a_backlog_the_gap_already_spaced_goes_in_one_read)
+{
+    set_knob(LOGGP_KNOB_GAP, 1 * MS);
+    queue_entry(FI_RECV | FI_TAGGED, 8, 0);
+    struct fi_cq_tagged_entry out[3];
+    read_all(1, out);
+    struct fi_cq_tagged_entry none[1];
+    cr_assert_eq(fi_cq_read(&fake_cq, none, 1), -FI_EAGAIN); /* found drained */
+    /* away for 10 gaps: three receptions fitted in meanwhile */
+    struct timespec away = {0, 10 * MS};
+    nanosleep(&away, NULL);
+    for (int i = 0; i < 3; i++)
+        queue_entry(FI_RECV | FI_TAGGED, 8, 0);
+    cr_assert_eq(fi_cq_read(&fake_cq, out, 3), 3);
 }
 
 /* ---- the zero-knob path: the provider's own table, nothing of ours ---- */

@@ -19,25 +19,25 @@ Test(receive_hold, is_L_plus_k_minus_1_G)
 
 Test(receive_arrival, send_time_plus_least_transit)
 {
-    cr_assert_eq(receive_arrival(100 * US, 2 * US, 150 * US, 0, 0, 0), 102 * US);
+    cr_assert_eq(receive_arrival(100 * US, 2 * US, 150 * US, 1, 0, 0), 102 * US);
 }
 
 Test(receive_arrival, never_later_than_now)
 {
-    cr_assert_eq(receive_arrival(100 * US, 80 * US, 150 * US, 0, 0, 0), 150 * US);
+    cr_assert_eq(receive_arrival(100 * US, 80 * US, 150 * US, 1, 0, 0), 150 * US);
 }
 
 Test(receive_arrival, not_before_a_drained_read_after_the_post)
 {
-    /* posted at 90, CQ found drained at 120: the message came after 120 */
-    cr_assert_eq(receive_arrival(100 * US, 2 * US, 150 * US, 90 * US, 120 * US, 0), 120 * US);
+    /* posted before the CQ was found drained at 120: the message came after 120 */
+    cr_assert_eq(receive_arrival(100 * US, 2 * US, 150 * US, 1, 120 * US, 0), 120 * US);
     /* the caller kept polling the drained CQ: it arrived just now */
-    cr_assert_eq(receive_arrival(100 * US, 2 * US, 150 * US, 90 * US, 120 * US, 1), 150 * US);
+    cr_assert_eq(receive_arrival(100 * US, 2 * US, 150 * US, 1, 120 * US, 1), 150 * US);
 }
 
 Test(receive_arrival, a_receive_posted_after_the_drained_read_may_have_found_it_waiting)
 {
-    cr_assert_eq(receive_arrival(100 * US, 2 * US, 150 * US, 130 * US, 120 * US, 1), 102 * US);
+    cr_assert_eq(receive_arrival(100 * US, 2 * US, 150 * US, 0, 120 * US, 1), 102 * US);
 }
 
 Test(receive_due, from_a_stamp_the_least_transit_and_the_knobs)
@@ -51,7 +51,7 @@ Test(receive_due, from_a_stamp_the_least_transit_and_the_knobs)
     transit_min_update(&t, 3, 1500, now - 500, UINT64_MAX); /* an earlier, faster message */
     uint64_t least = transit_min_update(&t, 3, now - decoded, now, UINT64_MAX);
     loggp_delays d = {.L = 20 * US};
-    uint64_t due = receive_arrival(decoded, least, now, 0, 0, 0) + receive_hold_ns(&d, 8);
+    uint64_t due = receive_arrival(decoded, least, now, 1, 0, 0) + receive_hold_ns(&d, 8);
     cr_assert_eq(due, sent + 1500 + 20 * US);
 }
 

@@ -111,9 +111,16 @@ static int h_cq_close(struct fid *fid)
         free_table(cs->fid_ops);
         free_table(cs->ops);
         free(cs->ring);
+        free(atomic_load(&cs->posts));
         free(cs);
     }
     return rc;
+}
+
+cq_state *cq_state_if_ours(struct fid *fid)
+{
+    return fid && fid->fclass == FI_CLASS_CQ && fid->ops && fid->ops->close == h_cq_close ? STATE(fid->ops, cq_state)
+                                                                                          : NULL;
 }
 
 /* Our table while a knob is set or anything is held, else the provider's. */

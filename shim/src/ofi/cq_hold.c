@@ -11,6 +11,10 @@
 /* A held entry due within this is waited for inside the read (about one
  * polling period of MPICH's progress loop over a fast provider). */
 #define SPIN_AHEAD_NS 1500u
+/* A new entry due within this of now, with nothing held before it, is waited
+ * for where it stands: cheaper than a trip through the ring, and it delays the
+ * entries already handed out in this read by no more. */
+#define SPIN_INLINE_NS 100u
 
 /* Messages above this many bytes the provider moves by rendezvous: shm past
  * its inject size (SMR_INJECT_SIZE, 4096 in libfabric 1.17-2.5) copies the
@@ -29,16 +33,19 @@ static inline uint64_t rendezvous_above(void)
  * it is bounded below by send time + the least transit seen for its size and
  * by the last drained read after the post. */
 static uint64_t receive_due(cq_state *cs, struct fi_cq_tagged_entry *e, const loggp_delays *d, uint64_t now,
-                            uint64_t drained_at, int polling)
+                            uint64_t drained_at, uint64_t drained_posts, int polling)
 {
     if (!(e->flags & FI_RECV))
         return 0; /* a multi-receive buffer's release: no message, it only keeps its place */
+    /* taken even when unused, so the post table holds only receives in flight;
+     * unknown (a multi-receive buffer): posted long ago, at 0 */
+    uint64_t posted_at = 0;
+    int posted_before =
+        !(e->flags & FI_TAGGED) || receive_posted_before_drain(cs, e->op_context, drained_posts, &posted_at);
     uint64_t extra = receive_hold_ns(d, e->len);
     if (!cs->has_data || !is_stamped(e->flags, e->data))
         return extra ? now + extra : 0;
     uint64_t sent = stamp_send_time(e->data, now);
-    /* 0: unknown, posted long ago (a multi-receive buffer) */
-    uint64_t posted_at = (e->flags & FI_TAGGED) ? take_receive_post_time(e->op_context) : 0;
     strip_stamp(&e->flags, &e->data);
     if (!extra)
         return 0;
@@ -50,19 +57,26 @@ static uint64_t receive_due(cq_state *cs, struct fi_cq_tagged_entry *e, const lo
         bucket = TRANSIT_BUCKETS - 1;
     uint64_t window = atomic_load_explicit(&ofi_transit_window_ns, memory_order_relaxed);
     uint64_t least = transit_min_update(&cs->transit, bucket, observed, now, window);
-    uint64_t arrival = receive_arrival(sent, least, now, posted_at, drained_at, polling);
-    if (e->len > rendezvous_above())
+    uint64_t arrival = receive_arrival(sent, least, now, posted_before, drained_at, polling);
+    if (e->len > RENDEZVOUS_MIN_BYTES && e->len > rendezvous_above())
         return loggp_rendezvous_due(arrival, posted_at, d->L, loggp_bytes_delay_ns(d->G_ps, e->len));
     return arrival + extra;
 }
 
 /* The earliest a receive owing gap_ns may be handed over: LogP's gap as a
  * minimum spacing between receptions (delay.h), counted from the previous
- * release plus the provider's own time to hand one over; o_r and the
- * caller's own time overlap it. */
-static inline uint64_t gap_floor(const cq_state *cs, uint64_t gap_ns, uint64_t take_ns)
+ * reception (released_at) plus the provider's own time to hand one over;
+ * o_r and the caller's own time overlap it. */
+static inline uint64_t gap_floor(uint64_t released_at, uint64_t gap_ns, uint64_t take_ns)
 {
-    return loggp_receive_gap_due(cs->gap_released_at, gap_ns, take_ns);
+    return loggp_receive_gap_due(released_at, gap_ns, take_ns);
+}
+
+/* The previous reception: the last one this read handed out, if any, else
+ * the last one before it. */
+static inline uint64_t last_reception(const cq_state *cs, size_t receives, uint64_t reception)
+{
+    return receives ? reception : cs->gap_released_at;
 }
 
 static void copy_out(cq_state *cs, void *buf, size_t index, const struct fi_cq_tagged_entry *e)
@@ -70,25 +84,24 @@ static void copy_out(cq_state *cs, void *buf, size_t index, const struct fi_cq_t
     memcpy((char *)buf + index * cs->entry_size, e, cs->entry_size);
 }
 
-/* When an entry due at `due` (L, (k-1)G) and owing gap_ns may go, given the
- * receives this read has already handed out. */
-static inline uint64_t entry_due(const cq_state *cs, uint64_t due, uint64_t gap_ns, uint64_t take_ns,
-                                 size_t receives)
+/* When an entry due at `due` (L, (k-1)G) and owing gap_ns may go, after
+ * the reception at released_at (last_reception). Several receptions may go
+ * in one read when the gap already spaced them (a backlog): each counts from
+ * the one before it. */
+static inline uint64_t entry_due(uint64_t due, uint64_t gap_ns, uint64_t take_ns, uint64_t released_at)
 {
     if (atomic_load_explicit(&ofi_flushing, memory_order_relaxed))
         return 0;
     if (!gap_ns)
         return due;
-    if (receives)
-        return UINT64_MAX; /* its gap counts from a release in this read: next read */
-    uint64_t floor = gap_floor(cs, gap_ns, take_ns);
+    uint64_t floor = gap_floor(released_at, gap_ns, take_ns);
     return floor > due ? floor : due;
 }
 
-static inline uint64_t head_due(const cq_state *cs, size_t receives)
+static inline uint64_t head_due(const cq_state *cs, uint64_t released_at)
 {
     const held_entry *h = &cs->ring[cs->head];
-    return entry_due(cs, h->due, h->gap_ns, h->take_ns, receives);
+    return entry_due(h->due, h->gap_ns, h->take_ns, released_at);
 }
 
 /* Hands out held entries due by now, in order, into buf[out..count). */
@@ -96,7 +109,7 @@ static size_t release_due(cq_state *cs, void *buf, size_t count, size_t out, fi_
                           size_t *receives, uint64_t *reception)
 {
     while (out < count && cs->count) {
-        uint64_t due = head_due(cs, *receives);
+        uint64_t due = head_due(cs, last_reception(cs, *receives, *reception));
         if (due > now)
             break;
         held_entry *h = &cs->ring[cs->head];
@@ -141,60 +154,82 @@ ssize_t cq_read_held(cq_state *cs, const struct fi_ops_cq *o, struct fid_cq *cq,
     /* 2. new entries: at most as many as there is room for, so anything that
      * need not wait can be handed out at once */
     if (out < count) {
-        enum { BATCH = 64 };
-        struct fi_cq_tagged_entry fresh[BATCH];
-        fi_addr_t fresh_src[BATCH];
-        size_t want = count - out < BATCH ? count - out : BATCH;
+        /* read straight into the caller's buffer: what need not wait stays in
+         * place (or moves up over what is held), nothing is copied twice */
+        int in_place = cs->entry_size == sizeof(struct fi_cq_tagged_entry);
+        size_t first = out;
         uint64_t drained_at = atomic_load_explicit(&cs->drained_at, memory_order_relaxed);
+        uint64_t drained_posts = atomic_load_explicit(&cs->drained_posts, memory_order_relaxed);
+        uint64_t posts_now = atomic_load_explicit(&cs->post_count, memory_order_relaxed);
         int polling = drained_at && start - atomic_load_explicit(&cs->returned_at, memory_order_relaxed) <= POLL_GAP_NS;
-        inner_rc = inner_read(o, cq, fresh, want, from, src ? fresh_src : NULL);
-        int drained = inner_rc == -FI_EAGAIN || (inner_rc >= 0 && (size_t)inner_rc < want);
+        inner_rc = inner_read(o, cq, (char *)buf + first * cs->entry_size, count - first, from,
+                              src ? src + first : NULL);
+        int drained = inner_rc == -FI_EAGAIN || (inner_rc >= 0 && (size_t)inner_rc < count - first);
         if (inner_rc > 0)
             now = returned = clock_ns();
+        uint64_t seen = now; /* when the new entries were seen */
         /* an empty read found the CQ drained as of its start: a safe (early) bound */
         atomic_store_explicit(&cs->drained_at, drained ? now : 0, memory_order_relaxed);
+        if (drained)
+            atomic_store_explicit(&cs->drained_posts, posts_now, memory_order_relaxed);
         uint64_t take_ns = inner_rc > 0 ? (now - start) / (uint64_t)inner_rc : 0;
         for (ssize_t i = 0; i < inner_rc; i++) {
-            struct fi_cq_tagged_entry e;
-            memset(&e, 0, sizeof e);
-            memcpy(&e, (char *)fresh + (size_t)i * cs->entry_size, cs->entry_size);
+            char *slot = (char *)buf + (first + (size_t)i) * cs->entry_size;
+            struct fi_cq_tagged_entry local, *e = (struct fi_cq_tagged_entry *)slot;
+            if (!in_place) {
+                memset(&local, 0, sizeof local);
+                memcpy(&local, slot, cs->entry_size);
+                e = &local;
+            }
+            fi_addr_t e_src = src ? src[first + (size_t)i] : FI_ADDR_NOTAVAIL;
             uint64_t due = 0;
-            if (e.flags & (FI_RECV | FI_MULTI_RECV)) {
-                due = receive_due(cs, &e, &d, now, drained_at, polling);
-                if (!is_receive(e.flags))
+            if (e->flags & (FI_RECV | FI_MULTI_RECV)) {
+                due = receive_due(cs, e, &d, seen, drained_at, drained_posts, polling);
+                if (!is_receive(e->flags))
                     due = 0; /* a peek reports without waiting, so Iprobe never blocks */
             }
             uint64_t gap_ns = 0;
-            if (e.flags & FI_RECV)
-                gap_ns = d.g + loggp_bytes_delay_ns(d.G_ps, e.len);
-            int must_wait = is_receive(e.flags) &&
-                            (cs->count || entry_due(cs, due, gap_ns, take_ns, receives) > now);
-            if (!must_wait) {
-                if (gapped && (e.flags & FI_SEND) && !(e.flags & FI_RECV)) {
+            if (e->flags & FI_RECV)
+                gap_ns = d.g + loggp_bytes_delay_ns(d.G_ps, e->len);
+            uint64_t go = is_receive(e->flags) ? entry_due(due, gap_ns, take_ns, last_reception(cs, receives, reception)) : 0;
+            int must_wait = is_receive(e->flags) && (cs->count || go > now);
+            if (must_wait && !cs->count && go <= now + SPIN_INLINE_NS) {
+                /* due within a clock read or two (L = 1 ns, g = 1 ns): wait
+                 * here, not in the ring and a later read */
+                uint64_t before = now;
+                while ((now = clock_ns()) < go)
+                    ;
+                uint64_t spun = now - before, for_gap = go > due ? go - due : 0;
+                if (for_gap > spun)
+                    for_gap = spun;
+                held_ns += spun - for_gap;
+                if (for_gap) {
+                    uint64_t for_g = (uint64_t)((unsigned __int128)for_gap * d.g / gap_ns);
+                    cs->gap_waited_ns[0] += for_g;
+                    cs->gap_waited_ns[1] += for_gap - for_g;
+                }
+                returned = now;
+                must_wait = 0;
+            }
+            if (!must_wait || ring_reserve((void **)&cs->ring, &cs->cap, &cs->head, cs->count, sizeof *cs->ring)) {
+                /* handed out now (or, with no memory to hold it, rather than lost) */
+                if (gapped && (e->flags & FI_SEND) && !(e->flags & FI_RECV)) {
                     /* the injector was busy until the send naturally completed (delay.h) */
                     loggp_send_completed(local_ns(polling || !drained_at ? now : drained_at));
                 }
-                copy_out(cs, buf, out, &e);
+                if (e != (struct fi_cq_tagged_entry *)((char *)buf + out * cs->entry_size))
+                    copy_out(cs, buf, out, e);
                 if (src)
-                    src[out] = fresh_src[i];
-                if (gapped && is_receive(e.flags) && (e.flags & FI_RECV)) /* not there when last found drained */
-                    reception = loggp_reception_at(due > drained_at ? due : drained_at,
-                                                   entry_due(cs, due, gap_ns, take_ns, receives), now);
-                receives += is_receive(e.flags) && (e.flags & FI_RECV);
-                out++;
-                continue;
-            }
-            if (ring_reserve((void **)&cs->ring, &cs->cap, &cs->head, cs->count, sizeof *cs->ring) != 0) {
-                /* No memory to hold it: deliver now rather than lose it. */
-                copy_out(cs, buf, out, &e);
-                if (src)
-                    src[out] = fresh_src[i];
+                    src[out] = e_src;
+                if (!must_wait && gapped && is_receive(e->flags) && (e->flags & FI_RECV)) /* not there when last found drained */
+                    reception = loggp_reception_at(due > drained_at ? due : drained_at, go, now);
+                receives += !must_wait && is_receive(e->flags) && (e->flags & FI_RECV);
                 out++;
                 continue;
             }
             held_entry *h = &cs->ring[ring_index(cs->head, cs->count, cs->cap)];
-            h->e = e;
-            h->src = src ? fresh_src[i] : FI_ADDR_NOTAVAIL;
+            h->e = *e;
+            h->src = e_src;
             h->due = due;
             h->gap_ns = gap_ns;
             h->gap_g_ns = gap_ns ? d.g : 0;
@@ -209,7 +244,7 @@ ssize_t cq_read_held(cq_state *cs, const struct fi_ops_cq *o, struct fid_cq *cq,
      * for here: releasing it on the next poll would add half a polling
      * period to every message on average */
     if (!out && cs->count) {
-        uint64_t due = head_due(cs, receives);
+        uint64_t due = head_due(cs, last_reception(cs, receives, reception));
         if (due <= now + SPIN_AHEAD_NS) {
             while ((now = clock_ns()) < due)
                 ;

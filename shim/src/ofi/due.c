@@ -28,13 +28,13 @@ uint64_t receive_hold_ns(const loggp_delays *d, uint64_t len)
     return d->L + loggp_bytes_delay_ns(d->G_ps, len);
 }
 
-uint64_t receive_arrival(uint64_t sent, uint64_t least_transit, uint64_t now, uint64_t posted_at,
+uint64_t receive_arrival(uint64_t sent, uint64_t least_transit, uint64_t now, int posted_before,
                          uint64_t drained_at, int polling)
 {
     uint64_t arrival = sent + least_transit;
     /* posted before the CQ was last found drained, so it was not there then;
      * a receive posted later may have found its message already waiting */
-    if (drained_at > posted_at) {
+    if (drained_at && posted_before) {
         if (polling || drained_at > arrival)
             arrival = polling ? now : drained_at;
     }

@@ -31,10 +31,10 @@ uint64_t transit_min_update(transit_min *t, int bucket, uint64_t observed, uint6
 uint64_t receive_hold_ns(const loggp_delays *d, uint64_t len);
 
 /* Natural arrival of a message sent at `sent` and seen at `now`: send time +
- * least transit, raised to the last drained read (drained_at) if the receive
- * was posted before it (posted_at, 0: unknown), or to now if the caller has
- * been polling the drained CQ since; never later than now. */
-uint64_t receive_arrival(uint64_t sent, uint64_t least_transit, uint64_t now, uint64_t posted_at,
+ * least transit, raised to the last drained read (drained_at, 0: none) if the
+ * receive was posted before it (posts.h: posted_before_drain), or to now if
+ * the caller has been polling the drained CQ since; never later than now. */
+uint64_t receive_arrival(uint64_t sent, uint64_t least_transit, uint64_t now, int posted_before,
                          uint64_t drained_at, int polling);
 
 #pragma GCC visibility pop

@@ -19,6 +19,8 @@ static int h_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
                 atomic_store(&s->read_cntr, cs);
         }
     }
+    if (rc == 0 && bfid && bfid->fclass == FI_CLASS_CQ && (flags & FI_RECV))
+        atomic_store(&s->recv_cq, cq_state_if_ours(bfid));
     return rc;
 }
 

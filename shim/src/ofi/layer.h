@@ -4,9 +4,9 @@
  * (endpoints), tagged.c / msg.c / rma.c / atomic.c (transfer hooks, each
  * with its ops table below them), cq.c and cq_hold.c (completion queues),
  * cntr.c (counters), provider.c (entry points and layer state), switch.c
- * (provider's tables at zero knobs, ours otherwise), recv_post.c (receive
- * post times). The pure arithmetic sits in stamp.c, ring.c, due.c and
- * clock.c, with unit tests (shim/tests/test_ofi_*.c). */
+ * (provider's tables at zero knobs, ours otherwise), recv_post.c (which
+ * post each receive was). The pure arithmetic sits in stamp.c, ring.c, due.c,
+ * posts.c and clock.c, with unit tests (shim/tests/test_ofi_*.c). */
 #ifndef LOGGP_OFI_LAYER_H
 #define LOGGP_OFI_LAYER_H
 
@@ -26,6 +26,7 @@
 #include "delay.h"
 #include "due.h"
 #include "live.h"
+#include "posts.h"
 #include "profile.h"
 #include "ring.h"
 #include "stamp.h"
@@ -165,6 +166,12 @@ typedef struct {
      * yet, which bounds its natural arrival from below even when transit times
      * vary widely; reads this layer skips (zero knobs) cannot make it wrong. */
     _Atomic uint64_t drained_at;
+    /* Receives posted to endpoints bound to this CQ so far, which post each
+     * outstanding one was (posts.h; allocated at the first post a hold needs),
+     * and how many had been posted when the last drained read began. */
+    _Atomic uint64_t post_count;
+    _Atomic(post_slot *) posts;
+    _Atomic uint64_t drained_posts;
     /* When the last read returned to the caller: a caller back within
      * POLL_GAP_NS was polling, so without the layer it would have seen a
      * message no earlier than now. */
@@ -205,17 +212,31 @@ static inline int is_receive(uint64_t flags)
 ssize_t cq_read_held(cq_state *cs, const struct fi_ops_cq *o, struct fid_cq *cq, void *buf, size_t count, int from,
                      fi_addr_t *src, const loggp_delays *knobs);
 
-/* ---- receive post times (recv_post.c) ---- */
+/* The layer's state of a CQ it wraps, or NULL. */
+cq_state *cq_state_if_ours(struct fid *fid);
 
-/* Remembers when a tagged receive was posted (only while a hold needs it). */
-void note_receive_post_at(void *context);
-/* Takes the post time of the receive with this context; 0 if unknown. */
-uint64_t take_receive_post_time(void *context);
+/* ---- receive posts (recv_post.c) ---- */
 
-static inline void note_receive_post(void *context)
+/* No provider moves messages of up to this many bytes by rendezvous (shm
+ * starts above it; cq_hold.c): smaller receives need no post time. */
+#define RENDEZVOUS_MIN_BYTES 4096u
+
+/* Files a tagged receive of a buffer of len bytes on the CQ its completion
+ * will reach (only while a hold needs it); its post time only if len is
+ * large enough for a rendezvous (cq_hold.c), which a clock read costs. */
+void note_receive_post_on(cq_state *cq, void *context, uint64_t len);
+/* Did the receive of this completion come before the CQ's last drained read
+ * (posts.h)? Sets *posted_at to its post time if taken (else leaves it).
+ * Forgets it. */
+int receive_posted_before_drain(cq_state *cs, void *context, uint64_t drained_posts, uint64_t *posted_at);
+
+static inline void note_receive_post(_Atomic(cq_state *) *recv_cq, void *context, uint64_t len)
 {
-    if (context && loggp_live_active())
-        note_receive_post_at(context);
+    if (context && loggp_live_active()) {
+        cq_state *cq = atomic_load_explicit(recv_cq, memory_order_relaxed);
+        if (cq)
+            note_receive_post_on(cq, context, len);
+    }
 }
 
 /* ---- endpoints (ep.c) and their transfer hooks ---- */
@@ -225,6 +246,7 @@ typedef struct ep_state {
     _Atomic int os_prepaid; /* o_s already spent on a post the provider refused with -FI_EAGAIN */
     int stamps;             /* remote CQ data is 8 bytes: stamps fit */
     _Atomic(cntr_state *) write_cntr, read_cntr;
+    _Atomic(cq_state *) recv_cq; /* where its receives complete (recv_post.c) */
     void *fid_ops, *msg, *tagged, *rma, *atomic, *ep_ops; /* our copies */
     struct fid_ep *ep;
     switch_node node;
@@ -244,12 +266,20 @@ void *patch_msg(struct fid_ep *ep, ep_state *s);
 void *patch_rma(struct fid_ep *ep, ep_state *s);
 void *patch_atomic(struct fid_ep *ep, ep_state *s);
 
+/* Does the injector owe a gap from its last injection? */
+static inline int pacer_owed(loggp_pacer *p)
+{
+    return atomic_load_explicit(&p->g_ns, memory_order_relaxed) || atomic_load_explicit(&p->bytes_ns, memory_order_relaxed);
+}
+
 /* Before a post: o_s and the wait for the gap the last injection left. */
 static inline void post_begin(ep_state *s, loggp_delays *d)
 {
     loggp_live_get(d);
-    loggp_counters *c = loggp_my_counters();
     uint64_t o_s = d->o_s && !atomic_exchange_explicit(&s->os_prepaid, 0, memory_order_relaxed) ? d->o_s : 0;
+    if (!o_s && !pacer_owed(&s->pacer))
+        return; /* L alone: no clock read, no counter */
+    loggp_counters *c = loggp_my_counters();
     loggp_gap_wait w = loggp_pacer_begin(&s->pacer, o_s);
     c->injected_ns[LOGGP_INJ_OS] += o_s;
     c->injected_ns[LOGGP_INJ_G] += w.g_ns;
@@ -265,7 +295,7 @@ static inline void post_end(ep_state *s, const loggp_delays *d, ssize_t rc, uint
             atomic_store_explicit(&s->os_prepaid, 1, memory_order_relaxed);
         return;
     }
-    if (rc < 0)
+    if (rc < 0 || (!d->g && !d->G_ps && !pacer_owed(&s->pacer)))
         return;
     loggp_pacer_done(&s->pacer, d->g, loggp_bytes_delay_ns(d->G_ps, bytes));
 }

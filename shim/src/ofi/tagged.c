@@ -1,5 +1,5 @@
 /* Tagged messages (MPI point-to-point): o_s and the gap on every send, a send
- * stamp while a hold needs one, and receive post times. */
+ * stamp while a hold needs one, and which post each receive was. */
 #include "layer.h"
 
 static ssize_t h_tsend(struct fid_ep *ep, const void *buf, size_t len, void *desc, fi_addr_t dest, uint64_t tag,
@@ -63,22 +63,25 @@ static ssize_t h_tinjectdata(struct fid_ep *ep, const void *buf, size_t len, uin
 static ssize_t h_trecv(struct fid_ep *ep, void *buf, size_t len, void *desc, fi_addr_t src, uint64_t tag,
                        uint64_t ignore, void *ctx)
 {
-    note_receive_post(ctx);
-    return ORIG(ep_state_of(ep)->tagged, struct fi_ops_tagged)->recv(ep, buf, len, desc, src, tag, ignore, ctx);
+    ep_state *s = ep_state_of(ep);
+    note_receive_post(&s->recv_cq, ctx, len);
+    return ORIG(s->tagged, struct fi_ops_tagged)->recv(ep, buf, len, desc, src, tag, ignore, ctx);
 }
 
 static ssize_t h_trecvv(struct fid_ep *ep, const struct iovec *iov, void **desc, size_t count, fi_addr_t src,
                         uint64_t tag, uint64_t ignore, void *ctx)
 {
-    note_receive_post(ctx);
-    return ORIG(ep_state_of(ep)->tagged, struct fi_ops_tagged)->recvv(ep, iov, desc, count, src, tag, ignore, ctx);
+    ep_state *s = ep_state_of(ep);
+    note_receive_post(&s->recv_cq, ctx, iov_bytes(iov, count));
+    return ORIG(s->tagged, struct fi_ops_tagged)->recvv(ep, iov, desc, count, src, tag, ignore, ctx);
 }
 
 static ssize_t h_trecvmsg(struct fid_ep *ep, const struct fi_msg_tagged *msg, uint64_t flags)
 {
+    ep_state *s = ep_state_of(ep);
     if (!(flags & FI_PEEK))
-        note_receive_post(msg->context);
-    return ORIG(ep_state_of(ep)->tagged, struct fi_ops_tagged)->recvmsg(ep, msg, flags);
+        note_receive_post(&s->recv_cq, msg->context, iov_bytes(msg->msg_iov, msg->iov_count));
+    return ORIG(s->tagged, struct fi_ops_tagged)->recvmsg(ep, msg, flags);
 }
 
 void *patch_tagged(struct fid_ep *ep, ep_state *s)
