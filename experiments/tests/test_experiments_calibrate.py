@@ -66,11 +66,42 @@ def test_half_strength_gap_knob_is_flagged():
     g = summary["knobs"]["g"]
     assert not g["pass"] and not summary["pass"]
     assert g["slope"] == pytest.approx(0.5, abs=0.01)
-    assert g["max_abs_err"] == pytest.approx(50, rel=0.01)
+    # LogP's g: at 100 us the stream should run at g_machine + 100 with g_machine at most
+    # its natural interval, so half strength misses by 50 less that interval
+    reference_g = summary["reference"]["g"]
+    assert g["max_abs_err"] == pytest.approx(50 - reference_g, rel=0.01)
     assert any("g rose by" in f for f in g["failures"])
     for other in ("o", "L", "G"):
         assert summary["knobs"][other]["pass"], other
     assert any(not r["within_bound"] for r in rows if r["knob"] == "g" and r["set_value"] == 100)
+
+
+def test_gap_is_judged_as_a_minimum_spacing():
+    # LogP: a stream whose natural interval is 0.6 us runs at max(0.6, g_machine + set);
+    # the largest setting tells g_machine, the smaller ones are judged with it.
+    g_machine = cal.machine_gap(10.0, 9.45, 0.6)
+    assert g_machine == pytest.approx(0.05)
+    assert cal.expected_increase("g", "g", 10.0, 0.6, g_machine) == pytest.approx(9.45)
+    assert cal.expected_increase("g", "g", 1.0, 0.6, g_machine) == pytest.approx(0.45)
+    assert cal.expected_increase("g", "g", 0.5, 0.6, g_machine) == 0.0  # below the stream's own interval
+    # g_machine lies between 0 and the natural interval, so a weak or strong knob cannot hide
+    assert cal.machine_gap(10.0, 5.0, 0.6) == 0.0
+    assert cal.machine_gap(10.0, 20.0, 0.6) == 0.6
+    # the other knobs add exactly their set value
+    assert cal.expected_increase("L", "L", 10.0, 0.6, 0.3) == 10.0
+    assert cal.expected_increase("o", "o_r", 10.0, 0.6, 0.3) == 10.0
+
+
+def test_logp_gap_apparatus_passes_and_half_or_double_gap_fails():
+    # The probe's stream at natural interval 0.6 us under an apparatus with g_machine 0.05
+    def judged(strength):
+        sweep = [0.0, 1.0, 10.0]
+        measured = [max(0.6, 0.05 + strength * s) - 0.6 for s in sweep]
+        g_machine = cal.machine_gap(sweep[-1], measured[-1], 0.6)
+        return [abs(m - cal.expected_increase("g", "g", s, 0.6, g_machine)) <= cal.bound_for("g", "g", s, 65536)
+                for s, m in zip(sweep, measured)]
+    assert all(judged(1.0))
+    assert not all(judged(0.5)) and not all(judged(2.0))
 
 
 def test_half_strength_G_is_flagged():
