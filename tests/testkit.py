@@ -40,3 +40,14 @@ def run(cmd, timeout=120, env=None, check=False, **kw):
     if check and proc.returncode != 0:
         raise AssertionError(f"{cmd} exited {proc.returncode}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}")
     return proc
+
+
+def figures(proc):
+    """The `name = value` lines a test program (loggp-timing) prints, after checking it succeeded."""
+    assert proc.returncode == 0, f"exit {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
+    out = {}
+    for line in proc.stdout.splitlines():
+        key, sep, value = line.partition("=")
+        if sep:
+            out[key.strip()] = float(value)
+    return out

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.testkit import built, installed, run
+from tests.testkit import built, figures, installed, run
 
 # Timed tests keep to np=2 and compare figures measured side by side.
 NP = "2"
@@ -21,16 +21,6 @@ NP = "2"
 
 def loggp_run(*args, timeout=180, env=None):
     return run([installed("loggp"), "run", "-n", NP, "--quiet", *args], timeout=timeout, env=env)
-
-
-def figures(proc):
-    assert proc.returncode == 0, f"exit {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
-    out = {}
-    for line in proc.stdout.splitlines():
-        key, sep, value = line.partition("=")
-        if sep:
-            out[key.strip()] = float(value)
-    return out
 
 
 def timing(*args, knobs=(), engine="libfabric", env=None):

@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from tests.testkit import built, installed, run
+from tests.testkit import built, figures, installed, run
 
 ROUNDS = 3
 ATTEMPTS = 6
@@ -25,13 +25,7 @@ PAUSE_S = 10
 def timing(*args, knobs=()):
     proc = run([installed("loggp"), "run", "-n", "2", "--quiet", "--engine", "libfabric", *knobs, "--",
                 built("shim/tests/loggp-test-timing"), *args], timeout=180)
-    assert proc.returncode == 0, f"exit {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
-    out = {}
-    for line in proc.stdout.splitlines():
-        key, sep, value = line.partition("=")
-        if sep:
-            out[key.strip()] = float(value)
-    return out
+    return figures(proc)
 
 
 def tolerance_us(expected_us):
@@ -103,10 +97,10 @@ def test_latency_counts_every_flight_of_the_providers_protocol(what, args, key, 
             base.append(timing(*args)[key])
             held.append(timing(*args, knobs=("--L", f"{L_us:g}us"))[key])
         base_med = statistics.median(base)
-        figures = [h - base_med for h in held] if judged == "increase" else held
+        readings = [h - base_med for h in held] if judged == "increase" else held
         history.append(f"attempt {attempt + 1}: baseline {base}, L={L_us:g}us {held}")
         # the baseline must be far below what L adds for the flights to be counted
-        if base_med <= expected_us / 4 and all(abs(x - expected_us) <= tol for x in figures):
+        if base_med <= expected_us / 4 and all(abs(x - expected_us) <= tol for x in readings):
             return
         if attempt + 1 < ATTEMPTS:
             time.sleep(PAUSE_S)
