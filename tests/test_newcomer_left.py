@@ -1,0 +1,80 @@
+"""Issue 20, what the first pass left: one exit-code rule for `loggp calibrate` and `loggp main`,
+figure panels that show what failed, a report without empty panels, a probe that records its
+knobs."""
+import importlib.util
+import json
+
+import numpy as np
+import pytest
+
+from loggp import main as mainmod
+from loggp.experiments import calibrate as cal
+from tests.testkit import ROOT
+
+_spec = importlib.util.spec_from_file_location("exp_synthetic", ROOT / "experiments" / "tests" / "exp_synthetic.py")
+exp_synthetic = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(exp_synthetic)
+
+
+def synthetic_runner(**apparatus):
+    rng = np.random.default_rng(5)
+
+    def runner(knob_sets, probe_args):
+        return [exp_synthetic.synthetic_probe(cal.CAL_SIZES, knobs=k, rng=rng, **apparatus) for k in knob_sets]
+    return runner
+
+
+# ------------------------------------------------------------------ 1. one exit-code rule
+
+def main_job_with(monkeypatch, tmp_path, **apparatus):
+    """`loggp main`'s job on a synthetic apparatus and a stand-in study."""
+    from loggp.harness import study
+
+    real_calibrate = cal.main
+    monkeypatch.setattr(cal, "main", lambda argv: real_calibrate(argv + ["--no-baseline", "--retries", "0"],
+                                                                   runner=synthetic_runner(**apparatus)))
+    report = tmp_path / "report.html"
+    report.write_text("<html></html>")
+    monkeypatch.setattr(study, "run_default", lambda out, calibration: str(report))
+    return mainmod.main_job(tmp_path / "main", skip_calibration=False)
+
+
+def test_a_missed_goal_exits_3_in_calibrate_and_in_main(monkeypatch, tmp_path, capsys):
+    half_gap = {"scale": {"g": 0.5}}
+    rc_cal = cal.main(["--quick", "--knobs", "g", "--out", str(tmp_path / "cal"), "--no-baseline",
+                       "--retries", "0"], runner=synthetic_runner(**half_gap))
+    rc_main = main_job_with(monkeypatch, tmp_path, **half_gap)
+    captured = capsys.readouterr()
+    assert (rc_cal, rc_main) == (3, 3)
+    assert "MISS: g rose by" in captured.out
+    summary = [line for line in captured.err.splitlines() if "missed the accuracy goal" in line]
+    assert len(summary) == 1 and "g" in summary[0] and "exit 3" in summary[0], captured.err
+    assert "report: " in captured.out, "the study still ran and its report is named"
+
+    # resumed: the calibration is not rerun, its verdict still sets the exit status
+    monkeypatch.setattr(cal, "main", lambda argv: pytest.fail("a finished calibration is not rerun"))
+    assert mainmod.main_job(tmp_path / "main", skip_calibration=False) == 3
+
+
+def test_a_healthy_apparatus_exits_0_in_calibrate_and_in_main(monkeypatch, tmp_path, capsys):
+    rc_cal = cal.main(["--quick", "--knobs", "g", "--out", str(tmp_path / "cal"), "--no-baseline",
+                       "--retries", "0"], runner=synthetic_runner())
+    rc_main = main_job_with(monkeypatch, tmp_path)
+    captured = capsys.readouterr()
+    assert (rc_cal, rc_main) == (0, 0), captured.out + captured.err
+    assert "missed the accuracy goal" not in captured.err
+
+
+def test_a_failed_calibration_run_is_an_error_not_a_miss(monkeypatch, tmp_path, capsys):
+    def broken(knob_sets, probe_args):
+        raise cal.CalibrationError("the probe died")
+    real_calibrate = cal.main
+    monkeypatch.setattr(cal, "main", lambda argv: real_calibrate(argv, runner=broken))
+    assert mainmod.main_job(tmp_path / "main", skip_calibration=False) == 1
+    assert "calibration failed (exit 1)" in capsys.readouterr().err
+
+
+def test_both_helps_state_the_rule():
+    for text in (cal.parser().format_help(), mainmod.MainCommand().parser().format_help()):
+        flat = " ".join(text.split())
+        assert "Exit status" in flat and "3 the" in flat and "missed its accuracy goal" in flat, text
