@@ -78,3 +78,43 @@ def test_both_helps_state_the_rule():
     for text in (cal.parser().format_help(), mainmod.MainCommand().parser().format_help()):
         flat = " ".join(text.split())
         assert "Exit status" in flat and "3 the" in flat and "missed its accuracy goal" in flat, text
+
+
+# ------------------------------------------------------------------ 2. figure panels
+
+def calibrated(sweeps, **apparatus):
+    summary, _, _ = cal.calibrate(sweeps, synthetic_runner(**apparatus), [], None, retries=0, log=lambda *_: None)
+    return summary
+
+
+def test_a_failing_cross_talk_of_another_unit_is_drawn_and_named():
+    # G (ns/B) leaking into o_r (us): the old error panel drew only ns/B cross-talk under G.
+    summary = calibrated({"G": [0, 0.5, 2]}, leak={("G", "o_r"): 0.3})
+    k = summary["knobs"]["G"]
+    assert not k["crosstalk"]["o_r"]["pass"]
+    panel = cal.panel_contents("G", k)
+    assert panel["title"].startswith("G: FAIL") and "o_r cross-talk" in panel["title"]
+    drawn = {s["label"]: s for s in panel["errors"]}
+    o_r = drawn["o_r (cross-talk)"]
+    assert o_r["failing"][-1], o_r  # 0.6 us at G = 2 ns/B against a 0.1 us bound
+    assert all(abs(y) > 1 for y, bad in zip(o_r["y"], o_r["failing"]) if bad), "outside the goal band"
+    # the measures that passed stay inside it
+    assert not any(drawn["G"]["failing"]) and all(abs(y) <= 1 for y in drawn["G"]["y"])
+
+
+def test_a_failing_measure_is_drawn_outside_its_band():
+    summary = calibrated({"G": [0, 0.5, 2]}, scale={"G": 0.5})
+    panel = cal.panel_contents("G", summary["knobs"]["G"])
+    assert panel["title"].startswith("G: FAIL (G")
+    g = next(s for s in panel["errors"] if s["label"] == "G")
+    assert g["failing"][-1] and g["y"][-1] < -1, g
+    ok = cal.panel_contents("G", calibrated({"G": [0, 0.5, 2]})["knobs"]["G"])
+    assert ok["title"] == "G: PASS" and not any(any(s["failing"]) for s in ok["errors"])
+
+
+def test_the_figure_is_drawn_from_the_panel_data(tmp_path):
+    summary = calibrated({"G": [0, 0.5, 2], "L": [0, 1, 10]}, leak={("G", "o_r"): 0.3})
+    cal.plot_calibration(summary, tmp_path / "c.png")
+    assert (tmp_path / "c.png").read_bytes()[:4] == b"\x89PNG"
+    svg = (tmp_path / "c.svg").read_text()
+    assert "o_r cross-talk" in svg and "outside its goal" in svg

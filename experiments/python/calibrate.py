@@ -450,9 +450,32 @@ def probe_rows(label_runs):
     return out
 
 
+def panel_contents(knob, k):
+    """What one knob's column of the figure draws, as data. The error panel draws every
+    measure and every cross-talk in units of its own bound (us and ns/B share one axis; the
+    goal band is -1..1), so a failing point, whatever its unit, is drawn outside the band and
+    marked; the title names what failed."""
+    x = [float(v) for v in k["values"]]
+    failing = [p for p, m in k["measures"].items() if not m["pass"]]
+    failing += [f"{p} cross-talk" for p, c in k["crosstalk"].items() if not c["pass"]]
+    title = f"{knob}: PASS" if k["pass"] else f"{knob}: FAIL ({', '.join(failing)})"
+    top = [{"label": f"{p} (slope {m['slope']:.3f})", "x": x, "y": list(m["measured"])}
+           for p, m in k["measures"].items()]
+    errors = []
+    for p, m in k["measures"].items():
+        ratio = [(mv - ev) / b for mv, ev, b in zip(m["measured"], m["expected"], m["bounds"])]
+        errors.append({"label": p, "kind": "measure", "x": x, "y": ratio,
+                       "failing": [abs(r) > 1 for r in ratio]})
+    for p, c in k["crosstalk"].items():
+        ratio = [mv / b for mv, b in zip(c["moved"], c["bounds"])]
+        errors.append({"label": f"{p} (cross-talk)", "kind": "crosstalk", "x": x, "y": ratio,
+                       "failing": [abs(r) > 1 for r in ratio]})
+    return {"title": title, "pass": k["pass"], "failing": failing, "top": top, "errors": errors}
+
+
 def plot_calibration(summary, out_png):
-    """One column per knob: measured increase vs set with y = x on top; below, the errors
-    of the knob's own measures and the cross-talk of the others against the bound."""
+    """One column per knob: measured increase vs set with y = x on top; below, the error of
+    each of the knob's measures and the cross-talk of the others, each over its own bound."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -463,32 +486,35 @@ def plot_calibration(summary, out_png):
     markers = "osD^v<>"
     for col, knob in enumerate(knobs):
         k = summary["knobs"][knob]
+        panel = panel_contents(knob, k)
         ax, axr = axes[0, col], axes[1, col]
-        x = np.array(k["values"])
-        for i, (param, meas) in enumerate(k["measures"].items()):
-            ax.plot(x, meas["measured"], markers[i % len(markers)], label=f"{param} (slope {meas['slope']:.3f})")
-            axr.plot(x, np.array(meas["measured"]) - x, markers[i % len(markers)] + "-", ms=4, label=param)
-        top = max(x.max(), 1e-9)
+        for i, series in enumerate(panel["top"]):
+            ax.plot(series["x"], series["y"], markers[i % len(markers)], label=series["label"])
+        top = max(max(k["values"]), 1e-9)
         ax.plot([0, top], [0, top], "k-", lw=0.8, label="y = x")
-        ax.set_title(f"{knob}: {'PASS' if k['pass'] else 'FAIL'}", color="green" if k["pass"] else "red")
+        ax.set_title(panel["title"], color="green" if panel["pass"] else "red", fontsize=9)
         ax.set_xlabel(f"set increase [{k['unit']}]")
         ax.set_ylabel(f"measured increase [{k['unit']}]")
         ax.legend(fontsize=7)
         ax.grid(True, alpha=0.3)
-        for i, (param, ct) in enumerate(k["crosstalk"].items()):
-            if (param in PER_BYTE) != (knob == "G"):
-                continue  # a different unit; reported in calibration.json and the CSV
-            axr.plot(x, ct["moved"], markers[(i + 3) % len(markers)], mfc="none", ms=5, color="grey",
-                     label=f"{param} (cross-talk)")
-        bounds = np.array(next(iter(k["measures"].values()))["bounds"])
-        order = np.argsort(x)
-        axr.fill_between(x[order], -bounds[order], bounds[order], color="green", alpha=0.12, label="goal")
+        for i, series in enumerate(panel["errors"]):
+            x, y = np.array(series["x"]), np.array(series["y"])
+            if series["kind"] == "measure":
+                axr.plot(x, y, markers[i % len(markers)] + "-", ms=4, label=series["label"])
+            else:
+                axr.plot(x, y, markers[i % len(markers)], mfc="none", ms=5, color="grey", label=series["label"])
+            bad = np.array(series["failing"])
+            if bad.any():
+                axr.plot(x[bad], y[bad], "x", color="red", ms=9, mew=2)
+        if any(any(s["failing"]) for s in panel["errors"]):
+            axr.plot([], [], "x", color="red", ms=9, mew=2, label="outside its goal")
+        axr.axhspan(-1, 1, color="green", alpha=0.12, label="goal")
         axr.axhline(0, color="black", lw=0.8)
         axr.set_xlabel(f"set increase [{k['unit']}]")
-        axr.set_ylabel(f"error [{k['unit']}]")
+        axr.set_ylabel("error / its bound")
         axr.legend(fontsize=6)
         axr.grid(True, alpha=0.3)
-    fig.suptitle("loggp calibration: measured vs set (goal band shaded)")
+    fig.suptitle("loggp calibration: measured vs set; errors over their bound (goal band shaded)")
     fig.tight_layout()
     out_png = Path(out_png)
     fitmod.atomic_write(out_png, lambda tmp: fig.savefig(tmp, format="png", dpi=100))
