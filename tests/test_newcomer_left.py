@@ -3,6 +3,7 @@ figure panels that show what failed, a report without empty panels, a probe that
 knobs."""
 import importlib.util
 import json
+import os
 
 import numpy as np
 import pytest
@@ -118,3 +119,41 @@ def test_the_figure_is_drawn_from_the_panel_data(tmp_path):
     assert (tmp_path / "c.png").read_bytes()[:4] == b"\x89PNG"
     svg = (tmp_path / "c.svg").read_text()
     assert "o_r cross-talk" in svg and "outside its goal" in svg
+
+
+# ------------------------------------------------------------------ 3. the report
+
+def analysis_helpers():
+    spec = importlib.util.spec_from_file_location(
+        "analysis_study", ROOT / "analysis" / "tests" / "test_analysis_study.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_one_knob_study_draws_no_empty_panel_and_no_empty_header(tmp_path):
+    import re
+
+    from loggp.analysis import analyze, report
+    helpers = analysis_helpers()
+    runs = [r for r in helpers.synthetic_runs() if r["sweep"] in ("baseline", "L")]
+    results = tmp_path / "res"
+    helpers.write_store(str(results), runs)
+    curves = analyze.analyse_dir(str(results)).curves
+    assert {c.knob for c in curves} == {"L"}
+
+    assert report.sensitivity_panels(curves) == ["L"]
+    assert report.linear_model_panels(curves) == ["T0"], "no B panel: G was not swept"
+    colours = report._colours([c.label for c in curves])
+    for figure in (report.sensitivity_figure(curves, colours),
+                   report.linear_model_figure(curves, colours, None)):
+        assert len(figure.axes) == 1
+        assert all(ax.lines or ax.patches for ax in figure.axes), "every panel draws something"
+
+    page = open(report.write(str(results))).read()
+    assert not re.search(r"<tr>(<th>\s*</th>)+</tr>", page), "a header row of empty cells"
+    assert "<th></th>" not in page
+    assert 'class="meta"><tbody>' in page, "the study's key/value table has no header row"
+    drawn = set(os.listdir(results / "report"))
+    assert {"knob_L.png", "sensitivity.png", "linear_model.png"} <= drawn and "knob_o.png" not in drawn
+

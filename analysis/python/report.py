@@ -119,8 +119,27 @@ def knob_figure(curves, knob, colours):
     return fig
 
 
+def sensitivity_panels(curves):
+    """The knobs the sensitivity figure gets a panel for: those with a fitted slope; a knob
+    the study did not sweep (or swept at one value only) would be an empty panel."""
+    return [k for k in analyze.KNOB_ORDER if any(c.knob == k and c.fit for c in curves)]
+
+
+def linear_model_panels(curves):
+    """The panels of the linear-model figure that have something to draw: T0 (o, L) and B (G)."""
+    panels = []
+    if any(c.knob in T0_MARKERS for c in curves):
+        panels.append("T0")
+    if any(c.knob == "G" for c in curves):
+        panels.append("B")
+    return panels
+
+
+T0_MARKERS = {"o": "o", "o_s": "^", "o_r": "v", "L": "s"}
+
+
 def sensitivity_figure(curves, colours):
-    knobs = [k for k in analyze.KNOB_ORDER if any(c.knob == k for c in curves)]
+    knobs = sensitivity_panels(curves)
     fig, axes = plt.subplots(1, len(knobs), figsize=(3.2 * len(knobs) + 0.5, 3.6), squeeze=False)
     for ax, knob in zip(axes[0], knobs):
         cs = [c for c in curves if c.knob == knob and c.fit]
@@ -141,15 +160,17 @@ def sensitivity_figure(curves, colours):
 
 
 def linear_model_figure(curves, colours, regimes):
-    """Slowdown against the linear model's T0 and B."""
+    """Slowdown against the linear model's T0 and B, one panel for each the study swept."""
     base_T0, base_B = calib.base_values(regimes) if regimes else (None, None)
-    fig, (a0, a1) = plt.subplots(1, 2, figsize=(10, 4))
-    markers = {"o": "o", "o_s": "^", "o_r": "v", "L": "s"}
+    panels = linear_model_panels(curves)
+    fig, axes = plt.subplots(1, len(panels), figsize=(5 * len(panels), 4), squeeze=False)
+    ax_of = dict(zip(panels, axes[0]))
+    a0, a1 = ax_of.get("T0"), ax_of.get("B")
     for c in curves:
         col = colours[c.label]
-        if c.knob in markers:
+        if c.knob in T0_MARKERS:
             x = [calib.added_T0_us(c.knob, p.value) + (base_T0 or 0) for p in c.points]
-            a0.plot(x, [p.slowdown for p in c.points], marker=markers[c.knob], color=col,
+            a0.plot(x, [p.slowdown for p in c.points], marker=T0_MARKERS[c.knob], color=col,
                     ls="-" if c.knob == "o" else ":", label=f"{c.label}, {c.knob}")
         if c.knob == "G":
             if base_B:
@@ -157,19 +178,21 @@ def linear_model_figure(curves, colours, regimes):
             else:
                 x = [p.value for p in c.points]
             a1.plot(x, [p.slowdown for p in c.points], marker="D", color=col, label=c.label)
-    a0.set_xlabel("T0, one-way start-up cost (us)" if base_T0 is not None
-                  else "added T0 = o_s + o_r + L (us; no calibration given)")
-    a0.set_ylabel("slowdown")
-    a0.set_title("o and L both raise T0: do they cost the same?", fontsize=10)
-    if base_B:
+    if a0 is not None:
+        a0.set_xlabel("T0, one-way start-up cost (us)" if base_T0 is not None
+                      else "added T0 = o_s + o_r + L (us; no calibration given)")
+        a0.set_ylabel("slowdown")
+        a0.set_title("o and L both raise T0: do they cost the same?", fontsize=10)
+    if a1 is not None and base_B:
         a1.set_xlabel("B, bulk bandwidth (bytes/us, log scale)")
         a1.set_xscale("log")
         a1.invert_xaxis()
         a1.set_title("G lowers B (axis reversed: slower to the right)", fontsize=10)
-    else:
+    elif a1 is not None:
         a1.set_xlabel("added 1/B = G (ns/B; no calibration given)")
         a1.set_title("G lowers the bulk bandwidth B", fontsize=10)
-    for ax in (a0, a1):
+    for ax in ax_of.values():
+        ax.set_ylabel("slowdown")
         ax.grid(alpha=0.3)
         ax.axhline(1.0, color="grey", lw=0.8)
         if ax.get_legend_handles_labels()[0]:
@@ -207,10 +230,12 @@ def _img(png, alt):
 
 
 def _table(header, rows, cls=""):
-    head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
+    """An HTML table; header None gives none (a key/value table needs no row of empty cells)."""
+    head = ("<thead><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in header) + "</tr></thead>"
+            if header else "")
     body = "".join("<tr>" + "".join(f"<td>{html.escape(_fmt(c))}</td>" for c in row) + "</tr>"
                    for row in rows)
-    return f'<table class="{cls}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+    return f'<table class="{cls}">{head}<tbody>{body}</tbody></table>'
 
 
 def _flags_text(curve):
@@ -318,13 +343,14 @@ def write(results_dir, calibration_path=None):
     sections = []
     figures = {}
     if a.curves:
-        figures["sensitivity"] = _save_figure(sensitivity_figure(a.curves, colours), out_dir,
-                                              "sensitivity")
+        if sensitivity_panels(a.curves):
+            figures["sensitivity"] = _save_figure(sensitivity_figure(a.curves, colours), out_dir,
+                                                  "sensitivity")
         for knob in analyze.KNOB_ORDER:
             cs = [c for c in a.curves if c.knob == knob]
             if cs:
                 figures[knob] = _save_figure(knob_figure(cs, knob, colours), out_dir, f"knob_{knob}")
-        if any(c.knob in ("o", "o_s", "o_r", "L", "G") for c in a.curves):
+        if linear_model_panels(a.curves):
             figures["linear"] = _save_figure(linear_model_figure(a.curves, colours, regimes),
                                              out_dir, "linear_model")
     figures["drift"] = _save_figure(drift_figure(a.runs, bench_colours), out_dir, "drift")
@@ -399,7 +425,7 @@ def write(results_dir, calibration_path=None):
     page = (f"<!DOCTYPE html><html><head><meta charset='utf-8'>"
             f"<title>loggp study {html.escape(f.get('name', ''))}</title><style>{CSS}</style>"
             f"</head><body><h1>loggp study: {html.escape(f.get('name', ''))}</h1>"
-            + _table(["", ""], meta, "meta") + "".join(sections) + "</body></html>")
+            + _table(None, meta, "meta") + "".join(sections) + "</body></html>")
     path = os.path.join(out_dir, "report.html")
     _atomic_write(path, page)
     return path
