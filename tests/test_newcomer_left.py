@@ -157,3 +157,64 @@ def test_a_one_knob_study_draws_no_empty_panel_and_no_empty_header(tmp_path):
     drawn = set(os.listdir(results / "report"))
     assert {"knob_L.png", "sensitivity.png", "linear_model.png"} <= drawn and "knob_o.png" not in drawn
 
+
+
+# ------------------------------------------------------------------ 4. the probe records its knobs
+
+def probe(tmp_path, name, *knob_flags):
+    from tests.testkit import installed, run
+    out = tmp_path / name
+    proc = run([installed("loggp"), "probe", *knob_flags, "--sizes", "8,64,16384,65536", "--time-limit", "0.2",
+                "--json", out], timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return out
+
+
+def test_the_probe_records_the_knobs_in_force_and_fit_reads_them(tmp_path, capsys):
+    from loggp.experiments import fit
+    base, knobbed = probe(tmp_path, "base.json"), probe(tmp_path, "L10.json", "--L", "10us")
+    recorded = json.loads(knobbed.read_text())
+    assert recorded["knobs"] == {"o_s": "0ns", "o_r": "0ns", "g": "0ns", "G": "0ns/B", "L": "10us"}
+    assert "libloggp.so" in recorded["knobs_source"]
+    plain = json.loads(base.read_text())
+    assert plain["knobs"]["L"] == "0ns" and plain["knobs_source"].startswith("no libloggp.so preloaded")
+
+    assert fit.main([str(knobbed), "--baseline", str(base), "--json", str(tmp_path / "c.json")]) == 0
+    assert "L=10us" in capsys.readouterr().out
+    assert json.loads((tmp_path / "c.json").read_text())["knobs"]["L"] == 10.0
+
+
+def synthetic_file(tmp_path, name, knobs=None, record=None):
+    data = exp_synthetic.synthetic_probe(cal.CAL_SIZES, knobs=knobs)
+    if record is not None:
+        data["knobs"] = record
+    path = tmp_path / name
+    path.write_text(json.dumps(data))
+    return str(path)
+
+
+ZERO = {"o_s": "0ns", "o_r": "0ns", "g": "0ns", "G": "0ns/B", "L": "0ns"}
+
+
+@pytest.mark.parametrize("record, flags, message", [
+    (None, [], "does not record them"),                              # an older probe: still refused
+    ({**ZERO, "L": "10us"}, ["--L", "5us"], "differ from those"),     # the flags contradict the record
+    ({**ZERO, "L": "ten"}, [], "'ten'"),                               # a bad record names its value
+])
+def test_fit_refuses_when_the_knobs_are_unknown_or_contradicted(tmp_path, capsys, record, flags, message):
+    from loggp.experiments import fit
+    base = synthetic_file(tmp_path, "base.json", record=ZERO)
+    knobbed = synthetic_file(tmp_path, "k.json", knobs={"L": 10.0}, record=record)
+    assert fit.main([knobbed, "--baseline", base, *flags]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_fit_refuses_a_baseline_that_ran_with_knobs(tmp_path, capsys):
+    from loggp.experiments import fit
+    base = synthetic_file(tmp_path, "base.json", knobs={"L": 10.0}, record={**ZERO, "L": "10us"})
+    knobbed = synthetic_file(tmp_path, "k.json", knobs={"L": 10.0}, record={**ZERO, "L": "10us"})
+    assert fit.main([knobbed, "--baseline", base]) == 2
+    assert "a baseline is a run without knobs" in capsys.readouterr().err
+    # the flags still serve a file that records nothing
+    older = synthetic_file(tmp_path, "older.json", knobs={"L": 10.0})
+    assert fit.main([older, "--baseline", synthetic_file(tmp_path, "b0.json"), "--L", "10us"]) == 0

@@ -13,6 +13,17 @@
 /* libloggp rereads its knob file every 4 ms; a set not in force after this is an error. */
 #define KNOB_TAKEUP_LIMIT_US 2e6
 
+/* The knobs in force on this rank: libloggp's own view when preloaded (1), else none
+ * apply and every knob is zero (0). */
+int knobs_in_force(loggp_knobs *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!loggp_live_knobs)
+        return 0;
+    loggp_live_knobs(out);
+    return 1;
+}
+
 /* Waits until this rank's libloggp has knob set k in force; -1 after the limit. */
 int await_knob_set(int k)
 {
@@ -102,7 +113,7 @@ int drive_sets(int np, double start)
         printf("%d knob sets x %d rounds in %.2f s\n", sets, rounds, elapsed);
         fflush(stdout);
     }
-    results out = {set_ptr, n, s, rv, sets, elapsed};
+    results out = {.res = set_ptr, .n = n, .s = s, .rv = rv, .sets = sets, .elapsed_s = elapsed};
     if (opt.json_path && write_json(opt.json_path, &out, np) != 0)
         rc = 1;
 done:

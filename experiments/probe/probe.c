@@ -21,6 +21,7 @@
 #include "probe.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 options opt;
 
@@ -35,7 +36,13 @@ static int drive(int np)
         return rc;
     }
     static size_result res[MAX_SIZES];
+    /* The knobs are recorded so that a fit need not be told them; a change while the
+     * probe measured (loggp-knobs set) leaves them unknown. */
+    loggp_knobs before, after;
+    int preloaded = knobs_in_force(&before);
     int n = measure_signature(res, 1);
+    knobs_in_force(&after);
+    int steady = !memcmp(before.ps, after.ps, sizeof before.ps);
     command_server(CMD_QUIT, 0, 0, 0);
     summary s = summarize_signature(res, n, opt.max_size);
     double elapsed = (now_us() - start) * 1e-6;
@@ -45,7 +52,11 @@ static int drive(int np)
         fflush(stdout);
     }
     const size_result *set_ptr[1] = {res};
-    results out = {set_ptr, &n, &s, NULL, 0, elapsed};
+    const char *source = !preloaded ? "no libloggp.so preloaded: no knobs apply"
+                         : steady ? "libloggp.so on rank 0, in force from start to end"
+                                  : "unknown: the knobs changed while the probe measured";
+    results out = {.res = set_ptr, .n = &n, .s = &s, .knobs = steady ? &before : NULL,
+                   .knobs_source = source, .elapsed_s = elapsed};
     if (opt.json_path && write_json(opt.json_path, &out, np) != 0)
         return 1;
     return 0;

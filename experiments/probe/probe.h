@@ -93,6 +93,7 @@ int measure_signature(size_result *res, int shares);
 /* The libloggp.so knobs in force in this process, when preloaded (weak: NULL otherwise). */
 extern void loggp_live_knobs(loggp_knobs *out) __attribute__((weak));
 int await_knob_set(int k);
+int knobs_in_force(loggp_knobs *out); /* 1: libloggp's view; 0: not preloaded, all zero */
 int drive_sets(int np, double start);
 
 /* ---- report.c */
@@ -108,6 +109,8 @@ typedef struct {
     const int *n;
     const summary *s;
     const round_view *rv; /* NULL for one run */
+    const loggp_knobs *knobs; /* one run: the knobs in force throughout, NULL if they changed */
+    const char *knobs_source; /* one run: where the knobs come from */
     int sets;
     double elapsed_s;
 } results;

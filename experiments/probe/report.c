@@ -49,6 +49,17 @@ static void print_ci_json(FILE *f, const char *name, const size_result *r, int s
     fprintf(f, "}, ");
 }
 
+/* Knob values as the knob file writes them: {"o_s": "10us", ..., "G": "0ns/B"}. */
+static void print_knobs_json(FILE *f, const loggp_knobs *k)
+{
+    fputc('{', f);
+    for (int i = 0; i < LOGGP_KNOB_COUNT; i++) {
+        char text[64];
+        loggp_format_knob((loggp_knob_id)i, k->ps[i], text, sizeof text);
+        fprintf(f, "\"%s\": \"%s\"%s", loggp_knob_table[i].name, text, i + 1 < LOGGP_KNOB_COUNT ? ", " : "}");
+    }
+}
+
 static int send_waits(void) { return opt.send_mode != SEND_NONBLOCKING; }
 
 /* Why L reads as it does: where it comes from, and why it was clamped. */
@@ -147,6 +158,14 @@ int write_json(const char *path, const results *out, int np)
             opt.rel_ci, opt.abs_ci_us, opt.min_samples, opt.max_samples, opt.time_limit_s);
     fprintf(f, "  \"elapsed_s\": %.3f,\n", out->elapsed_s);
     if (!out->sets) {
+        fprintf(f, "  \"knobs\": ");
+        if (out->knobs)
+            print_knobs_json(f, out->knobs);
+        else
+            fprintf(f, "null");
+        fprintf(f, ",\n  \"knobs_source\": ");
+        print_json_string(f, out->knobs_source);
+        fprintf(f, ",\n");
         write_result_json(f, out->res[0], out->n[0], &out->s[0], NULL, "  ");
         fprintf(f, "\n}\n");
     } else {
@@ -154,12 +173,9 @@ int write_json(const char *path, const results *out, int np)
         for (int k = 0; k < out->sets; k++) {
             fprintf(f, "    {\"spec\": ");
             print_json_string(f, opt.set_specs[k]);
-            fprintf(f, ", \"knobs\": {");
-            for (int i = 0; i < LOGGP_KNOB_COUNT; i++) {
-                char text[64];
-                loggp_format_knob((loggp_knob_id)i, opt.sets[k].ps[i], text, sizeof text);
-                fprintf(f, "\"%s\": \"%s\"%s", loggp_knob_table[i].name, text, i + 1 < LOGGP_KNOB_COUNT ? ", " : "},\n");
-            }
+            fprintf(f, ", \"knobs\": ");
+            print_knobs_json(f, &opt.sets[k]);
+            fprintf(f, ",\n");
             write_result_json(f, out->res[k], out->n[k], &out->s[k], &out->rv[k], "     ");
             fprintf(f, "}%s\n", k + 1 < out->sets ? "," : "");
         }

@@ -263,6 +263,44 @@ def knob_increments(texts):
     return k
 
 
+def recorded_knobs(data, name):
+    """The knobs a probe file says were in force throughout its run (loggp-probe writes
+    libloggp.so's own view, or zero without it), as Knobs; None when it does not say: an
+    older probe, a --knob-set run, or knobs changed while it measured."""
+    texts = data.get("knobs")
+    if texts is None:
+        return None
+    if not isinstance(texts, dict) or set(texts) - {"o_s", "o_r", "g", "G", "L"}:
+        raise FitError(f"{name}: \"knobs\" {texts!r} is not a map of o_s, o_r, g, G, L to values")
+    try:
+        ns = parse_knob_values(texts)
+    except KnobError as err:
+        raise FitError(f"{name}: \"knobs\": {err}") from None
+    return Knobs(**{k: v if k == "G" else v / 1000.0 for k, v in ns.items()})
+
+
+def knobs_of_the_run(data, base, given, flags, probe_name, base_name):
+    """The knobs the probed run had: its file's record, or the flags given; refuses when
+    neither says, when they disagree, and a baseline that ran with knobs."""
+    if base is not None:
+        base_knobs = recorded_knobs(base, base_name)
+        if base_knobs is not None and base_knobs != Knobs():
+            raise FitError(f"--baseline {base_name} ran with knobs {format_knobs(base_knobs)}: a baseline is "
+                           f"a run without knobs")
+    recorded = recorded_knobs(data, probe_name)
+    if not given:
+        if recorded is None:
+            why = data.get("knobs_source") or "it predates loggp-probe recording them"
+            raise FitError(f"--baseline needs the knobs the probed run had, and {probe_name} does not record "
+                           f"them ({why}): give them (--o, --os, --or, --L, --G, e.g. --L 10us)")
+        return recorded
+    if recorded is not None and (recorded.o_s, recorded.o_r, recorded.G, recorded.L) != \
+            (flags.o_s, flags.o_r, flags.G, flags.L):
+        raise FitError(f"the knobs given ({format_knobs(flags)}) differ from those {probe_name} recorded "
+                       f"({format_knobs(recorded)}); leave the flags out to use the recorded ones")
+    return flags
+
+
 # ------------------------------------------------------------------ output
 
 def atomic_write(path, write):
@@ -353,7 +391,8 @@ def parser():
                    help="probe result without knobs: compare LogGP's prediction with this fit (default: none)")
     for knob, example in (("o", "1us"), ("os", "1us"), ("or", "1us"), ("L", "5us"), ("G", "0.5ns/B")):
         p.add_argument(f"--{knob}", metavar="T/B" if knob == "G" else "T",
-                       help=f"knob increment of the probed run (e.g. {example}); with --baseline (default 0)")
+                       help=f"knob increment of the probed run (e.g. {example}); with --baseline (default: "
+                            f"the knobs the probe file recorded; refused when it records none)")
     return p
 
 
@@ -371,14 +410,13 @@ class FitCommand(Command):
         given = [o for o in KNOB_OPTIONS if vars(args)[o] is not None]
         if not args.baseline and given:
             raise FitError("knob values need --baseline BASE.json to compare against")
-        if args.baseline and not given:
-            # The probe file does not record the knobs it ran under: zero is not assumed.
-            raise FitError("--baseline needs the knobs the probed run had (--o, --os, --or, --L, --G, e.g. "
-                           "--L 10us); give --L 0 to compare two runs without knobs")
         if args.plot and Path(args.plot).suffix.lower() != ".png":
             raise FitError(f"--plot '{args.plot}': expected a .png file name (the .svg goes next to it)")
         args.data = load_probe(args.probe)
         args.base = load_probe(args.baseline) if args.baseline else None
+        if args.base is not None:
+            # Zero is never assumed: the knobs come from the probe file's record or the flags.
+            args.knobs = knobs_of_the_run(args.data, args.base, given, args.knobs, args.probe, args.baseline)
 
     def run(self, args):
         try:
