@@ -92,14 +92,6 @@ def test_resume_accepts_a_comment_and_refuses_a_different_plan(tmp_path):
     assert "holds results of a different study" in proc.stderr and "now plans other runs" in proc.stderr
 
 
-def test_fit_against_a_baseline_refuses_to_assume_zero_knobs(tmp_path):
-    probe = tmp_path / "probe.json"
-    probe.write_text("{}")
-    proc = loggp("fit", probe, "--baseline", probe)
-    assert proc.returncode == 2
-    assert "--baseline needs the knobs the probed run had" in proc.stderr and "--L 0" in proc.stderr
-
-
 def test_fit_prints_knobs_as_knob_values():
     from loggp.experiments import fit
     assert fit.format_knobs(fit.knob_increments({"o": "1us", "G": "0.5ns/B", "L": "10us"})) == \

@@ -198,6 +198,7 @@ ZERO = {"o_s": "0ns", "o_r": "0ns", "g": "0ns", "G": "0ns/B", "L": "0ns"}
 
 @pytest.mark.parametrize("record, flags, message", [
     (None, [], "does not record them"),                              # an older probe: still refused
+    (None, [], "--L 0 for a run without knobs"),
     ({**ZERO, "L": "10us"}, ["--L", "5us"], "differ from those"),     # the flags contradict the record
     ({**ZERO, "L": "ten"}, [], "'ten'"),                               # a bad record names its value
 ])

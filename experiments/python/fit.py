@@ -292,7 +292,8 @@ def knobs_of_the_run(data, base, given, flags, probe_name, base_name):
         if recorded is None:
             why = data.get("knobs_source") or "it predates loggp-probe recording them"
             raise FitError(f"--baseline needs the knobs the probed run had, and {probe_name} does not record "
-                           f"them ({why}): give them (--o, --os, --or, --L, --G, e.g. --L 10us)")
+                           f"them ({why}): give them (--o, --os, --or, --L, --G, e.g. --L 10us; --L 0 for a "
+                           f"run without knobs)")
         return recorded
     if recorded is not None and (recorded.o_s, recorded.o_r, recorded.G, recorded.L) != \
             (flags.o_s, flags.o_r, flags.G, flags.L):
