@@ -13,8 +13,10 @@
         return call;                             \
     uint64_t bytes = type_bytes(count, type);    \
     count_sent(c, bytes);                        \
-    if (!fallback_on())                          \
+    if (!fallback_on()) {                        \
+        loggp_self_send(c, dest, comm);          \
         return call;                             \
+    }                                            \
     loggp_delays d;                              \
     loggp_fallback_before_send(c, &d);           \
     int rc = call;                               \
@@ -97,8 +99,10 @@ int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_
     uint64_t bytes = type_bytes(count, type);                       \
     int delaying = (dest) != MPI_PROC_NULL && fallback_on();        \
     loggp_delays d;                                                 \
-    if ((dest) != MPI_PROC_NULL)                                    \
+    if ((dest) != MPI_PROC_NULL) {                                  \
         count_sent(c, bytes);                                       \
+        loggp_self_send(c, dest, comm);                             \
+    }                                                               \
     if (delaying)                                                   \
         loggp_fallback_before_send(c, &d);                          \
     int rc = call;                                                  \

@@ -101,6 +101,11 @@ void loggp_fallback_after_send(const loggp_delays *d, uint64_t bytes);
 /* A receive completed with status st: count it and charge o_r. */
 void loggp_received(loggp_counters *c, const MPI_Status *st);
 
+/* Under the libfabric engine, a send to the caller's own rank: MPICH copies
+ * it locally and no libfabric call sees it, so o_s and the o_r of its
+ * receive (on this same CPU) are spun here, once, at the send. */
+void loggp_self_send(loggp_counters *c, int dest, MPI_Comm comm);
+
 /* ---- outstanding requests (requests.c) ---- */
 
 /* Outstanding receives and persistent requests (persistent ones survive completion). */
