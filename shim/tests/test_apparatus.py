@@ -202,6 +202,17 @@ def test_a_message_to_oneself_pays_both_overheads():
     assert_close(moved, 40.0, "--o 20us, one 5600 B message to oneself")
 
 
+def test_the_profile_charges_each_message_to_oneself_both_overheads(tmp_path):
+    out = tmp_path / "prof"
+    proc = loggp_run("--o", "1us", "--profile", out, "--", built("shim/tests/loggp-test-timing"), "self", "5600", "10")
+    assert proc.returncode == 0, proc.stderr
+    inj = [json.loads((out / f"profile.{r}.json").read_text())["injected_ns"] for r in range(2)]
+    # every message between the ranks adds o_s at one and o_r at the other, so
+    # the ranks' o_s + o_r differ by rank 0's 15 x 10 messages to itself
+    totals = [i["o_s"] + i["o_r"] for i in inj]
+    assert totals[0] - totals[1] == 15 * 10 * 2 * 1000, inj
+
+
 def assert_stream_interval(interval, gap_us, base, what):
     """LogP: consecutive injections at least g apart, so a stream's interval is
     g (plus at most the machine's own per-message time, `base`)."""
