@@ -40,9 +40,6 @@ def test_counts_from_a_real_cg_run(cg_profile):
     assert models.per_unit_cost(counts, "o") == pytest.approx(2 * 1683e-9)
 
 
-@pytest.mark.xfail(strict=True, reason="finding: libloggp.so charges o_s and o_r on only about 1287 of CG's "
-                   "1683 messages per rank; part of the 5600 B messages (past shm's 4 KiB eager limit) pay "
-                   "no o, so the o model over-predicts by ~30 % (see issue 12 item 6)")
 def test_o_model_predicts_the_delay_the_shim_injected(cg_profile):
     counts = models.busiest(cg_profile)
     predicted = models.per_unit_cost(counts, "o") * 1000  # o = 1 us = 1000 ns

@@ -186,12 +186,31 @@ def test_fallback_gap_spaces_a_stream():
     ("--os", "20us", "8", 20.0),
     ("--or", "20us", "8", 20.0),
     ("--o", "10us", "8", 20.0),   # o_s and o_r
+    ("--o", "20us", "5600", 40.0),   # past shm's 4 KiB inject limit
+    ("--o", "20us", "65536", 40.0),
     ("--L", "20us", "8", 20.0),
     ("--G", "1ns/B", "16384", 16.384),
 ])
 def test_each_knob_moves_the_half_round_trip(flag, value, size, expected_us):
     moved, _, _ = side_by_side("halfrtt_us", ("pingpong", size, "200"), (flag, value))
     assert_close(moved, expected_us, f"{flag} {value} half round trip increase at {size} B")
+
+
+def test_a_message_to_oneself_pays_both_overheads():
+    # MPICH copies it without libfabric: the PMPI layer charges o_s + o_r at the send
+    moved, _, _ = side_by_side("self_us", ("self", "5600", "200"), ("--o", "20us"))
+    assert_close(moved, 40.0, "--o 20us, one 5600 B message to oneself")
+
+
+def test_the_profile_charges_each_message_to_oneself_both_overheads(tmp_path):
+    out = tmp_path / "prof"
+    proc = loggp_run("--o", "1us", "--profile", out, "--", built("shim/tests/loggp-test-timing"), "self", "5600", "10")
+    assert proc.returncode == 0, proc.stderr
+    inj = [json.loads((out / f"profile.{r}.json").read_text())["injected_ns"] for r in range(2)]
+    # every message between the ranks adds o_s at one and o_r at the other, so
+    # the ranks' o_s + o_r differ by rank 0's 15 x 10 messages to itself
+    totals = [i["o_s"] + i["o_r"] for i in inj]
+    assert totals[0] - totals[1] == 15 * 10 * 2 * 1000, inj
 
 
 def assert_stream_interval(interval, gap_us, base, what):

@@ -5,16 +5,20 @@
 
 /* A send call: count it, and under the fallback engine wrap it in o_s and the pacer. */
 #define SEND_BODY(name, dest, count, type, call) \
-    if (loggp_pass_through())                    \
+    if (loggp_pass_through()) {                  \
+        loggp_self_send(dest, comm);             \
         return call;                             \
+    }                                            \
     loggp_counters *c = loggp_my_counters();     \
     COUNT_CALL(c, name);                         \
     if ((dest) == MPI_PROC_NULL)                 \
         return call;                             \
     uint64_t bytes = type_bytes(count, type);    \
     count_sent(c, bytes);                        \
-    if (!fallback_on())                          \
+    if (!fallback_on()) {                        \
+        loggp_self_send(dest, comm);             \
         return call;                             \
+    }                                            \
     loggp_delays d;                              \
     loggp_fallback_before_send(c, &d);           \
     int rc = call;                               \
@@ -97,8 +101,10 @@ int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_
     uint64_t bytes = type_bytes(count, type);                       \
     int delaying = (dest) != MPI_PROC_NULL && fallback_on();        \
     loggp_delays d;                                                 \
-    if ((dest) != MPI_PROC_NULL)                                    \
+    if ((dest) != MPI_PROC_NULL) {                                  \
         count_sent(c, bytes);                                       \
+        loggp_self_send(dest, comm);                                \
+    }                                                               \
     if (delaying)                                                   \
         loggp_fallback_before_send(c, &d);                          \
     int rc = call;                                                  \
@@ -111,8 +117,10 @@ int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_
 int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf,
                  int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
 {
-    if (loggp_pass_through())
+    if (loggp_pass_through()) {
+        loggp_self_send(dest, comm);
         return pmpi.Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status);
+    }
     SENDRECV_BODY(Sendrecv, dest, sendcount, sendtype,
                   pmpi.Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source,
                                 recvtag, comm, st))
@@ -121,8 +129,10 @@ int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int 
 int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int sendtag, int source, int recvtag,
                          MPI_Comm comm, MPI_Status *status)
 {
-    if (loggp_pass_through())
+    if (loggp_pass_through()) {
+        loggp_self_send(dest, comm);
         return pmpi.Sendrecv_replace(buf, count, type, dest, sendtag, source, recvtag, comm, status);
+    }
     SENDRECV_BODY(Sendrecv_replace, dest, count, type,
                   pmpi.Sendrecv_replace(buf, count, type, dest, sendtag, source, recvtag, comm, st))
 }

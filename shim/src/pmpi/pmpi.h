@@ -101,6 +101,17 @@ void loggp_fallback_after_send(const loggp_delays *d, uint64_t bytes);
 /* A receive completed with status st: count it and charge o_r. */
 void loggp_received(loggp_counters *c, const MPI_Status *st);
 
+/* Under the libfabric engine, a send to the caller's own rank: MPICH copies
+ * it locally and no libfabric call sees it, so o_s and the o_r of its
+ * receive (on this same CPU) are spun here, once, at the send. One load
+ * while every knob is zero. */
+void loggp_self_send_slow(int dest, MPI_Comm comm);
+static inline void loggp_self_send(int dest, MPI_Comm comm)
+{
+    if (__builtin_expect(loggp_live_active(), 0) && dest >= 0)
+        loggp_self_send_slow(dest, comm);
+}
+
 /* ---- outstanding requests (requests.c) ---- */
 
 /* Outstanding receives and persistent requests (persistent ones survive completion). */

@@ -2,7 +2,7 @@
  * message stream, allreduce and RMA epoch times, CPU time spent, and a
  * windowed ping-pong for live knob changes. Rank 0 prints key=value lines.
  *   timing pingpong SIZE ITERS | stream SIZE COUNT | allreduce ITERS |
- *          rma ITERS | cpu SIZE COUNT | live SECONDS */
+ *          rma ITERS | cpu SIZE COUNT | live SECONDS | self SIZE ITERS */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,6 +61,29 @@ static void pingpong(char *buf, int size, int iters)
     if (rank == 0)
         printf("halfrtt_us=%.4f\ncpu_s=%.6f\nwall_s=%.6f\n", median(t, BATCHES) * 1e6, cpu_seconds() - cpu0,
                MPI_Wtime() - w0);
+}
+
+/* Messages a rank sends itself (MPICH copies them without libfabric): the
+ * median time of one Irecv + Send + Wait on rank 0, as rank 1 idles. */
+static void self_messages(char *buf, int size, int iters)
+{
+    double t[BATCHES];
+    char *in = buf + (1 << 21);
+    double cpu0 = cpu_seconds(), w0 = MPI_Wtime();
+    for (int b = 0; b < BATCHES; b++) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        double s = MPI_Wtime();
+        for (int i = 0; rank == 0 && i < iters; i++) {
+            MPI_Request req;
+            MPI_Irecv(in, size, MPI_BYTE, 0, 0, MPI_COMM_WORLD, &req);
+            MPI_Send(buf, size, MPI_BYTE, 0, 0, MPI_COMM_WORLD);
+            MPI_Wait(&req, MPI_STATUS_IGNORE);
+        }
+        t[b] = (MPI_Wtime() - s) / iters;
+    }
+    if (rank == 0)
+        printf("self_us=%.4f\ncpu_s=%.6f\nwall_s=%.6f\n", median(t, BATCHES) * 1e6, cpu_seconds() - cpu0,
+               MPI_Wtime() - w0); /* the CPU share tells a loaded run */
 }
 
 static void stream(char *buf, int size, int count)
@@ -198,6 +221,7 @@ static void usage(FILE *out)
             "  rma ITERS             ITERS passive-target RMA epochs (lock, put, unlock)\n"
             "  cpu SIZE COUNT        CPU time spent sending COUNT SIZE-byte messages\n"
             "  live SECONDS          windowed ping-pong for SECONDS, for live knob changes\n"
+            "  self SIZE ITERS       ITERS SIZE-byte messages rank 0 sends itself\n"
             "Rank 0 prints key=value lines.\n"
             "example:\n  mpiexec -n 2 loggp-timing pingpong 8 1000\n");
 }
@@ -223,6 +247,8 @@ int main(int argc, char **argv)
         rma((int)arg(argv, 2, "iterations"));
     else if (!strcmp(mode, "cpu") && argc == 4)
         cpu(buf, (int)arg(argv, 2, "size"), (int)arg(argv, 3, "count"));
+    else if (!strcmp(mode, "self") && argc == 4 && arg(argv, 2, "size") <= (1 << 21))
+        self_messages(buf, (int)arg(argv, 2, "size"), (int)arg(argv, 3, "iterations"));
     else if (!strcmp(mode, "live") && argc == 3)
         live((double)arg(argv, 2, "seconds"));
     else {
