@@ -14,6 +14,7 @@
 #include "live.h"
 #include "profile.h"
 #include "reqtable.h"
+#include "trace.h"
 #include "wrapped.h"
 
 /* Nothing below is exported from libloggp.so (and calls stay direct). */
@@ -85,6 +86,10 @@ static inline void count_sent(loggp_counters *c, uint64_t bytes)
 }
 
 #define COUNT_CALL(c, name) ((c)->calls[LOGGP_FN_##name]++)
+
+/* A call's index in a trace's name table (trace.c lists them in this order). */
+#define TRACE_P2P(name) LOGGP_FN_##name
+#define TRACE_COLL(name) (LOGGP_FN_COUNT + LOGGP_FN_##name)
 
 /* ---- the fallback engine (fallback.c) ---- */
 
