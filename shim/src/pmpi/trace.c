@@ -79,21 +79,15 @@ void loggp_trace_add(const loggp_trace_record *r)
     atomic_flag_clear_explicit(&trace.lock, memory_order_release);
 }
 
-/* The size of comm, remembered for the last communicator this thread asked about. */
+/* The size of comm (not cached for other communicators: a freed one's handle comes back for another). */
 static uint32_t size_of(MPI_Comm comm)
 {
-    static __thread MPI_Comm last = MPI_COMM_NULL;
-    static __thread int last_size;
-    if (comm == MPI_COMM_NULL)
+    if (comm == MPI_COMM_WORLD)
+        return (uint32_t)loggp_world_size;
+    int size = 0;
+    if (comm == MPI_COMM_NULL || pmpi.Comm_size(comm, &size) != MPI_SUCCESS || size < 0)
         return 0;
-    if (comm != last) {
-        int size = 0;
-        if (pmpi.Comm_size(comm, &size) != MPI_SUCCESS)
-            return 0;
-        last = comm;
-        last_size = size;
-    }
-    return (uint32_t)last_size;
+    return (uint32_t)size;
 }
 
 static uint32_t comm_id(MPI_Comm comm)
