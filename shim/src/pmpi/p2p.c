@@ -6,8 +6,6 @@
 /* A send call: count it, under the fallback engine wrap it in o_s and the
  * pacer, and trace it (req: the request it posts, or NULL). */
 #define SEND_BODY(name, dest, count, type, tag, comm, req, call)            \
-    if (loggp_pass_through())                                                \
-        return call;                                                         \
     uint64_t t0 = loggp_trace_now();                                         \
     loggp_counters *c = loggp_my_counters();                                 \
     COUNT_CALL(c, name);                                                     \
@@ -32,50 +30,57 @@
                          (req) && rc == MPI_SUCCESS ? request_key(*(MPI_Request *)(req)) : 0); \
     return rc;
 
-int MPI_Send(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
+LOGGP_WRAPPER(Send, (const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm),
+              (buf, count, type, dest, tag, comm))
 {
     SEND_BODY(Send, dest, count, type, tag, comm, NULL, pmpi.Send(buf, count, type, dest, tag, comm))
 }
 
-int MPI_Bsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
+LOGGP_WRAPPER(Bsend, (const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm),
+              (buf, count, type, dest, tag, comm))
 {
     SEND_BODY(Bsend, dest, count, type, tag, comm, NULL, pmpi.Bsend(buf, count, type, dest, tag, comm))
 }
 
-int MPI_Ssend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
+LOGGP_WRAPPER(Ssend, (const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm),
+              (buf, count, type, dest, tag, comm))
 {
     SEND_BODY(Ssend, dest, count, type, tag, comm, NULL, pmpi.Ssend(buf, count, type, dest, tag, comm))
 }
 
-int MPI_Rsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
+LOGGP_WRAPPER(Rsend, (const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm),
+              (buf, count, type, dest, tag, comm))
 {
     SEND_BODY(Rsend, dest, count, type, tag, comm, NULL, pmpi.Rsend(buf, count, type, dest, tag, comm))
 }
 
-int MPI_Isend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request *req)
+LOGGP_WRAPPER(Isend, (const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request *req),
+              (buf, count, type, dest, tag, comm, req))
 {
     SEND_BODY(Isend, dest, count, type, tag, comm, req, pmpi.Isend(buf, count, type, dest, tag, comm, req))
 }
 
-int MPI_Ibsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request *req)
+LOGGP_WRAPPER(Ibsend, (const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request *req),
+              (buf, count, type, dest, tag, comm, req))
 {
     SEND_BODY(Ibsend, dest, count, type, tag, comm, req, pmpi.Ibsend(buf, count, type, dest, tag, comm, req))
 }
 
-int MPI_Issend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request *req)
+LOGGP_WRAPPER(Issend, (const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request *req),
+              (buf, count, type, dest, tag, comm, req))
 {
     SEND_BODY(Issend, dest, count, type, tag, comm, req, pmpi.Issend(buf, count, type, dest, tag, comm, req))
 }
 
-int MPI_Irsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request *req)
+LOGGP_WRAPPER(Irsend, (const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request *req),
+              (buf, count, type, dest, tag, comm, req))
 {
     SEND_BODY(Irsend, dest, count, type, tag, comm, req, pmpi.Irsend(buf, count, type, dest, tag, comm, req))
 }
 
-int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Status *status)
+LOGGP_WRAPPER(Recv, (void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Status *status),
+              (buf, count, type, source, tag, comm, status))
 {
-    if (loggp_pass_through())
-        return pmpi.Recv(buf, count, type, source, tag, comm, status);
     loggp_counters *c = loggp_my_counters();
     COUNT_CALL(c, Recv);
     MPI_Status local;
@@ -91,10 +96,9 @@ int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_C
     return rc;
 }
 
-int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Request *req)
+LOGGP_WRAPPER(Irecv, (void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Request *req),
+              (buf, count, type, source, tag, comm, req))
 {
-    if (loggp_pass_through())
-        return pmpi.Irecv(buf, count, type, source, tag, comm, req);
     loggp_counters *c = loggp_my_counters();
     COUNT_CALL(c, Irecv);
     uint64_t t0 = loggp_trace_now();
@@ -135,32 +139,26 @@ int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_
     }                                                               \
     return rc;
 
-int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf,
-                 int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
+LOGGP_WRAPPER(Sendrecv, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status *status),
+              (sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status))
 {
-    if (loggp_pass_through())
-        return pmpi.Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status);
     SENDRECV_BODY(Sendrecv, dest, sendcount, sendtype, sendtag,
                   pmpi.Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source,
                                 recvtag, comm, st))
 }
 
-int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int sendtag, int source, int recvtag,
-                         MPI_Comm comm, MPI_Status *status)
+LOGGP_WRAPPER(Sendrecv_replace, (void *buf, int count, MPI_Datatype type, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Status *status),
+              (buf, count, type, dest, sendtag, source, recvtag, comm, status))
 {
-    if (loggp_pass_through())
-        return pmpi.Sendrecv_replace(buf, count, type, dest, sendtag, source, recvtag, comm, status);
     SENDRECV_BODY(Sendrecv_replace, dest, count, type, sendtag,
                   pmpi.Sendrecv_replace(buf, count, type, dest, sendtag, source, recvtag, comm, st))
 }
 
 /* Persistent sends remember their size (or that they go nowhere: MPI_PROC_NULL). */
 #define PERSISTENT_SEND_INIT(name)                                                                                   \
-    int MPI_##name(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,                  \
-                   MPI_Request *req)                                                                                 \
+    LOGGP_WRAPPER(name, (const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,            \
+                         MPI_Request *req), (buf, count, type, dest, tag, comm, req))                                \
     {                                                                                                                \
-        if (loggp_pass_through())                                                                                    \
-            return pmpi.name(buf, count, type, dest, tag, comm, req);                                                \
         uint64_t t0 = loggp_trace_now();                                                                             \
         COUNT_CALL(loggp_my_counters(), name);                                                                       \
         int rc = pmpi.name(buf, count, type, dest, tag, comm, req);                                                  \
@@ -176,10 +174,9 @@ PERSISTENT_SEND_INIT(Bsend_init)
 PERSISTENT_SEND_INIT(Ssend_init)
 PERSISTENT_SEND_INIT(Rsend_init)
 
-int MPI_Recv_init(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Request *req)
+LOGGP_WRAPPER(Recv_init, (void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Request *req),
+              (buf, count, type, source, tag, comm, req))
 {
-    if (loggp_pass_through())
-        return pmpi.Recv_init(buf, count, type, source, tag, comm, req);
     uint64_t t0 = loggp_trace_now();
     COUNT_CALL(loggp_my_counters(), Recv_init);
     int rc = pmpi.Recv_init(buf, count, type, source, tag, comm, req);
@@ -264,10 +261,9 @@ int MPI_Request_free(MPI_Request *req)
     return rc;
 }
 
-int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
+LOGGP_WRAPPER(Probe, (int source, int tag, MPI_Comm comm, MPI_Status *status),
+              (source, tag, comm, status))
 {
-    if (loggp_pass_through())
-        return pmpi.Probe(source, tag, comm, status);
     COUNT_CALL(loggp_my_counters(), Probe);
     if (!loggp_tracing)
         return pmpi.Probe(source, tag, comm, status);
@@ -277,10 +273,9 @@ int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
     return rc;
 }
 
-int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
+LOGGP_WRAPPER(Iprobe, (int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status),
+              (source, tag, comm, flag, status))
 {
-    if (loggp_pass_through())
-        return pmpi.Iprobe(source, tag, comm, flag, status);
     COUNT_CALL(loggp_my_counters(), Iprobe);
     if (!loggp_tracing)
         return pmpi.Iprobe(source, tag, comm, flag, status);

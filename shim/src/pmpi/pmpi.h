@@ -85,6 +85,20 @@ static inline void count_sent(loggp_counters *c, uint64_t bytes)
     c->sent_bytes[b] += bytes;
 }
 
+/* Defines MPI_<name> as the pass-through and a test, and opens counted_<name>
+ * (the books, not inlined): the pass-through stays a bare tail call, so the
+ * zero-knob path is one branch and handles reach PMPI untouched even under
+ * another MPI's ABI (inert), where they are wider than MPICH's int. */
+#define LOGGP_WRAPPER(name, params, args)                      \
+    static __attribute__((noinline)) int counted_##name params; \
+    int MPI_##name params                                      \
+    {                                                          \
+        if (loggp_pass_through())                              \
+            return pmpi.name args;                             \
+        return counted_##name args;                            \
+    }                                                          \
+    static __attribute__((noinline)) int counted_##name params
+
 #define COUNT_CALL(c, name) ((c)->calls[LOGGP_FN_##name]++)
 
 /* A call's index in a trace's name table (trace.c lists them in this order). */
