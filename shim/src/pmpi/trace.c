@@ -14,7 +14,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "ofi.h"
 #include "pmpi.h"
 
 /* 4096 records of 56 bytes: 224 KiB per rank, whatever the run's length. */
