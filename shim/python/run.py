@@ -4,6 +4,7 @@ import argparse
 import os
 import shlex
 import sys
+import tempfile
 from pathlib import Path
 
 from loggp.knobs import ENVIRONMENT, KnobError, environment as knob_variables
@@ -123,6 +124,9 @@ def parser():
                         "calls only, MPI's own transports")
     p.add_argument("--provider", choices=PROVIDERS, help="libfabric provider for same-node traffic (default shm)")
     p.add_argument("--profile", metavar="DIR", help="write each rank's traffic profile to DIR/profile.<rank>.json (default: no profile)")
+    p.add_argument("--trace", metavar="DIR",
+                   help="record every MPI call of each rank to DIR/trace.<rank>.bin (docs/trace-format.md; "
+                        "default: no trace)")
     p.add_argument("--launcher", default="mpiexec",
                    help="mpiexec (default), srun, or a template with {np}, {program}, {hostfile}")
     p.add_argument("--hostfile", help="host file for the launcher (default: none, every rank on this host)")
@@ -135,6 +139,26 @@ def parser():
     p.add_argument("--dry-run", action="store_true", help="print the exact command instead of running it")
     p.add_argument("program", nargs=argparse.REMAINDER, help="-- PROGRAM ARGS...")
     return p
+
+
+def check_trace_folder(folder):
+    """--trace DIR: a folder each rank can write into (made if missing, under an
+    existing folder), refused before anything starts."""
+    flag = f"--trace '{folder}'"
+    if not folder:
+        raise RunError(f"{flag}: expected a folder")
+    where = Path(folder)
+    if where.exists() and not where.is_dir():
+        raise RunError(f"{flag}: not a folder (each rank writes trace.<rank>.bin into it)")
+    target = where if where.exists() else where.resolve().parent
+    if not where.exists() and not target.is_dir():
+        raise RunError(f"{flag}: its parent folder does not exist or is not a folder")
+    # os.access says yes to root everywhere: a real file tells (and is removed)
+    try:
+        with tempfile.NamedTemporaryFile(dir=target, prefix=".loggp-trace-check-"):
+            pass
+    except OSError as err:
+        raise RunError(f"{flag}: cannot write into {target}: {err.strerror}") from None
 
 
 def build(args, base_env, testbed_plan=None):
@@ -163,6 +187,8 @@ def build(args, base_env, testbed_plan=None):
                            f"profile.<rank>.json into it)")
         if not where.exists() and not where.resolve().parent.is_dir():
             raise RunError(f"--profile '{args.profile}': its parent folder does not exist")
+    if args.trace is not None:
+        check_trace_folder(args.trace)
     if args.launcher == "mpiexec" and not args.hostfile and args.testbed is None:
         # Every rank starts here: a missing program is ours to say, not the launcher's.
         from .abi import AbiError, resolve_program
@@ -187,6 +213,8 @@ def build(args, base_env, testbed_plan=None):
     env["LOGGP_ENGINE"] = args.engine
     if args.profile:
         env["LOGGP_PROFILE"] = str(Path(args.profile).resolve())
+    if args.trace is not None:
+        env["LOGGP_TRACE"] = str(Path(args.trace).resolve())
     if args.quiet:
         env["LOGGP_QUIET"] = "1"
     return env, cmd

@@ -24,7 +24,10 @@ def test_each_row_becomes_a_wrapper_forwarding_its_parameters(tmp_path):
     code = (tmp_path / "out/collectives_gen.c").read_text()
     assert "int MPI_Alltoallw(const void *sendbuf, const int sendcounts[], MPI_Comm comm)" in code
     assert code.count("return pmpi.Alltoallw(sendbuf, sendcounts, comm);") == 2
-    assert "c->coll_bytes[LOGGP_FN_Alltoallw] += (2 * 3);" in code
+    assert "uint64_t bytes = (2 * 3);" in code
+    assert "c->coll_bytes[LOGGP_FN_Alltoallw] += bytes;" in code
+    # traced with the table's bytes; no root, no request
+    assert "loggp_trace_call(TRACE_COLL(Alltoallw), t0, -1, -1, comm, bytes, 0);" in code
     assert "int MPI_Barrier(MPI_Comm comm)" in code
 
 

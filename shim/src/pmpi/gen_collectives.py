@@ -30,6 +30,8 @@ def parse(table):
             if not match:
                 sys.exit(f"{table}:{number}: cannot find the name in parameter {param.strip()!r}")
             args.append(match.group(1))
+        if "comm" not in args:
+            sys.exit(f"{table}:{number}: {name} has no parameter named comm (the trace records it)")
         rows.append((name, params, ", ".join(args), bytes_expr))
     if not rows:
         sys.exit(f"{table}: no collectives")
@@ -37,15 +39,33 @@ def parse(table):
 
 
 def wrapper(name, params, args, bytes_expr):
+    names = args.split(", ")
+    # the trace's peer is the root of a rooted collective, its request a nonblocking one's
+    peer = "root" if "root" in names else "-1"
+    request = "rc == MPI_SUCCESS ? request_key(*req) : 0" if "req" in names else "0"
+    # The books live in a function of their own so that the pass-through stays
+    # a bare tail call: under another MPI's ABI (inert) the handles are wider
+    # than MPICH's int and must reach PMPI untouched.
     return f"""
+static __attribute__((noinline)) int counted_{name}({params})
+{{
+    loggp_counters *c = loggp_my_counters();
+    uint64_t bytes = ({bytes_expr});
+    c->coll_calls[LOGGP_FN_{name}]++;
+    c->coll_bytes[LOGGP_FN_{name}] += bytes;
+    if (!loggp_tracing)
+        return pmpi.{name}({args});
+    uint64_t t0 = loggp_now_ns();
+    int rc = pmpi.{name}({args});
+    loggp_trace_call(TRACE_COLL({name}), t0, {peer}, -1, comm, bytes, {request});
+    return rc;
+}}
+
 int MPI_{name}({params})
 {{
     if (loggp_pass_through())
         return pmpi.{name}({args});
-    loggp_counters *c = loggp_my_counters();
-    c->coll_calls[LOGGP_FN_{name}]++;
-    c->coll_bytes[LOGGP_FN_{name}] += ({bytes_expr});
-    return pmpi.{name}({args});
+    return counted_{name}({args});
 }}
 """
 

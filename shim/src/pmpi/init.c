@@ -1,6 +1,7 @@
 /* libloggp.so, PMPI layer: MPI_Init loads the knobs, picks the engine (the
  * libfabric layer when MPI's messages cross libfabric, else the fallback
- * engine here), prints the banner; MPI_Finalize writes the profile. */
+ * engine here), prints the banner, opens the trace; MPI_Finalize writes the
+ * profile and the trace. */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -142,7 +143,10 @@ static void after_init(void)
         loggp_ofi_enable(0);
     else
         loggp_synchronise_clocks();
-    loggp_bookkeeping = profile_dir() != NULL || loggp_engine == ENGINE_PMPI;
+    if (loggp_trace_open() != 0)
+        pmpi.Abort(MPI_COMM_WORLD, 1);
+    /* a trace needs the wrappers' books: the same one branch decides */
+    loggp_bookkeeping = profile_dir() != NULL || loggp_engine == ENGINE_PMPI || loggp_tracing;
     print_banner();
 }
 
@@ -193,6 +197,7 @@ int MPI_Finalize(void)
     double wall = init_ns ? (double)(loggp_now_ns() - init_ns) * 1e-9 : 0.0;
     loggp_live_stop();
     write_profile(wall);
+    loggp_trace_close();
     /* A freed request's completion may still be held, and MPI_Finalize need
      * not poll again: hand everything out and drive progress until it is out. */
     loggp_ofi_flush();

@@ -3,97 +3,119 @@
  * counted (and charged o_r) when they complete. */
 #include "pmpi.h"
 
-/* A send call: count it, and under the fallback engine wrap it in o_s and the pacer. */
-#define SEND_BODY(name, dest, count, type, call) \
-    if (loggp_pass_through()) {                  \
-        loggp_self_send(dest, comm);             \
-        return call;                             \
-    }                                            \
-    loggp_counters *c = loggp_my_counters();     \
-    COUNT_CALL(c, name);                         \
-    if ((dest) == MPI_PROC_NULL)                 \
-        return call;                             \
-    uint64_t bytes = type_bytes(count, type);    \
-    count_sent(c, bytes);                        \
-    if (!fallback_on()) {                        \
-        loggp_self_send(dest, comm);             \
-        return call;                             \
-    }                                            \
-    loggp_delays d;                              \
-    loggp_fallback_before_send(c, &d);           \
-    int rc = call;                               \
-    loggp_fallback_after_send(&d, bytes);        \
+/* A send call: count it, under the fallback engine wrap it in o_s and the
+ * pacer, and trace it (req: the request it posts, or NULL). */
+#define SEND_BODY(name, dest, count, type, tag, comm, req, call)            \
+    uint64_t t0 = loggp_trace_now();                                         \
+    loggp_counters *c = loggp_my_counters();                                 \
+    COUNT_CALL(c, name);                                                     \
+    int rc;                                                                  \
+    uint64_t bytes = 0;                                                      \
+    if ((dest) == MPI_PROC_NULL) {                                           \
+        rc = call;                                                           \
+    } else {                                                                 \
+        bytes = type_bytes(count, type);                                     \
+        count_sent(c, bytes);                                                \
+        if (!fallback_on()) {                                                \
+            loggp_self_send(dest, comm);                                     \
+            rc = call;                                                       \
+        } else {                                                             \
+            loggp_delays d;                                                  \
+            loggp_fallback_before_send(c, &d);                               \
+            rc = call;                                                       \
+            loggp_fallback_after_send(&d, bytes);                            \
+        }                                                                    \
+    }                                                                        \
+    if (loggp_tracing)                                                       \
+        loggp_trace_call(TRACE_P2P(name), t0, dest, tag, comm, bytes,        \
+                         (req) && rc == MPI_SUCCESS ? request_key(*(MPI_Request *)(req)) : 0); \
     return rc;
 
-int MPI_Send(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
+LOGGP_SEND_WRAPPER(Send, (const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm),
+              (buf, count, type, dest, tag, comm))
 {
-    SEND_BODY(Send, dest, count, type, pmpi.Send(buf, count, type, dest, tag, comm))
+    SEND_BODY(Send, dest, count, type, tag, comm, NULL, pmpi.Send(buf, count, type, dest, tag, comm))
 }
 
-int MPI_Bsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
+LOGGP_SEND_WRAPPER(Bsend, (const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm),
+              (buf, count, type, dest, tag, comm))
 {
-    SEND_BODY(Bsend, dest, count, type, pmpi.Bsend(buf, count, type, dest, tag, comm))
+    SEND_BODY(Bsend, dest, count, type, tag, comm, NULL, pmpi.Bsend(buf, count, type, dest, tag, comm))
 }
 
-int MPI_Ssend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
+LOGGP_SEND_WRAPPER(Ssend, (const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm),
+              (buf, count, type, dest, tag, comm))
 {
-    SEND_BODY(Ssend, dest, count, type, pmpi.Ssend(buf, count, type, dest, tag, comm))
+    SEND_BODY(Ssend, dest, count, type, tag, comm, NULL, pmpi.Ssend(buf, count, type, dest, tag, comm))
 }
 
-int MPI_Rsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
+LOGGP_SEND_WRAPPER(Rsend, (const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm),
+              (buf, count, type, dest, tag, comm))
 {
-    SEND_BODY(Rsend, dest, count, type, pmpi.Rsend(buf, count, type, dest, tag, comm))
+    SEND_BODY(Rsend, dest, count, type, tag, comm, NULL, pmpi.Rsend(buf, count, type, dest, tag, comm))
 }
 
-int MPI_Isend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request *req)
+LOGGP_SEND_WRAPPER(Isend, (const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request *req),
+              (buf, count, type, dest, tag, comm, req))
 {
-    SEND_BODY(Isend, dest, count, type, pmpi.Isend(buf, count, type, dest, tag, comm, req))
+    SEND_BODY(Isend, dest, count, type, tag, comm, req, pmpi.Isend(buf, count, type, dest, tag, comm, req))
 }
 
-int MPI_Ibsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request *req)
+LOGGP_SEND_WRAPPER(Ibsend, (const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request *req),
+              (buf, count, type, dest, tag, comm, req))
 {
-    SEND_BODY(Ibsend, dest, count, type, pmpi.Ibsend(buf, count, type, dest, tag, comm, req))
+    SEND_BODY(Ibsend, dest, count, type, tag, comm, req, pmpi.Ibsend(buf, count, type, dest, tag, comm, req))
 }
 
-int MPI_Issend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request *req)
+LOGGP_SEND_WRAPPER(Issend, (const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request *req),
+              (buf, count, type, dest, tag, comm, req))
 {
-    SEND_BODY(Issend, dest, count, type, pmpi.Issend(buf, count, type, dest, tag, comm, req))
+    SEND_BODY(Issend, dest, count, type, tag, comm, req, pmpi.Issend(buf, count, type, dest, tag, comm, req))
 }
 
-int MPI_Irsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request *req)
+LOGGP_SEND_WRAPPER(Irsend, (const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request *req),
+              (buf, count, type, dest, tag, comm, req))
 {
-    SEND_BODY(Irsend, dest, count, type, pmpi.Irsend(buf, count, type, dest, tag, comm, req))
+    SEND_BODY(Irsend, dest, count, type, tag, comm, req, pmpi.Irsend(buf, count, type, dest, tag, comm, req))
 }
 
-int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Status *status)
+LOGGP_WRAPPER(Recv, (void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Status *status),
+              (buf, count, type, source, tag, comm, status))
 {
-    if (loggp_pass_through())
-        return pmpi.Recv(buf, count, type, source, tag, comm, status);
     loggp_counters *c = loggp_my_counters();
     COUNT_CALL(c, Recv);
     MPI_Status local;
     MPI_Status *st = status == MPI_STATUS_IGNORE ? &local : status;
+    uint64_t t0 = loggp_trace_now();
     int rc = pmpi.Recv(buf, count, type, source, tag, comm, st);
     if (rc == MPI_SUCCESS)
         loggp_received(c, st);
+    if (loggp_tracing) {
+        uint64_t t1 = loggp_trace_call(TRACE_P2P(Recv), t0, source, tag, comm, type_bytes(count, type), 0);
+        loggp_trace_completion(TRACE_P2P(Recv), t0, t1, 0, -1, rc == MPI_SUCCESS ? st : NULL);
+    }
     return rc;
 }
 
-int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Request *req)
+LOGGP_WRAPPER(Irecv, (void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Request *req),
+              (buf, count, type, source, tag, comm, req))
 {
-    if (loggp_pass_through())
-        return pmpi.Irecv(buf, count, type, source, tag, comm, req);
     loggp_counters *c = loggp_my_counters();
     COUNT_CALL(c, Irecv);
+    uint64_t t0 = loggp_trace_now();
     int rc = pmpi.Irecv(buf, count, type, source, tag, comm, req);
     if (rc == MPI_SUCCESS)
         loggp_table_put(&loggp_requests, request_key(*req), LOGGP_REQ_RECV, 0);
+    if (loggp_tracing)
+        loggp_trace_call(TRACE_P2P(Irecv), t0, source, tag, comm, type_bytes(count, type),
+                         rc == MPI_SUCCESS ? request_key(*req) : 0);
     return rc;
 }
 
 /* Sendrecv and Sendrecv_replace: a send (counted, delayed under the fallback
  * engine) and a receive, around one call. */
-#define SENDRECV_BODY(name, dest, count, type, call)                \
+#define SENDRECV_BODY(name, dest, count, type, sendtag, call)       \
+    uint64_t t0 = loggp_trace_now();                                \
     loggp_counters *c = loggp_my_counters();                        \
     COUNT_CALL(c, name);                                            \
     MPI_Status local;                                               \
@@ -112,42 +134,42 @@ int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_
         loggp_fallback_after_send(&d, bytes);                       \
     if (rc == MPI_SUCCESS)                                          \
         loggp_received(c, st);                                      \
+    if (loggp_tracing) {                                            \
+        uint64_t t1 = loggp_trace_call(TRACE_P2P(name), t0, dest,    \
+            sendtag, comm, (dest) == MPI_PROC_NULL ? 0 : bytes, 0);  \
+        loggp_trace_completion(TRACE_P2P(name), t0, t1, 0, -1,       \
+                               rc == MPI_SUCCESS ? st : NULL);       \
+    }                                                               \
     return rc;
 
-int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf,
-                 int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
+LOGGP_SEND_WRAPPER(Sendrecv, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status *status),
+              (sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status))
 {
-    if (loggp_pass_through()) {
-        loggp_self_send(dest, comm);
-        return pmpi.Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status);
-    }
-    SENDRECV_BODY(Sendrecv, dest, sendcount, sendtype,
+    SENDRECV_BODY(Sendrecv, dest, sendcount, sendtype, sendtag,
                   pmpi.Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source,
                                 recvtag, comm, st))
 }
 
-int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int sendtag, int source, int recvtag,
-                         MPI_Comm comm, MPI_Status *status)
+LOGGP_SEND_WRAPPER(Sendrecv_replace, (void *buf, int count, MPI_Datatype type, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Status *status),
+              (buf, count, type, dest, sendtag, source, recvtag, comm, status))
 {
-    if (loggp_pass_through()) {
-        loggp_self_send(dest, comm);
-        return pmpi.Sendrecv_replace(buf, count, type, dest, sendtag, source, recvtag, comm, status);
-    }
-    SENDRECV_BODY(Sendrecv_replace, dest, count, type,
+    SENDRECV_BODY(Sendrecv_replace, dest, count, type, sendtag,
                   pmpi.Sendrecv_replace(buf, count, type, dest, sendtag, source, recvtag, comm, st))
 }
 
 /* Persistent sends remember their size (or that they go nowhere: MPI_PROC_NULL). */
 #define PERSISTENT_SEND_INIT(name)                                                                                   \
-    int MPI_##name(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,                  \
-                   MPI_Request *req)                                                                                 \
+    LOGGP_WRAPPER(name, (const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,            \
+                         MPI_Request *req), (buf, count, type, dest, tag, comm, req))                                \
     {                                                                                                                \
-        if (loggp_pass_through())                                                                                    \
-            return pmpi.name(buf, count, type, dest, tag, comm, req);                                                \
+        uint64_t t0 = loggp_trace_now();                                                                             \
         COUNT_CALL(loggp_my_counters(), name);                                                                       \
         int rc = pmpi.name(buf, count, type, dest, tag, comm, req);                                                  \
         if (rc == MPI_SUCCESS && dest != MPI_PROC_NULL)                                                              \
             loggp_table_put(&loggp_requests, request_key(*req), LOGGP_REQ_PERSISTENT_SEND, type_bytes(count, type)); \
+        if (loggp_tracing)                                                                                           \
+            loggp_trace_call(TRACE_P2P(name), t0, dest, tag, comm, type_bytes(count, type),                          \
+                             rc == MPI_SUCCESS ? request_key(*req) : 0);                                             \
         return rc;                                                                                                   \
     }
 PERSISTENT_SEND_INIT(Send_init)
@@ -155,18 +177,21 @@ PERSISTENT_SEND_INIT(Bsend_init)
 PERSISTENT_SEND_INIT(Ssend_init)
 PERSISTENT_SEND_INIT(Rsend_init)
 
-int MPI_Recv_init(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Request *req)
+LOGGP_WRAPPER(Recv_init, (void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Request *req),
+              (buf, count, type, source, tag, comm, req))
 {
-    if (loggp_pass_through())
-        return pmpi.Recv_init(buf, count, type, source, tag, comm, req);
+    uint64_t t0 = loggp_trace_now();
     COUNT_CALL(loggp_my_counters(), Recv_init);
     int rc = pmpi.Recv_init(buf, count, type, source, tag, comm, req);
     if (rc == MPI_SUCCESS)
         loggp_table_put(&loggp_requests, request_key(*req), LOGGP_REQ_PERSISTENT_RECV, 0);
+    if (loggp_tracing)
+        loggp_trace_call(TRACE_P2P(Recv_init), t0, source, tag, comm, type_bytes(count, type),
+                         rc == MPI_SUCCESS ? request_key(*req) : 0);
     return rc;
 }
 
-static int start_one(loggp_counters *c, MPI_Request *req)
+static int start_untraced(loggp_counters *c, MPI_Request *req)
 {
     loggp_req_info info;
     if (!loggp_table_peek(&loggp_requests, request_key(*req), &info) || info.kind != LOGGP_REQ_PERSISTENT_SEND)
@@ -181,13 +206,27 @@ static int start_one(loggp_counters *c, MPI_Request *req)
     return rc;
 }
 
+/* A start is traced as a call of its own (Startall: one per request, call MPI_Startall). */
+static int start_one(loggp_counters *c, MPI_Request *req, int call)
+{
+    if (!loggp_tracing)
+        return start_untraced(c, req);
+    uint64_t t0 = loggp_now_ns();
+    uint64_t key = request_key(*req);
+    loggp_req_info info = {0, 0};
+    loggp_table_peek(&loggp_requests, key, &info);
+    int rc = start_untraced(c, req);
+    loggp_trace_call(call, t0, -1, -1, MPI_COMM_NULL, info.kind == LOGGP_REQ_PERSISTENT_SEND ? info.bytes : 0, key);
+    return rc;
+}
+
 int MPI_Start(MPI_Request *req)
 {
     if (loggp_pass_through())
         return pmpi.Start(req);
     loggp_counters *c = loggp_my_counters();
     COUNT_CALL(c, Start);
-    return start_one(c, req);
+    return start_one(c, req, TRACE_P2P(Start));
 }
 
 /* MPI_Startall is equivalent to MPI_Start on each request in turn. */
@@ -198,7 +237,7 @@ int MPI_Startall(int count, MPI_Request reqs[])
     loggp_counters *c = loggp_my_counters();
     COUNT_CALL(c, Startall);
     for (int i = 0; i < count; i++) {
-        int rc = start_one(c, &reqs[i]);
+        int rc = start_one(c, &reqs[i], TRACE_P2P(Startall));
         if (rc != MPI_SUCCESS)
             return rc;
     }
@@ -209,6 +248,7 @@ int MPI_Request_free(MPI_Request *req)
 {
     if (loggp_pass_through())
         return pmpi.Request_free(req);
+    uint64_t t0 = loggp_trace_now();
     COUNT_CALL(loggp_my_counters(), Request_free);
     /* forgotten before the handle is freed and can be handed out again */
     MPI_Request before = *req;
@@ -219,21 +259,31 @@ int MPI_Request_free(MPI_Request *req)
     int rc = pmpi.Request_free(req);
     if (rc != MPI_SUCCESS && tracked)
         loggp_table_put(&loggp_requests, request_key(before), info.kind, info.bytes);
+    if (loggp_tracing)
+        loggp_trace_call(TRACE_P2P(Request_free), t0, -1, -1, MPI_COMM_NULL, 0, request_key(before));
     return rc;
 }
 
-int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
+LOGGP_WRAPPER(Probe, (int source, int tag, MPI_Comm comm, MPI_Status *status),
+              (source, tag, comm, status))
 {
-    if (loggp_pass_through())
-        return pmpi.Probe(source, tag, comm, status);
     COUNT_CALL(loggp_my_counters(), Probe);
-    return pmpi.Probe(source, tag, comm, status);
+    if (!loggp_tracing)
+        return pmpi.Probe(source, tag, comm, status);
+    uint64_t t0 = loggp_now_ns();
+    int rc = pmpi.Probe(source, tag, comm, status);
+    loggp_trace_call(TRACE_P2P(Probe), t0, source, tag, comm, 0, 0);
+    return rc;
 }
 
-int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
+LOGGP_WRAPPER(Iprobe, (int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status),
+              (source, tag, comm, flag, status))
 {
-    if (loggp_pass_through())
-        return pmpi.Iprobe(source, tag, comm, flag, status);
     COUNT_CALL(loggp_my_counters(), Iprobe);
-    return pmpi.Iprobe(source, tag, comm, flag, status);
+    if (!loggp_tracing)
+        return pmpi.Iprobe(source, tag, comm, flag, status);
+    uint64_t t0 = loggp_now_ns();
+    int rc = pmpi.Iprobe(source, tag, comm, flag, status);
+    loggp_trace_call(TRACE_P2P(Iprobe), t0, source, tag, comm, 0, 0);
+    return rc;
 }

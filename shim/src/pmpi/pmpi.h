@@ -14,6 +14,7 @@
 #include "live.h"
 #include "profile.h"
 #include "reqtable.h"
+#include "trace.h"
 #include "wrapped.h"
 
 /* Nothing below is exported from libloggp.so (and calls stay direct). */
@@ -84,7 +85,47 @@ static inline void count_sent(loggp_counters *c, uint64_t bytes)
     c->sent_bytes[b] += bytes;
 }
 
+/* Defines MPI_<name> as the pass-through and a test, and opens counted_<name>
+ * (the books, not inlined): the pass-through stays a bare tail call, so the
+ * zero-knob path is one branch and handles reach PMPI untouched even under
+ * another MPI's ABI (inert), where they are wider than MPICH's int. */
+#define LOGGP_WRAPPER(name, params, args)                      \
+    static __attribute__((noinline)) int counted_##name params; \
+    int MPI_##name params                                      \
+    {                                                          \
+        if (loggp_pass_through())                              \
+            return pmpi.name args;                             \
+        return counted_##name args;                            \
+    }                                                          \
+    static __attribute__((noinline)) int counted_##name params
+
+/* A send wrapper (its parameters name the destination `dest` and `comm`): as
+ * LOGGP_WRAPPER, but with a knob set a message to oneself pays its o_s and o_r
+ * even on the pass-through (loggp_self_send). With every knob zero, or under
+ * another MPI (knobs never loaded), the pass-through stays a bare tail call. */
+#define LOGGP_SEND_WRAPPER(name, params, args)                 \
+    static __attribute__((noinline)) int counted_##name params; \
+    static __attribute__((noinline)) int self_checked_##name params \
+    {                                                          \
+        loggp_self_send(dest, comm);                           \
+        return pmpi.name args;                                 \
+    }                                                          \
+    int MPI_##name params                                      \
+    {                                                          \
+        if (loggp_pass_through()) {                            \
+            if (__builtin_expect(loggp_live_active(), 0))      \
+                return self_checked_##name args;               \
+            return pmpi.name args;                             \
+        }                                                      \
+        return counted_##name args;                            \
+    }                                                          \
+    static __attribute__((noinline)) int counted_##name params
+
 #define COUNT_CALL(c, name) ((c)->calls[LOGGP_FN_##name]++)
+
+/* A call's index in a trace's name table (trace.c lists them in this order). */
+#define TRACE_P2P(name) LOGGP_FN_##name
+#define TRACE_COLL(name) (LOGGP_FN_COUNT + LOGGP_FN_##name)
 
 /* ---- the fallback engine (fallback.c) ---- */
 

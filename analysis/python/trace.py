@@ -1,0 +1,158 @@
+"""Reads the traces `loggp run --trace DIR` writes (DIR/trace.<rank>.bin) into
+numpy structured arrays. The format is docs/trace-format.md; the C side is
+shim/src/pmpi/trace.h.
+
+    trace = read("DIR/trace.0.bin")        # one rank
+    traces = read_folder("DIR")            # every rank, rank order
+    trace.records["start_ns"], trace.call_names(), trace.posts()
+"""
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+MAGIC = b"LGPTRACE"
+VERSION = 1
+CLOCK_MONOTONIC = 1
+CALL, COMPLETE = 0, 1
+
+HEADER = np.dtype([
+    ("magic", "S8"), ("version", "<u4"), ("header_bytes", "<u4"), ("record_bytes", "<u4"),
+    ("names_bytes", "<u4"), ("rank", "<i4"), ("size", "<i4"), ("clock", "<u4"), ("reserved", "<u4"),
+    ("records", "<u8"), ("init_ns", "<u8"), ("finalize_ns", "<u8"), ("clock_offset_ns", "<i8"),
+])
+RECORD = np.dtype([
+    ("start_ns", "<u8"), ("end_ns", "<u8"), ("bytes", "<u8"), ("request", "<u8"),
+    ("peer", "<i4"), ("tag", "<i4"), ("comm_id", "<u4"), ("comm_size", "<u4"),
+    ("call", "<u2"), ("kind", "<u2"), ("index", "<i4"),
+])
+
+# Calls that start a request a later completion call completes (a persistent
+# request, made by MPI_*_init, starts with each MPI_Start/MPI_Startall).
+POSTING = {"MPI_Isend", "MPI_Ibsend", "MPI_Issend", "MPI_Irsend", "MPI_Irecv", "MPI_Start", "MPI_Startall",
+           "MPI_Ibarrier", "MPI_Ibcast", "MPI_Ireduce", "MPI_Iallreduce", "MPI_Igather",
+           "MPI_Iscatter", "MPI_Iallgather", "MPI_Ialltoall", "MPI_Ialltoallv"}
+
+
+class TraceError(ValueError):
+    """A trace file that is not one, or is truncated or corrupt: says which file and where."""
+
+    def __init__(self, path, offset, what):
+        super().__init__(f"{path}: at offset {offset}: {what}")
+        self.path, self.offset = str(path), offset
+
+
+@dataclass
+class Trace:
+    path: Path
+    rank: int
+    size: int
+    init_ns: int
+    finalize_ns: int
+    clock_offset_ns: int  # this rank's clock minus rank 0's (0: unknown, or rank 0)
+    names: list  # call index -> "MPI_Send", ...
+    records: np.ndarray  # dtype RECORD
+    records_offset: int  # where the first record starts in the file
+
+    def call_names(self):
+        """Each record's call as a name (numpy array of str)."""
+        return np.asarray(self.names, dtype=object)[self.records["call"]]
+
+    def calls(self):
+        """The call records only (no completions)."""
+        return self.records[self.records["kind"] == CALL]
+
+    def posts(self):
+        """For each record, the position of the record that posted the request it
+        completes (COMPLETE records with a request), else -1."""
+        return match_completions(self.records, self.names, self.path, self.records_offset)
+
+
+def match_completions(records, names, path="trace", records_offset=0):
+    """Pairs each completion with its post: a request's handle is live from
+    the call that posts it to the completion (or MPI_Request_free) that ends
+    it, and may be reused afterwards. MPICH hands every send it completed at
+    once the same handle; such posts are paired oldest first (they are done
+    when posted, so which completion takes which does not change a time)."""
+    posting = np.array([n in POSTING for n in names], dtype=bool)
+    freeing = np.array([n == "MPI_Request_free" for n in names], dtype=bool)
+    live = {}
+    out = np.full(len(records), -1, dtype=np.int64)
+    kinds, calls, requests = records["kind"], records["call"], records["request"]
+    for i in range(len(records)):
+        handle = int(requests[i])
+        if handle == 0:
+            continue
+        if kinds[i] == CALL and posting[calls[i]]:
+            live.setdefault(handle, deque()).append(i)
+        elif kinds[i] == CALL and freeing[calls[i]] and live.get(handle):
+            live[handle].popleft()
+        elif kinds[i] == COMPLETE:
+            if not live.get(handle):
+                raise TraceError(path, records_offset + i * RECORD.itemsize,
+                                 f"record {i}: request {handle:#x} completes but was never posted")
+            out[i] = live[handle].popleft()
+    return out
+
+
+def read(path):
+    """One rank's trace; TraceError naming the file and offset when it is not a whole trace."""
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except OSError as err:
+        raise TraceError(path, 0, f"cannot read: {err.strerror}") from None
+    if len(data) < HEADER.itemsize:
+        raise TraceError(path, len(data), f"truncated: {len(data)} bytes, shorter than the "
+                                          f"{HEADER.itemsize}-byte header")
+    h = np.frombuffer(data, HEADER, count=1)[0]
+    if bytes(h["magic"]) != MAGIC:
+        raise TraceError(path, 0, f"not a loggp trace (magic {bytes(h['magic'])!r}, expected {MAGIC!r})")
+    if h["version"] != VERSION:
+        raise TraceError(path, 8, f"format version {h['version']}, this reader knows {VERSION}")
+    if h["header_bytes"] != HEADER.itemsize or h["record_bytes"] != RECORD.itemsize:
+        raise TraceError(path, 12, f"header of {h['header_bytes']} bytes and records of {h['record_bytes']}, "
+                                   f"expected {HEADER.itemsize} and {RECORD.itemsize}")
+    if h["clock"] != CLOCK_MONOTONIC:
+        raise TraceError(path, 32, f"unknown clock {h['clock']}")
+    if not 0 <= h["rank"] < h["size"]:
+        raise TraceError(path, 24, f"rank {h['rank']} outside a job of size {h['size']}")
+    names_end = HEADER.itemsize + int(h["names_bytes"])
+    if names_end > len(data):
+        raise TraceError(path, len(data), f"truncated inside the call-name table (ends at {names_end})")
+    names_blob = data[HEADER.itemsize:names_end]
+    if not names_blob.endswith(b"\0"):
+        raise TraceError(path, names_end - 1, "the call-name table does not end with NUL")
+    names = names_blob[:-1].decode("ascii", "replace").split("\0")
+    expected = names_end + int(h["records"]) * RECORD.itemsize
+    if len(data) != expected:
+        at = min(len(data), expected)
+        raise TraceError(path, at, f"{'truncated' if len(data) < expected else 'trailing bytes'}: the header "
+                                   f"says {h['records']} records ({expected} bytes), the file has {len(data)}")
+    records = np.frombuffer(data, RECORD, count=int(h["records"]), offset=names_end).copy()
+    bad = np.flatnonzero((records["call"] >= len(names)) | (records["kind"] > COMPLETE)
+                         | (records["end_ns"] < records["start_ns"]))
+    if len(bad):
+        i = int(bad[0])
+        r = records[i]
+        raise TraceError(path, names_end + i * RECORD.itemsize,
+                         f"record {i} is corrupt (call {r['call']}, kind {r['kind']}, "
+                         f"start {r['start_ns']}, end {r['end_ns']})")
+    return Trace(path=path, rank=int(h["rank"]), size=int(h["size"]), init_ns=int(h["init_ns"]),
+                 finalize_ns=int(h["finalize_ns"]), clock_offset_ns=int(h["clock_offset_ns"]), names=names,
+                 records=records, records_offset=names_end)
+
+
+def read_folder(folder):
+    """Every rank's trace in folder, in rank order; TraceError when one is missing or doubled."""
+    folder = Path(folder)
+    files = sorted(folder.glob("trace.*.bin"))
+    if not files:
+        raise TraceError(folder, 0, "no trace.<rank>.bin files")
+    traces = sorted((read(f) for f in files), key=lambda t: t.rank)
+    size = traces[0].size
+    ranks = [t.rank for t in traces]
+    if ranks != list(range(size)):
+        raise TraceError(folder, 0, f"expected ranks 0..{size - 1}, found {ranks}")
+    return traces

@@ -1,0 +1,75 @@
+"""loggp.analysis.trace on damaged files: a real trace (from loggp-test-tracecalls)
+cut short or with a byte changed gives TraceError naming the file and the
+offset, never a partial array."""
+import numpy as np
+import pytest
+
+from loggp.analysis import trace as tr
+from tests.testkit import built, installed, run
+
+
+@pytest.fixture(scope="module")
+def good(tmp_path_factory):
+    out = tmp_path_factory.mktemp("trace")
+    run([installed("loggp"), "run", "-n", "2", "--quiet", "--trace", out, "--",
+         built("shim/tests/loggp-test-tracecalls"), 3, 16, 2], check=True)
+    return (out / "trace.0.bin").read_bytes()
+
+
+def damaged(tmp_path, data):
+    path = tmp_path / "trace.0.bin"
+    path.write_bytes(data)
+    return path
+
+
+def error_of(path):
+    with pytest.raises(tr.TraceError) as info:
+        tr.read(path)
+    assert str(path) in str(info.value)
+    return info.value
+
+
+def test_the_good_file_reads(tmp_path, good):
+    t = tr.read(damaged(tmp_path, good))
+    assert t.rank == 0 and len(t.records) > 0 and t.records.dtype == tr.RECORD
+
+
+def test_a_file_cut_inside_a_record(tmp_path, good):
+    err = error_of(damaged(tmp_path, good[:-10]))
+    assert err.offset == len(good) - 10 and "truncated" in str(err)
+
+
+def test_a_file_cut_inside_the_header(tmp_path, good):
+    err = error_of(damaged(tmp_path, good[:30]))
+    assert err.offset == 30 and "header" in str(err)
+
+
+def test_trailing_bytes(tmp_path, good):
+    err = error_of(damaged(tmp_path, good + b"\0" * 56))
+    assert err.offset == len(good) and "trailing" in str(err)
+
+
+def test_not_a_trace(tmp_path, good):
+    err = error_of(damaged(tmp_path, b"PROFILE!" + good[8:]))
+    assert err.offset == 0 and "not a loggp trace" in str(err)
+
+
+def test_a_corrupt_record_is_named_by_its_offset(tmp_path, good):
+    t = tr.read(damaged(tmp_path, good))
+    k = 3
+    at = t.records_offset + k * tr.RECORD.itemsize + tr.RECORD.fields["kind"][1]
+    data = bytearray(good)
+    data[at] = 9
+    err = error_of(damaged(tmp_path, bytes(data)))
+    assert err.offset == t.records_offset + k * tr.RECORD.itemsize and f"record {k}" in str(err)
+
+
+def test_a_completion_without_its_post(tmp_path, good):
+    t = tr.read(damaged(tmp_path, good))
+    posts = t.posts()
+    done = int(np.flatnonzero(posts >= 0)[0])
+    data = bytearray(good)
+    request = t.records_offset + int(posts[done]) * tr.RECORD.itemsize + tr.RECORD.fields["request"][1]
+    data[request:request + 8] = (0).to_bytes(8, "little")  # the post no longer names its request
+    with pytest.raises(tr.TraceError, match=f"record {done}: request"):
+        tr.read(damaged(tmp_path, bytes(data))).posts()
