@@ -19,7 +19,7 @@ static void (*_Atomic on_change)(void);
 _Atomic unsigned loggp_live_seq;
 static _Atomic int64_t current_ps[LOGGP_KNOB_COUNT];
 _Atomic uint64_t loggp_live_ns[4];
-_Atomic int64_t loggp_live_G_ps;
+_Atomic int64_t loggp_live_G_ps_per_byte;
 
 static uint64_t ps_to_ns(int64_t ps);
 
@@ -43,7 +43,7 @@ void loggp_live_publish(const loggp_knobs *knobs)
     atomic_store_explicit(&loggp_live_ns[1], ps_to_ns(knobs->ps[LOGGP_KNOB_O_R]), memory_order_relaxed);
     atomic_store_explicit(&loggp_live_ns[2], ps_to_ns(knobs->ps[LOGGP_KNOB_GAP]), memory_order_relaxed);
     atomic_store_explicit(&loggp_live_ns[3], ps_to_ns(knobs->ps[LOGGP_KNOB_LATENCY]), memory_order_relaxed);
-    atomic_store_explicit(&loggp_live_G_ps, knobs->ps[LOGGP_KNOB_GAP_PER_BYTE], memory_order_relaxed);
+    atomic_store_explicit(&loggp_live_G_ps_per_byte, knobs->ps[LOGGP_KNOB_GAP_PER_BYTE], memory_order_relaxed);
     atomic_store_explicit(&loggp_live_seq, s + 2, memory_order_release);
     int was = atomic_exchange(&loggp_live_any, any);
     void (*fn)(void) = atomic_load(&on_change);

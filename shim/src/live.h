@@ -13,7 +13,7 @@
 /* Delays in the form the message path uses. */
 typedef struct {
     uint64_t o_s, o_r, g, L; /* ns */
-    int64_t G_ps;            /* ps per byte */
+    int64_t G_ps_per_byte;            /* ps per byte */
 } loggp_delays;
 
 /* Nonzero while any knob is nonzero: the one load on the zero-knob path. */
@@ -27,7 +27,7 @@ static inline int loggp_live_active(void)
 /* The delays as the message path uses them, under a seqlock (live.c). */
 extern _Atomic unsigned loggp_live_seq;
 extern _Atomic uint64_t loggp_live_ns[4]; /* o_s, o_r, g, L */
-extern _Atomic int64_t loggp_live_G_ps;
+extern _Atomic int64_t loggp_live_G_ps_per_byte;
 
 /* A consistent snapshot of the current delays: a handful of loads, no lock. */
 static inline void loggp_live_get(loggp_delays *out)
@@ -39,7 +39,7 @@ static inline void loggp_live_get(loggp_delays *out)
         out->o_r = atomic_load_explicit(&loggp_live_ns[1], memory_order_relaxed);
         out->g = atomic_load_explicit(&loggp_live_ns[2], memory_order_relaxed);
         out->L = atomic_load_explicit(&loggp_live_ns[3], memory_order_relaxed);
-        out->G_ps = atomic_load_explicit(&loggp_live_G_ps, memory_order_relaxed);
+        out->G_ps_per_byte = atomic_load_explicit(&loggp_live_G_ps_per_byte, memory_order_relaxed);
         atomic_thread_fence(memory_order_acquire);
         s2 = atomic_load_explicit(&loggp_live_seq, memory_order_relaxed);
     } while ((s1 & 1) || s1 != s2);

@@ -27,7 +27,7 @@ static inline int loggp_bucket(uint64_t bytes)
 }
 
 /* Delay actually added, per knob (o_s, o_r, g, G, L). */
-enum { LOGGP_INJ_OS, LOGGP_INJ_OR, LOGGP_INJ_G, LOGGP_INJ_GBYTE, LOGGP_INJ_L, LOGGP_INJ_COUNT };
+enum { LOGGP_INJ_O_S, LOGGP_INJ_O_R, LOGGP_INJ_GAP, LOGGP_INJ_GAP_PER_BYTE, LOGGP_INJ_LATENCY, LOGGP_INJ_COUNT };
 
 typedef struct loggp_counters {
     uint64_t calls[LOGGP_FN_COUNT];

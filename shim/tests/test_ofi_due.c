@@ -11,7 +11,7 @@ Test(receive_hold, is_L_plus_k_minus_1_G)
 {
     loggp_delays d = {.L = 10 * US};
     cr_assert_eq(receive_hold_ns(&d, 8), 10 * US);
-    d.G_ps = 2000; /* 2 ns per byte */
+    d.G_ps_per_byte = 2000; /* 2 ns per byte */
     cr_assert_eq(receive_hold_ns(&d, 101), 10 * US + 200);
     loggp_delays none = {0};
     cr_assert_eq(receive_hold_ns(&none, 4096), 0);

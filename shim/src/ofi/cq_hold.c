@@ -59,7 +59,7 @@ static uint64_t receive_due(cq_state *cs, struct fi_cq_tagged_entry *e, const lo
     uint64_t least = transit_min_update(&cs->transit, bucket, observed, now, window);
     uint64_t arrival = receive_arrival(sent, least, now, posted_before, drained_at, polling);
     if (e->len > RENDEZVOUS_MIN_BYTES && e->len > rendezvous_above())
-        return loggp_rendezvous_due(arrival, posted_at, d->L, loggp_bytes_delay_ns(d->G_ps, e->len));
+        return loggp_rendezvous_due(arrival, posted_at, d->L, loggp_bytes_delay_ns(d->G_ps_per_byte, e->len));
     return arrival + extra;
 }
 
@@ -143,7 +143,7 @@ ssize_t cq_read_held(cq_state *cs, const struct fi_ops_cq *o, struct fid_cq *cq,
     size_t out = 0, receives = 0;
     uint64_t held_ns = 0, reception = 0; /* of the last receive handed out (delay.h) */
     ssize_t inner_rc = 0;
-    int gapped = d.g || d.G_ps;
+    int gapped = d.g || d.G_ps_per_byte;
     spin_lock(&cs->lock);
     uint64_t start = clock_ns(), now = start, returned = start;
     if (gapped && cs->gap_released_at && !cs->gap_back_at)
@@ -190,7 +190,7 @@ ssize_t cq_read_held(cq_state *cs, const struct fi_ops_cq *o, struct fid_cq *cq,
             }
             uint64_t gap_ns = 0;
             if (e->flags & FI_RECV)
-                gap_ns = d.g + loggp_bytes_delay_ns(d.G_ps, e->len);
+                gap_ns = d.g + loggp_bytes_delay_ns(d.G_ps_per_byte, e->len);
             uint64_t go = is_receive(e->flags) ? entry_due(due, gap_ns, take_ns, last_reception(cs, receives, reception)) : 0;
             int must_wait = is_receive(e->flags) && (cs->count || go > now);
             if (must_wait && !cs->count && go <= now + SPIN_INLINE_NS) {
@@ -265,14 +265,14 @@ ssize_t cq_read_held(cq_state *cs, const struct fi_ops_cq *o, struct fid_cq *cq,
     if (held_ns || gap_waited_g || gap_waited_bytes || (receives && d.o_r)) {
         loggp_counters *c = loggp_my_counters();
         /* a hold is L's if L is set, else (k-1)G's */
-        c->injected_ns[d.L ? LOGGP_INJ_L : LOGGP_INJ_GBYTE] += held_ns;
-        c->injected_ns[LOGGP_INJ_G] += gap_waited_g;
-        c->injected_ns[LOGGP_INJ_GBYTE] += gap_waited_bytes;
+        c->injected_ns[d.L ? LOGGP_INJ_LATENCY : LOGGP_INJ_GAP_PER_BYTE] += held_ns;
+        c->injected_ns[LOGGP_INJ_GAP] += gap_waited_g;
+        c->injected_ns[LOGGP_INJ_GAP_PER_BYTE] += gap_waited_bytes;
         if (receives && d.o_r) {
             /* from when the completions were taken, so the layer's own work is inside o_r */
             uint64_t spun_to = loggp_spin_until(local_ns(returned) + d.o_r * receives);
             returned += spun_to - local_ns(returned);
-            c->injected_ns[LOGGP_INJ_OR] += d.o_r * receives;
+            c->injected_ns[LOGGP_INJ_O_R] += d.o_r * receives;
         }
     }
     atomic_store_explicit(&cs->returned_at, returned, memory_order_relaxed);

@@ -25,7 +25,7 @@ uint64_t transit_min_update(transit_min *t, int bucket, uint64_t observed, uint6
 
 uint64_t receive_hold_ns(const loggp_delays *d, uint64_t len)
 {
-    return d->L + loggp_bytes_delay_ns(d->G_ps, len);
+    return d->L + loggp_bytes_delay_ns(d->G_ps_per_byte, len);
 }
 
 uint64_t receive_arrival(uint64_t sent, uint64_t least_transit, uint64_t now, int posted_before,

@@ -281,9 +281,9 @@ static inline void post_begin(ep_state *s, loggp_delays *d)
         return; /* L alone: no clock read, no counter */
     loggp_counters *c = loggp_my_counters();
     loggp_gap_wait w = loggp_pacer_begin(&s->pacer, o_s);
-    c->injected_ns[LOGGP_INJ_OS] += o_s;
-    c->injected_ns[LOGGP_INJ_G] += w.g_ns;
-    c->injected_ns[LOGGP_INJ_GBYTE] += w.bytes_ns;
+    c->injected_ns[LOGGP_INJ_O_S] += o_s;
+    c->injected_ns[LOGGP_INJ_GAP] += w.g_ns;
+    c->injected_ns[LOGGP_INJ_GAP_PER_BYTE] += w.bytes_ns;
 }
 
 /* After a post: a refused post keeps its o_s; an accepted one leaves the
@@ -295,9 +295,9 @@ static inline void post_end(ep_state *s, const loggp_delays *d, ssize_t rc, uint
             atomic_store_explicit(&s->os_prepaid, 1, memory_order_relaxed);
         return;
     }
-    if (rc < 0 || (!d->g && !d->G_ps && !pacer_owed(&s->pacer)))
+    if (rc < 0 || (!d->g && !d->G_ps_per_byte && !pacer_owed(&s->pacer)))
         return;
-    loggp_pacer_done(&s->pacer, d->g, loggp_bytes_delay_ns(d->G_ps, bytes));
+    loggp_pacer_done(&s->pacer, d->g, loggp_bytes_delay_ns(d->G_ps_per_byte, bytes));
 }
 
 static inline uint64_t iov_bytes(const struct iovec *iov, size_t count)
@@ -317,7 +317,7 @@ static inline uint64_t iov_bytes(const struct iovec *iov, size_t count)
         return plain_call;                                                                   \
     loggp_delays d;                                                                          \
     post_begin(s, &d);                                                                       \
-    int stamping = s->stamps && (d.L || d.G_ps); /* only the holds for L, G read them */    \
+    int stamping = s->stamps && (d.L || d.G_ps_per_byte); /* only the holds for L, G read them */    \
     (void)stamping;                                                                          \
     ofi_in_hook++;                                                                           \
     ssize_t rc = call;                                                                       \

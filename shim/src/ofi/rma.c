@@ -10,7 +10,7 @@ void rma_track(ep_state *s, int is_read, const loggp_delays *d, ssize_t rc, uint
     cntr_state *cs = atomic_load_explicit(is_read ? &s->read_cntr : &s->write_cntr, memory_order_relaxed);
     if (!cs)
         return;
-    uint64_t extra = 2 * d->L + loggp_bytes_delay_ns(d->G_ps, bytes);
+    uint64_t extra = 2 * d->L + loggp_bytes_delay_ns(d->G_ps_per_byte, bytes);
     cntr_track(cs, extra ? post_time + extra : 0);
 }
 

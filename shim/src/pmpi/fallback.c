@@ -10,14 +10,14 @@ void loggp_fallback_before_send(loggp_counters *c, loggp_delays *d)
 {
     loggp_live_get(d);
     loggp_gap_wait w = loggp_pacer_begin(&pacer, d->o_s);
-    c->injected_ns[LOGGP_INJ_OS] += d->o_s;
-    c->injected_ns[LOGGP_INJ_G] += w.g_ns;
-    c->injected_ns[LOGGP_INJ_GBYTE] += w.bytes_ns;
+    c->injected_ns[LOGGP_INJ_O_S] += d->o_s;
+    c->injected_ns[LOGGP_INJ_GAP] += w.g_ns;
+    c->injected_ns[LOGGP_INJ_GAP_PER_BYTE] += w.bytes_ns;
 }
 
 void loggp_fallback_after_send(const loggp_delays *d, uint64_t bytes)
 {
-    loggp_pacer_done(&pacer, d->g, loggp_bytes_delay_ns(d->G_ps, bytes));
+    loggp_pacer_done(&pacer, d->g, loggp_bytes_delay_ns(d->G_ps_per_byte, bytes));
 }
 
 void loggp_received(loggp_counters *c, const MPI_Status *st)
@@ -46,7 +46,7 @@ void loggp_received(loggp_counters *c, const MPI_Status *st)
         loggp_live_get(&d);
         if (d.o_r) {
             loggp_spin_ns(d.o_r);
-            c->injected_ns[LOGGP_INJ_OR] += d.o_r;
+            c->injected_ns[LOGGP_INJ_O_R] += d.o_r;
         }
     }
 }
@@ -68,6 +68,6 @@ void loggp_self_send_slow(int dest, MPI_Comm comm)
         return; /* dest names a rank of the remote group: never this process */
     loggp_spin_ns(d.o_s + d.o_r);
     loggp_counters *c = loggp_my_counters();
-    c->injected_ns[LOGGP_INJ_OS] += d.o_s;
-    c->injected_ns[LOGGP_INJ_OR] += d.o_r;
+    c->injected_ns[LOGGP_INJ_O_S] += d.o_s;
+    c->injected_ns[LOGGP_INJ_O_R] += d.o_r;
 }
