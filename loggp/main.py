@@ -62,7 +62,8 @@ def main_job(out, skip_calibration):
     missed = calibration_misses(calibration)
     if missed:
         print(f"[loggp main] calibration: {', '.join(missed)} missed the accuracy goal on this machine "
-              f"(MISS lines in {calibration.parent}/; a busy machine does this); exit {MISSED_GOAL}",
+              f"(MISS lines in {calibration.parent}/; noise on a busy machine, or cross-talk that "
+              f"docs/benchmarks.md lists as known); exit {MISSED_GOAL}",
               file=sys.stderr)
         return MISSED_GOAL
     return 0
