@@ -88,6 +88,23 @@ def _group(group):
     return group
 
 
+def number_in(kind, low, high, low_open=False):
+    """An argparse type: a number of `kind` (int or float) in [low, high], or (low, high]
+    with low_open; the error names the value and the range."""
+    what = "a whole number" if kind is int else "a number"
+    span = f"{'(' if low_open else '['}{low:g}, {high:g}]"
+
+    def parse(text):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"'{text}' is not {what}") from None
+        if not ((low < value) if low_open else (low <= value)) or not value <= high:
+            raise argparse.ArgumentTypeError(f"'{text}' must be in {span}")
+        return value
+    return parse
+
+
 def positive_int(text):
     """An argparse type: a whole number of at least 1."""
     try:

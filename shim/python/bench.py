@@ -19,7 +19,7 @@ import sys
 import tempfile
 
 import loggp.knobs as knob_values
-from loggp.knobs.command import Command, UsageError, positive_int
+from loggp.knobs.command import Command, UsageError, number_in, positive_int
 from loggp.knobs.programs import MissingProgram, find_program
 
 from . import pattern_model as model
@@ -337,24 +337,8 @@ def number_list(kind, low):
     return parse
 
 
-def positive_float(text):
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a number") from None
-    if not 0 < value <= 1000:
-        raise argparse.ArgumentTypeError(f"'{text}' must be in (0, 1000]")
-    return value
-
-
-def nonnegative_float(text):
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a number") from None
-    if not 0 <= value <= 1e9:
-        raise argparse.ArgumentTypeError(f"'{text}' must be in [0, 1e9]")
-    return value
+positive_float = number_in(float, 0, 1000, low_open=True)
+nonnegative_float = number_in(float, 0, 1e9)
 
 
 def time_list(text):
