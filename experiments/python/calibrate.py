@@ -114,6 +114,16 @@ def _bulk_slope(m, y):
     return float(np.polyfit(m[keep] - 1, y[keep], 1)[0]) * 1000.0  # us/B -> ns/B
 
 
+def spacing_residual(increase, per_byte_us, natural_us):
+    """What is left of a stream interval's increase once the (m-1)G a set G owes is
+    accounted for as LogP's minimum spacing: the stream runs at max(natural,
+    g_machine + (m-1)G) with g_machine between 0 and the natural interval, so any
+    increase from (m-1)G - natural to (m-1)G (never below 0) is exactly G's; the
+    residual is the distance from that range."""
+    low = np.maximum(per_byte_us - np.maximum(natural_us, 0.0), 0.0)
+    return np.where(increase < low, increase - low, np.maximum(increase - per_byte_us, 0.0))
+
+
 def increases(run, reference, G_set=0.0):
     """Measured increase of every parameter of `run` over `reference` (same sizes), and
     the run's absolute values. LogGP expects g(m) and T(m) to grow by (m-1)G, so with a
@@ -128,7 +138,9 @@ def increases(run, reference, G_set=0.0):
     out, absolute = {}, {}
     for k in ("o_s", "o_r", "g", "g_excess", "L"):
         d = p[k] - p0[k]
-        if k in ("g", "g_excess", "L"):
+        if k == "g":
+            d = spacing_residual(d, per_byte_us, p0[k])
+        elif k in ("g_excess", "L"):
             d = d - per_byte_us
         out[k] = float(np.median(d[small]))
         absolute[k] = float(np.median(p[k][small]))

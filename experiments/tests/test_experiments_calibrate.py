@@ -92,6 +92,18 @@ def test_gap_is_judged_as_a_minimum_spacing():
     assert cal.expected_increase("o", "o_r", 10.0, 0.6, 0.3) == 10.0
 
 
+def test_per_byte_gap_in_a_stream_is_a_minimum_spacing_too():
+    natural = np.array([0.6, 0.6, 0.7, 1.0])
+    per_byte = np.array([0.014, 0.126, 1.02, 8.19])  # (m-1)G at G = 2 ns/B for 8 B .. 4 KiB
+    # LogP: the interval becomes max(natural, g_machine + (m-1)G), g_machine = 0.05 here
+    logp = np.maximum(natural, 0.05 + per_byte) - natural
+    assert np.allclose(cal.spacing_residual(logp, per_byte, natural), 0.0)
+    # an added gap (natural + (m-1)G) is exact as well; half or double G is not
+    assert np.allclose(cal.spacing_residual(per_byte, per_byte, natural), 0.0)
+    assert cal.spacing_residual(per_byte / 2, per_byte, natural)[-1] < -3
+    assert cal.spacing_residual(2 * per_byte, per_byte, natural)[-1] > 8
+
+
 def test_logp_gap_apparatus_passes_and_half_or_double_gap_fails():
     # The probe's stream at natural interval 0.6 us under an apparatus with g_machine 0.05
     def judged(strength):
