@@ -74,8 +74,24 @@ void ofi_note_provider(const struct fi_info *info)
  * Without the PMPI layer nobody loaded the knobs yet: load them here. */
 static pthread_once_t hook_once = PTHREAD_ONCE_INIT;
 
+static int hook_fabric(struct fi_fabric_attr *attr, struct fid_fabric **fabric, void *context);
+
+/* libfabric may dlclose a provider library it loaded (Open MPI's components
+ * open and close libfabric more than once), but this one keeps a thread and
+ * patched ops tables alive: it must stay mapped. */
+static void stay_loaded(void)
+{
+    Dl_info self;
+    void *fn;
+    int (*hook)(struct fi_fabric_attr *, struct fid_fabric **, void *) = hook_fabric;
+    memcpy(&fn, &hook, sizeof fn);
+    if (dladdr(fn, &self) && self.dli_fname)
+        dlopen(self.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+}
+
 static void hook_start(void)
 {
+    stay_loaded();
     char err[1024];
     if (loggp_live_start(err, sizeof err) != 0) {
         fprintf(stderr, "loggp: libfabric hook: %s; the hook stays off\n", err);
