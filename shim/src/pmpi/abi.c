@@ -3,7 +3,8 @@
  * MPI_COMM_WORLD is 0x44000000), shared by MPICH 3.x-5.x, Intel MPI,
  * MVAPICH and Cray MPICH. Open MPI's handles are pointers, and the MPI 5
  * standard ABI (libmpi_abi.so) has handles of its own: passing them ours
- * would crash, so under those the library stays inert. */
+ * would crash, so under those the PMPI layer stays inert (under Open MPI the
+ * libfabric layer may still serve, foreign.c). */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,14 +28,14 @@ static void library_name(const char *s, char *out, size_t len)
     out[n] = '\0';
 }
 
-int loggp_mpi_abi_supported(char *name, size_t len)
+loggp_mpi_family loggp_mpi_abi_supported(char *name, size_t len)
 {
     int (*get_version)(char *, int *);
     void *f = dlsym(RTLD_NEXT, "PMPI_Get_library_version");
     memcpy(&get_version, &f, sizeof f);
     if (!get_version) {
         snprintf(name, len, "an MPI library without MPI_Get_library_version");
-        return 0;
+        return LOGGP_MPI_OTHER;
     }
     /* MPI allows this call before MPI_Init; the buffer outsizes every
      * library's MPI_MAX_LIBRARY_VERSION_STRING (MPICH's is 8192). */
@@ -55,19 +56,19 @@ int loggp_mpi_abi_supported(char *name, size_t len)
     if (abi_version && abi_version(&major, &minor) == 0 && major >= 0) {
         size_t n = strlen(name);
         snprintf(name + n, len - n, " (MPI standard ABI %d.%d)", major, minor);
-        return 0;
+        return LOGGP_MPI_OTHER;
     }
     if (dlsym(RTLD_DEFAULT, "ompi_mpi_comm_world") || strncmp(name, "Open MPI", 8) == 0)
-        return 0;
+        return LOGGP_MPI_OPEN_MPI;
     static const char *const mpich_family[] = {"MPICH", "MVAPICH", "Intel(R) MPI"};
     for (size_t i = 0; i < sizeof mpich_family / sizeof *mpich_family; i++)
         if (strstr(version, mpich_family[i]))
-            return 1;
-    return 0;
+            return LOGGP_MPI_MPICH;
+    return LOGGP_MPI_OTHER;
 }
 
 /* Is this the launcher's rank 0, or is there no launcher rank to tell? */
-static int first_process(void)
+int loggp_launcher_rank_zero(void)
 {
     static const char *const rank_vars[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"};
     for (size_t i = 0; i < sizeof rank_vars / sizeof *rank_vars; i++) {
@@ -80,7 +81,7 @@ static int first_process(void)
 
 void loggp_refuse_mpi(const char *name)
 {
-    if (!first_process())
+    if (!loggp_launcher_rank_zero())
         return;
     fprintf(stderr, "loggp: %s is not an MPICH-ABI MPI; libloggp.so runs inert (no knobs, no profile). "
                     "Build the program with loggp's mpicc and start it with `loggp run`.\n", name);

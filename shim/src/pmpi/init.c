@@ -21,7 +21,9 @@ int loggp_bookkeeping;
 int loggp_world_rank, loggp_world_size;
 
 static uint64_t init_ns;
-static int inert; /* not an MPI of the ABI this layer was built for: pass everything through */
+static int inert;   /* not an MPI of the ABI this layer was built for: pass everything through */
+static int foreign; /* inert, but the libfabric layer serves (Open MPI) */
+static char library[256];
 
 /* LOGGP_PROFILE: the folder to write profile.<rank>.json into, or NULL (unset or empty: no profile). */
 static const char *profile_dir(void)
@@ -58,17 +60,17 @@ void loggp_die_before_init(const char *what)
     exit(1);
 }
 
-static void print_banner(void)
+void loggp_print_banner(int rank, int engine)
 {
     const char *quiet = getenv("LOGGP_QUIET");
-    if (loggp_world_rank != 0 || (quiet && strcmp(quiet, "0") != 0))
+    if (rank != 0 || (quiet && strcmp(quiet, "0") != 0))
         return;
     loggp_knobs k;
     loggp_live_knobs(&k);
     char line[1024];
     int n = snprintf(line, sizeof line, "loggp %s: engine %s%s%s; knobs", LOGGP_VERSION,
-                     loggp_engine == ENGINE_LIBFABRIC ? "libfabric, provider " : "pmpi fallback",
-                     loggp_engine == ENGINE_LIBFABRIC ? loggp_ofi_provider() : "", "");
+                     engine == ENGINE_LIBFABRIC ? "libfabric, provider " : "pmpi fallback",
+                     engine == ENGINE_LIBFABRIC ? loggp_ofi_provider() : "", "");
     unsigned env = loggp_live_env_mask();
     for (int i = 0; i < LOGGP_KNOB_COUNT && n < (int)sizeof line; i++) {
         char v[64];
@@ -80,7 +82,7 @@ static void print_banner(void)
         snprintf(line + n, sizeof line - (size_t)n, "%s%s", loggp_live_watching() ? "; live from " : "",
                  loggp_live_watching() ? loggp_live_file() : "");
     fprintf(stderr, "%s\n", line);
-    if (loggp_engine == ENGINE_PMPI)
+    if (engine == ENGINE_PMPI)
         fprintf(stderr, "loggp: warning: the pmpi fallback engine applies o, g and G to point-to-point "
                         "messages only; L and the messages inside collectives are not delayed\n");
     fflush(stderr);
@@ -103,12 +105,15 @@ static int wanted_engine(void)
 
 static void before_init(void)
 {
-    char library[256];
-    if (!loggp_mpi_abi_supported(library, sizeof library)) {
+    loggp_mpi_family family = loggp_mpi_abi_supported(library, sizeof library);
+    if (family != LOGGP_MPI_MPICH) {
         /* A symbol the library lacks is one its programs never call. */
         resolve();
         inert = 1;
-        loggp_refuse_mpi(library);
+        if (family == LOGGP_MPI_OPEN_MPI)
+            foreign = loggp_foreign_before_init(library);
+        else
+            loggp_refuse_mpi(library);
         return;
     }
     if (resolve() != 0) {
@@ -147,13 +152,15 @@ static void after_init(void)
         pmpi.Abort(MPI_COMM_WORLD, 1);
     /* a trace needs the wrappers' books: the same one branch decides */
     loggp_bookkeeping = profile_dir() != NULL || loggp_engine == ENGINE_PMPI || loggp_tracing;
-    print_banner();
+    loggp_print_banner(loggp_world_rank, loggp_engine);
 }
 
 int MPI_Init(int *argc, char ***argv)
 {
     before_init();
     int rc = pmpi.Init(argc, argv);
+    if (rc == MPI_SUCCESS && foreign)
+        loggp_foreign_after_init(library);
     if (rc == MPI_SUCCESS && !inert)
         after_init();
     return rc;
@@ -163,6 +170,8 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
     before_init();
     int rc = pmpi.Init_thread(argc, argv, required, provided);
+    if (rc == MPI_SUCCESS && foreign)
+        loggp_foreign_after_init(library);
     if (rc == MPI_SUCCESS && !inert)
         after_init();
     return rc;
@@ -192,6 +201,8 @@ int MPI_Finalize(void)
 {
     if (!pmpi.Finalize && resolve() != 0)
         return MPI_ERR_OTHER;
+    if (foreign)
+        loggp_foreign_finalize();
     if (inert)
         return pmpi.Finalize();
     double wall = init_ns ? (double)(loggp_now_ns() - init_ns) * 1e-9 : 0.0;

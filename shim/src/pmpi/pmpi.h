@@ -181,12 +181,30 @@ void loggp_completed(loggp_counters *c, loggp_req_info info, const MPI_Status *s
 
 /* ---- MPI_Init's helpers ---- */
 
-/* Whether the MPI library underneath has the ABI this layer was built for
- * (MPICH's), found without touching a handle; name: what the library calls
- * itself (abi.c). */
-int loggp_mpi_abi_supported(char *name, size_t len);
+typedef enum {
+    LOGGP_MPI_OTHER,    /* an ABI of its own (the MPI 5 standard ABI, unknown): inert */
+    LOGGP_MPI_MPICH,    /* the ABI this layer was built for */
+    LOGGP_MPI_OPEN_MPI, /* handles are pointers: the PMPI layer is inert, the libfabric layer can serve */
+} loggp_mpi_family;
+
+/* Which ABI the MPI library underneath has, found without touching a handle;
+ * name: what the library calls itself (abi.c). */
+loggp_mpi_family loggp_mpi_abi_supported(char *name, size_t len);
 /* Says once per job (where the launcher's rank is 0) that the library runs inert under name. */
 void loggp_refuse_mpi(const char *name);
+/* Is this the launcher's rank 0, or is there no launcher rank to tell? (from its environment) */
+int loggp_launcher_rank_zero(void);
+
+/* Rank 0's one banner line: engine, provider, knobs (init.c). */
+void loggp_print_banner(int rank, int engine);
+
+/* Under Open MPI: the libfabric layer alone, without touching a handle
+ * (foreign.c). Before MPI_Init: 1 if it serves (knobs loaded, layer on),
+ * 0 if the library stays inert (the line is said). After: the banner, or
+ * one line saying why the knobs do nothing. */
+int loggp_foreign_before_init(const char *library);
+void loggp_foreign_after_init(const char *library);
+void loggp_foreign_finalize(void);
 
 /* Are all ranks of this job on this node? (Hydra and Slurm tell.) */
 int loggp_single_node(void);

@@ -1,0 +1,62 @@
+/* libloggp.so under Open MPI: its handles are pointers, so the PMPI layer
+ * passes every call straight through, but the libfabric layer never touches
+ * a handle and serves Open MPI's ofi MTL (`--mca pml cm --mca mtl ofi`) as it
+ * serves MPICH's ch4:ofi. What needs handles stays off: profile, trace, clock
+ * sync, the fallback engine. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ofi.h"
+#include "pmpi.h"
+
+static int set(const char *name)
+{
+    const char *v = getenv(name);
+    return v && *v;
+}
+
+int loggp_foreign_before_init(const char *library)
+{
+    const char *engine = getenv("LOGGP_ENGINE");
+    if (engine && strcmp(engine, "pmpi") == 0) {
+        if (loggp_launcher_rank_zero())
+            fprintf(stderr, "loggp: LOGGP_ENGINE=pmpi: the fallback engine needs an MPICH-ABI MPI, not %s; "
+                            "libloggp.so runs inert (use LOGGP_ENGINE=auto with Open MPI's ofi MTL)\n", library);
+        return 0;
+    }
+    char err[1024];
+    if (loggp_live_start(err, sizeof err) != 0)
+        loggp_die_before_init(err);
+    loggp_ofi_enable(1);
+    return 1;
+}
+
+void loggp_foreign_after_init(const char *library)
+{
+    int rank0 = loggp_launcher_rank_zero();
+    if (!loggp_ofi_active()) {
+        loggp_ofi_enable(0);
+        loggp_live_stop();
+        if (rank0)
+            fprintf(stderr, "loggp: %s sent nothing through libfabric, so the knobs do nothing: start it with "
+                            "`mpirun --mca pml cm --mca mtl ofi` (`loggp run` does)\n", library);
+        fflush(stderr);
+        return;
+    }
+    loggp_print_banner(rank0 ? 0 : 1, ENGINE_LIBFABRIC);
+    const char *quiet = getenv("LOGGP_QUIET");
+    if (rank0 && (!quiet || strcmp(quiet, "0") == 0))
+        fprintf(stderr, "loggp: under %s only the libfabric layer serves: no clock sync (L needs one clock, "
+                        "i.e. one host)%s\n", library,
+                set("LOGGP_PROFILE") || set("LOGGP_TRACE") ? ", and no profile or trace is written" : "");
+    fflush(stderr);
+}
+
+void loggp_foreign_finalize(void)
+{
+    if (!loggp_ofi_active())
+        return;
+    loggp_live_stop();
+    loggp_ofi_flush(); /* nothing may stay held while Open MPI shuts down */
+}
