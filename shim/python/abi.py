@@ -6,7 +6,8 @@ the libfabric engine applies to it.
 MPICH's ABI (libmpi.so.12, libmpich.so.12: integer handles) is shared by
 MPICH 3.x-5.x, Intel MPI, MVAPICH and Cray MPICH; the loader is simply handed
 the wheel's libmpi.so.12 under the soname the program asks for. Open MPI's
-handles are pointers (libmpi.so.40), so its programs are never swapped."""
+handles are pointers (libmpi.so.40), so its programs are never swapped: they
+run on Open MPI's own mpirun (open_mpi.py)."""
 import hashlib
 import json
 import os
@@ -144,6 +145,7 @@ class Plan:
     library: str      # which libmpi the ranks use, as a study records it
     note: str         # the line `loggp run` prints ('' for nothing to say)
     warning: bool = False  # print the note even with --quiet
+    open_mpi: bool = False  # started by Open MPI's own mpirun, through its ofi MTL (loggp.shim.open_mpi)
 
 
 def wheel_lib_dir():
@@ -197,8 +199,8 @@ def plan_for(program, wheel_lib=None, path_env=None, find_system=None):
     if open_mpi:
         return Plan({}, f"Open MPI ({open_mpi[0]})",
                     f"{program} is linked against Open MPI ({open_mpi[0]}): no ABI swap (Open MPI's handles "
-                    "are not MPICH's), so the libfabric engine does not apply; launch it with Open MPI's own "
-                    "mpirun, e.g. --launcher 'mpirun.openmpi -np {np} {program}'", warning=True)
+                    "are not MPICH's); its ranks run on Open MPI's own mpirun through the ofi MTL, where the "
+                    "libfabric engine applies (no profile, trace or clock sync under Open MPI)", open_mpi=True)
     unknown = [n for n in mpi if n not in MPICH_CORE and n not in MPICH_COMPANIONS and n != STANDARD_ABI]
     if unknown:
         return Plan({}, f"unknown ({unknown[0]})", f"{program} is linked against {unknown[0]}, an MPI library "

@@ -11,6 +11,8 @@ from loggp.knobs import ENVIRONMENT, KnobError, environment as knob_variables
 from loggp.knobs.command import Command, CommandError, Parser, positive_int
 from loggp.knobs.programs import find_program, prefix_path
 
+from . import open_mpi
+
 # Command-line knob flags and the environment variables they set.
 KNOB_FLAGS = {
     "o": (ENVIRONMENT["o_s"], ENVIRONMENT["o_r"]),
@@ -89,12 +91,22 @@ def launcher_command(launcher, np, program, hostfile):
     return ["/bin/sh", "-c", text]
 
 
-def abi_environment(args, program, base_env):
+def program_plan(args, program, base_env):
+    """The ABI decision for the program (loggp.shim.abi), or None without the swap."""
+    if not args.abi_swap:
+        return None
+    from . import abi
+    try:
+        return abi.plan_for(program[0], path_env=base_env.get("PATH"))
+    except abi.AbiError as err:
+        raise RunError(f"{err}") from None
+
+
+def abi_environment(args, plan, base_env):
     """ABI swap (loggp.shim.abi): the loader path that puts an MPICH-ABI program on
     the venv's MPICH, and one line on stderr saying which libmpi the ranks use."""
     from . import abi
     try:
-        plan = abi.plan_for(program[0], path_env=base_env.get("PATH"))
         additions = abi.environment(plan, base_env)
         if args.profile and not args.dry_run:
             abi.write_record(plan, args.profile)
@@ -105,6 +117,22 @@ def abi_environment(args, program, base_env):
     if plan.note and (plan.warning or not args.quiet):
         print(f"loggp run: {plan.note}", file=sys.stderr)
     return additions
+
+
+def check_open_mpi(args, program):
+    """What an Open MPI program cannot have: libloggp.so's PMPI layer stays off
+    under Open MPI's handles, and its ofi MTL does not take libfabric's shm."""
+    name = program[0]
+    if args.engine == "pmpi":
+        raise RunError(f"--engine pmpi: {name} is linked against Open MPI, and the fallback engine needs an "
+                       "MPICH-ABI MPI; leave --engine at auto (the libfabric engine)")
+    if args.profile or args.trace is not None:
+        flag = "--profile" if args.profile else "--trace"
+        raise RunError(f"{flag}: {name} is linked against Open MPI, whose handles libloggp.so's PMPI layer cannot "
+                       "read, so no profile or trace is written (build it with the venv's mpicc to have them)")
+    if args.provider == "shm":
+        raise RunError(f"--provider shm: {name} is linked against Open MPI, whose ofi MTL does not take "
+                       "libfabric's shm provider; use --provider tcp (the default for Open MPI)")
 
 
 def parser():
@@ -196,17 +224,24 @@ def build(args, base_env, testbed_plan=None):
             resolve_program(program[0], base_env.get("PATH"))
         except AbiError as err:
             raise RunError(f"{err}") from None
+    plan = program_plan(args, program, base_env)
+    on_open_mpi = plan is not None and plan.open_mpi and args.launcher == "mpiexec" and args.testbed is None
+    if on_open_mpi:
+        check_open_mpi(args, program)
     if args.testbed is not None:
         if testbed_plan is None:
             raise RunError("--testbed: no testbed here (run it as `loggp run`)")
         routing, cmd = testbed_plan(args, program)
+    elif on_open_mpi:
+        routing = open_mpi.routing(args.provider, base_env, single_host=not args.hostfile)
+        cmd = None  # below, once every variable to export is known
     else:
         single_host = args.launcher == "mpiexec" and not args.hostfile
         routing = routing_environment(args.engine, args.provider, base_env, single_host)
         cmd = launcher_command(args.launcher, args.np, program, args.hostfile)
     env.update(routing)
-    if args.abi_swap:
-        env.update(abi_environment(args, program, base_env))
+    if plan is not None:
+        env.update(abi_environment(args, plan, base_env))
     lib = str(find_library())
     preload = base_env.get("LD_PRELOAD", "")
     env["LD_PRELOAD"] = lib + (":" + preload if preload and lib not in preload.split(":") else "")
@@ -217,6 +252,8 @@ def build(args, base_env, testbed_plan=None):
         env["LOGGP_TRACE"] = str(Path(args.trace).resolve())
     if args.quiet:
         env["LOGGP_QUIET"] = "1"
+    if on_open_mpi:
+        cmd = open_mpi.command(args.np, program, args.hostfile, env, base_env.get("PATH"))
     return env, cmd
 
 

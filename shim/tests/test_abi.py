@@ -130,7 +130,7 @@ def test_a_program_whose_rpath_pins_its_mpi_is_refused(tmp_path_factory, debian_
 def test_an_open_mpi_program_is_not_swapped(tmp_path_factory):
     program = compiled(tmp_path_factory, "mpicc.openmpi", TIMING_SOURCE, "timing-openmpi")
     plan = abi.plan_for(str(program))
-    assert plan.links == {} and plan.warning
+    assert plan.links == {} and plan.open_mpi
     assert "Open MPI (libmpi.so.40)" in plan.note and "no ABI swap" in plan.note
     # Open MPI's predefined handles are symbols (ompi_mpi_comm_world), MPICH's are integers.
     assert abi.read_elf(program).open_mpi_symbols
@@ -141,7 +141,7 @@ def test_an_open_mpi_program_is_not_swapped(tmp_path_factory):
     old_style.chmod(0o755)
     assert abi.read_elf(old_style).needed.count("libmpi.so.12") == 1
     plan = abi.plan_for(str(old_style))
-    assert plan.links == {} and "Open MPI (libmpi.so.12)" in plan.note
+    assert plan.links == {} and plan.open_mpi and "Open MPI (libmpi.so.12)" in plan.note
 
 
 def test_a_standard_abi_program_is_refused_clearly(tmp_path_factory):
@@ -256,12 +256,45 @@ def test_the_run_records_its_libmpi_beside_the_profiles(debian_timing, tmp_path)
                                                                      "profile.1.json"]
 
 
-def test_open_mpi_program_gets_a_clear_line(tmp_path_factory):
-    program = compiled(tmp_path_factory, "mpicc.openmpi", TIMING_SOURCE, "timing-openmpi")
-    proc = loggp_run("--quiet", "--dry-run", "--", str(program))
+@pytest.fixture(scope="module")
+def open_mpi_timing(tmp_path_factory):
+    """The apparatus's timing program built with Debian's Open MPI: links libmpi.so.40."""
+    if not shutil.which("mpirun.openmpi"):
+        pytest.skip("Open MPI's mpirun is not installed (Debian: openmpi-bin, which ./setup.sh installs)")
+    return compiled(tmp_path_factory, "mpicc.openmpi", TIMING_SOURCE, "timing-openmpi")
+
+
+def test_an_open_mpi_program_runs_on_its_own_mpirun_through_the_ofi_mtl(open_mpi_timing):
+    proc = loggp_run("--dry-run", "--L", "5us", "--", str(open_mpi_timing))
     assert proc.returncode == 0, proc.stderr
     assert "linked against Open MPI (libmpi.so.40): no ABI swap" in proc.stderr
+    words = proc.stdout.split()
     assert "LD_LIBRARY_PATH" not in proc.stdout
+    assert "FI_PROVIDER=tcp" in words and "FI_TCP_IFACE=lo" in words, proc.stdout
+    command = proc.stdout[proc.stdout.index("mpirun"):]
+    assert "--mca pml cm --mca mtl ofi" in command, command
+    # Open MPI hands no environment to other hosts unless told: every variable is exported
+    for name in ("LD_PRELOAD", "LOGGP_LATENCY", "FI_PROVIDER"):
+        assert f"-x {name}" in command, command
+
+
+def test_an_open_mpi_program_gets_latency_through_the_ofi_mtl(open_mpi_timing):
+    _, stderr = halfrtt(open_mpi_timing)
+    assert "engine libfabric, provider tcp" in stderr, stderr
+    effect = latency_effect(open_mpi_timing)
+    assert 0.6 * 50 - 3 <= effect <= 1.6 * 50 + 3, f"L=50us moved the half round trip by {effect:.1f} us"
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--engine", "pmpi"], "--engine pmpi: .* linked against Open MPI"),
+    (["--profile", "PROFILE"], "--profile: .* no profile or trace is written"),
+    (["--provider", "shm"], "--provider shm: .* does not take libfabric's shm"),
+])
+def test_what_an_open_mpi_program_cannot_have_is_refused(open_mpi_timing, tmp_path, args, message):
+    args = [str(tmp_path / "p") if a == "PROFILE" else a for a in args]
+    proc = loggp_run(*args, "--", str(open_mpi_timing))
+    assert proc.returncode == 2 and re.search(message, proc.stderr), proc.stderr
+    assert not (tmp_path / "p").exists()
 
 
 def executable(path, data):

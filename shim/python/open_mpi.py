@@ -1,0 +1,53 @@
+"""`loggp run` for a program linked against Open MPI: its own mpirun, with the
+ofi MTL (`--mca pml cm --mca mtl ofi`), so that its messages cross libfabric
+and the libfabric layer of libloggp.so serves it. Open MPI 4.1's ofi MTL does
+not take libfabric's shm provider, so one host uses tcp over loopback."""
+import os
+import shutil
+from pathlib import Path
+
+from loggp.knobs.command import CommandError
+
+MPIRUN_NAMES = ("mpirun.openmpi", "orterun", "mpirun")
+
+
+def find_mpirun(path_env=None):
+    """Open MPI's mpirun: Debian names it mpirun.openmpi; elsewhere an mpirun
+    that is Open MPI's (orterun, or an mpirun beside ompi_info)."""
+    for name in MPIRUN_NAMES:
+        found = shutil.which(name, path=path_env)
+        if not found:
+            continue
+        if name != "mpirun" or shutil.which("ompi_info", path=str(Path(found).parent)):
+            return found
+    raise CommandError("the program is linked against Open MPI, but Open MPI's mpirun is not on PATH "
+                       "(Debian: apt-get install openmpi-bin)", exit_code=2)
+
+
+def routing(provider, base_env, single_host):
+    """The libfabric provider for the ofi MTL: the user's choice, else tcp (over
+    loopback on one host)."""
+    env = {}
+    if provider or "FI_PROVIDER" not in base_env:
+        env["FI_PROVIDER"] = provider or "tcp"
+    chosen = env.get("FI_PROVIDER", base_env.get("FI_PROVIDER"))
+    if chosen == "tcp" and single_host and "FI_TCP_IFACE" not in base_env:
+        env["FI_TCP_IFACE"] = "lo"
+    return env
+
+
+def command(np, program, hostfile, exported, path_env=None):
+    """mpirun with the ofi MTL; every variable loggp sets is exported to the
+    ranks (-x), as Open MPI passes no environment to other hosts by itself."""
+    cmd = [find_mpirun(path_env), "-np", str(np), "--mca", "pml", "cm", "--mca", "mtl", "ofi",
+           # its default excludes shm and tcp: the provider is chosen by FI_PROVIDER
+           "--mca", "mtl_ofi_provider_exclude", "none"]
+    if hostfile:
+        cmd += ["--hostfile", hostfile]
+    else:
+        cmd.append("--oversubscribe")  # as mpiexec: more ranks than cores share them
+    if os.geteuid() == 0:
+        cmd.append("--allow-run-as-root")
+    for name in sorted(exported):
+        cmd += ["-x", name]
+    return cmd + list(program)
