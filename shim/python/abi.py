@@ -199,8 +199,8 @@ def plan_for(program, wheel_lib=None, path_env=None, find_system=None):
     if open_mpi:
         return Plan({}, f"Open MPI ({open_mpi[0]})",
                     f"{program} is linked against Open MPI ({open_mpi[0]}): no ABI swap (Open MPI's handles "
-                    "are not MPICH's); its ranks run on Open MPI's own mpirun through the ofi MTL, where the "
-                    "libfabric engine applies (no profile, trace or clock sync under Open MPI)", open_mpi=True)
+                    "are not MPICH's); its ranks run on Open MPI's own mpirun (with its ofi MTL for the "
+                    "libfabric engine)", open_mpi=True)
     unknown = [n for n in mpi if n not in MPICH_CORE and n not in MPICH_COMPANIONS and n != STANDARD_ABI]
     if unknown:
         return Plan({}, f"unknown ({unknown[0]})", f"{program} is linked against {unknown[0]}, an MPI library "

@@ -1,7 +1,9 @@
 """`loggp run` for a program linked against Open MPI: its own mpirun, with the
 ofi MTL (`--mca pml cm --mca mtl ofi`), so that its messages cross libfabric
-and the libfabric layer of libloggp.so serves it. Open MPI 4.1's ofi MTL does
-not take libfabric's shm provider, so one host uses tcp over loopback."""
+and the libfabric layer serves it; the preloaded library is libloggp-ompi.so
+(the PMPI layer built against Open MPI's mpi.h) where the build made one.
+Open MPI 4.1's ofi MTL does not take libfabric's shm provider, so one host
+uses tcp over loopback."""
 import os
 import shutil
 from pathlib import Path
@@ -9,6 +11,7 @@ from pathlib import Path
 from loggp.knobs.command import CommandError
 
 MPIRUN_NAMES = ("mpirun.openmpi", "orterun", "mpirun")
+LIBRARY = "libloggp-ompi.so"
 
 
 def find_mpirun(path_env=None):
@@ -36,12 +39,14 @@ def routing(provider, base_env, single_host):
     return env
 
 
-def command(np, program, hostfile, exported, path_env=None):
-    """mpirun with the ofi MTL; every variable loggp sets is exported to the
-    ranks (-x), as Open MPI passes no environment to other hosts by itself."""
-    cmd = [find_mpirun(path_env), "-np", str(np), "--mca", "pml", "cm", "--mca", "mtl", "ofi",
-           # its default excludes shm and tcp: the provider is chosen by FI_PROVIDER
-           "--mca", "mtl_ofi_provider_exclude", "none"]
+def command(np, program, hostfile, exported, path_env=None, ofi=True):
+    """mpirun, with the ofi MTL unless the fallback engine is wanted (ofi=False);
+    every variable loggp sets is exported to the ranks (-x), as Open MPI passes
+    no environment to other hosts by itself."""
+    cmd = [find_mpirun(path_env), "-np", str(np)]
+    if ofi:
+        # its default excludes shm and tcp: the provider is chosen by FI_PROVIDER
+        cmd += ["--mca", "pml", "cm", "--mca", "mtl", "ofi", "--mca", "mtl_ofi_provider_exclude", "none"]
     if hostfile:
         cmd += ["--hostfile", hostfile]
     else:

@@ -40,6 +40,13 @@ def find_library():
     return lib.resolve()
 
 
+def find_open_mpi_library():
+    """libloggp-ompi.so (the PMPI layer built for Open MPI's ABI), or None where
+    the build had no Open MPI headers: libloggp.so then serves through libfabric only."""
+    lib = prefix_path("lib", open_mpi.LIBRARY)
+    return lib.resolve() if lib.is_file() else None
+
+
 def knob_environment(knob_args):
     """Validates knob flags with loggp-knobs (the one parser) and returns the
     environment variables for the knobs given. Knobs not given stay live from
@@ -119,20 +126,24 @@ def abi_environment(args, plan, base_env):
     return additions
 
 
-def check_open_mpi(args, program):
-    """What an Open MPI program cannot have: libloggp.so's PMPI layer stays off
-    under Open MPI's handles, and its ofi MTL does not take libfabric's shm."""
+def check_open_mpi(args, program, full_library):
+    """What an Open MPI program cannot have: its ofi MTL does not take libfabric's
+    shm; without libloggp-ompi.so, libloggp.so's PMPI layer stays off under
+    Open MPI's handles."""
     name = program[0]
-    if args.engine == "pmpi":
-        raise RunError(f"--engine pmpi: {name} is linked against Open MPI, and the fallback engine needs an "
-                       "MPICH-ABI MPI; leave --engine at auto (the libfabric engine)")
-    if args.profile or args.trace is not None:
-        flag = "--profile" if args.profile else "--trace"
-        raise RunError(f"{flag}: {name} is linked against Open MPI, whose handles libloggp.so's PMPI layer cannot "
-                       "read, so no profile or trace is written (build it with the venv's mpicc to have them)")
     if args.provider == "shm":
         raise RunError(f"--provider shm: {name} is linked against Open MPI, whose ofi MTL does not take "
                        "libfabric's shm provider; use --provider tcp (the default for Open MPI)")
+    if full_library:
+        return
+    if args.engine == "pmpi":
+        raise RunError(f"--engine pmpi: {name} is linked against Open MPI, and this build has no "
+                       "libloggp-ompi.so (apt-get install libopenmpi-dev, then ./setup.sh); leave --engine at auto")
+    if args.profile or args.trace is not None:
+        flag = "--profile" if args.profile else "--trace"
+        raise RunError(f"{flag}: {name} is linked against Open MPI, and this build has no libloggp-ompi.so "
+                       "(Open MPI's headers were missing: apt-get install libopenmpi-dev, then ./setup.sh), so "
+                       "no profile or trace can be written")
 
 
 def parser():
@@ -226,14 +237,16 @@ def build(args, base_env, testbed_plan=None):
             raise RunError(f"{err}") from None
     plan = program_plan(args, program, base_env)
     on_open_mpi = plan is not None and plan.open_mpi and args.launcher == "mpiexec" and args.testbed is None
+    open_mpi_library = find_open_mpi_library() if on_open_mpi else None
     if on_open_mpi:
-        check_open_mpi(args, program)
+        check_open_mpi(args, program, open_mpi_library is not None)
     if args.testbed is not None:
         if testbed_plan is None:
             raise RunError("--testbed: no testbed here (run it as `loggp run`)")
         routing, cmd = testbed_plan(args, program)
     elif on_open_mpi:
-        routing = open_mpi.routing(args.provider, base_env, single_host=not args.hostfile)
+        routing = {} if args.engine == "pmpi" else open_mpi.routing(args.provider, base_env,
+                                                                    single_host=not args.hostfile)
         cmd = None  # below, once every variable to export is known
     else:
         single_host = args.launcher == "mpiexec" and not args.hostfile
@@ -242,7 +255,7 @@ def build(args, base_env, testbed_plan=None):
     env.update(routing)
     if plan is not None:
         env.update(abi_environment(args, plan, base_env))
-    lib = str(find_library())
+    lib = str(open_mpi_library or find_library())
     preload = base_env.get("LD_PRELOAD", "")
     env["LD_PRELOAD"] = lib + (":" + preload if preload and lib not in preload.split(":") else "")
     env["LOGGP_ENGINE"] = args.engine
@@ -253,7 +266,8 @@ def build(args, base_env, testbed_plan=None):
     if args.quiet:
         env["LOGGP_QUIET"] = "1"
     if on_open_mpi:
-        cmd = open_mpi.command(args.np, program, args.hostfile, env, base_env.get("PATH"))
+        cmd = open_mpi.command(args.np, program, args.hostfile, env, base_env.get("PATH"),
+                               ofi=args.engine != "pmpi")
     return env, cmd
 
 

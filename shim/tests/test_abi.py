@@ -285,16 +285,44 @@ def test_an_open_mpi_program_gets_latency_through_the_ofi_mtl(open_mpi_timing):
     assert 0.6 * 50 - 3 <= effect <= 1.6 * 50 + 3, f"L=50us moved the half round trip by {effect:.1f} us"
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--engine", "pmpi"], "--engine pmpi: .* linked against Open MPI"),
-    (["--profile", "PROFILE"], "--profile: .* no profile or trace is written"),
-    (["--provider", "shm"], "--provider shm: .* does not take libfabric's shm"),
+def test_an_open_mpi_program_gets_libloggp_ompi_with_its_profile(open_mpi_timing, tmp_path):
+    proc = loggp_run("--profile", str(tmp_path / "prof"), "--", str(open_mpi_timing), "pingpong", "8", "5")
+    assert proc.returncode == 0, proc.stderr
+    assert "engine libfabric, provider tcp" in proc.stderr, proc.stderr
+    assert sorted(p.name for p in (tmp_path / "prof").iterdir()) == ["libmpi.json", "profile.0.json",
+                                                                     "profile.1.json"]
+    profile = json.loads((tmp_path / "prof" / "profile.0.json").read_text())
+    assert profile["engine"].startswith("libfabric:tcp"), profile["engine"]
+    dry = loggp_run("--dry-run", "--", str(open_mpi_timing))
+    assert "libloggp-ompi.so" in dry.stdout, dry.stdout
+
+
+def test_an_open_mpi_program_on_the_fallback_engine_keeps_ob1(open_mpi_timing):
+    proc = loggp_run("--engine", "pmpi", "--o", "1us", "--", str(open_mpi_timing), "pingpong", "8", "5")
+    assert proc.returncode == 0, proc.stderr
+    assert "engine pmpi fallback" in proc.stderr, proc.stderr
+    dry = loggp_run("--dry-run", "--engine", "pmpi", "--", str(open_mpi_timing))
+    assert "mtl ofi" not in dry.stdout and "FI_PROVIDER" not in dry.stdout, dry.stdout
+
+
+def test_an_open_mpi_program_cannot_have_shm(open_mpi_timing):
+    proc = loggp_run("--provider", "shm", "--", str(open_mpi_timing))
+    assert proc.returncode == 2 and "--provider shm: " in proc.stderr and "does not take" in proc.stderr
+
+
+@pytest.mark.parametrize("flag, message", [
+    ("engine", "--engine pmpi: .* no libloggp-ompi.so .*libopenmpi-dev"),
+    ("profile", "--profile: .* no libloggp-ompi.so .*no profile or trace"),
+    ("trace", "--trace: .* no libloggp-ompi.so .*no profile or trace"),
 ])
-def test_what_an_open_mpi_program_cannot_have_is_refused(open_mpi_timing, tmp_path, args, message):
-    args = [str(tmp_path / "p") if a == "PROFILE" else a for a in args]
-    proc = loggp_run(*args, "--", str(open_mpi_timing))
-    assert proc.returncode == 2 and re.search(message, proc.stderr), proc.stderr
-    assert not (tmp_path / "p").exists()
+def test_without_libloggp_ompi_what_needs_it_is_refused(flag, message):
+    from types import SimpleNamespace
+    from loggp.shim.run import RunError, check_open_mpi
+    args = SimpleNamespace(provider=None, engine="pmpi" if flag == "engine" else "auto",
+                           profile="p" if flag == "profile" else None, trace="t" if flag == "trace" else None)
+    with pytest.raises(RunError, match=message):
+        check_open_mpi(args, ["./app"], full_library=False)
+    check_open_mpi(args, ["./app"], full_library=True)  # libloggp-ompi.so has them all
 
 
 def executable(path, data):

@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from tests.testkit import built, run
+from tests.testkit import built, installed, run
 
 RING = r"""
 #include <mpi.h>
@@ -82,7 +82,7 @@ def test_open_mpi_through_the_ofi_mtl_gets_the_libfabric_engine(ring, tmp_path):
     lines = [line for line in proc.stderr.splitlines() if "loggp" in line]
     assert len(lines) == 2, proc.stderr
     assert "engine libfabric, provider tcp" in lines[0] and "o_s=1us(env)" in lines[0], lines
-    assert "only the libfabric layer serves" in lines[1], lines
+    assert "libloggp.so serves through libfabric only" in lines[1], lines
 
 
 def test_the_hook_provider_alone_survives_open_mpi(ring, tmp_path):
@@ -95,6 +95,26 @@ def test_the_hook_provider_alone_survives_open_mpi(ring, tmp_path):
     proc = run(mpirun_command(mpirun, program, *OFI_MTL, "-x", "FI_HOOK=loggp", "-x", f"FI_PROVIDER_PATH={hooks}",
                               "-x", "LOGGP_LATENCY=1us"), timeout=120, cwd=tmp_path)
     ring_output_ok(proc)
+
+
+def test_libloggp_ompi_serves_open_mpi_and_refuses_mpich(ring, tmp_path):
+    mpirun, program = ring
+    profile = tmp_path / "profile"
+    ompi_library = built("shim/libloggp-ompi.so")
+    # Open MPI's default ob1 path: the fallback engine, with the profile
+    proc = run(mpirun_command(mpirun, program, "-x", f"LD_PRELOAD={ompi_library}", "-x", "LOGGP_OS=1us",
+                              "-x", f"LOGGP_PROFILE={profile}"), timeout=120, cwd=tmp_path)
+    ring_output_ok(proc)
+    assert "engine pmpi fallback" in proc.stderr and "o_s=1us(env)" in proc.stderr, proc.stderr
+    assert sorted(p.name for p in profile.iterdir()) == ["profile.0.json", "profile.1.json"]
+    # preloaded into an MPICH program by mistake: inert, one line naming both libraries
+    (tmp_path / "ring.c").write_text(RING)
+    run([installed("mpicc"), tmp_path / "ring.c", "-o", tmp_path / "ring-mpich"], check=True)
+    proc = run([installed("mpiexec"), "-n", "2", tmp_path / "ring-mpich"], timeout=120, cwd=tmp_path,
+               env={"LD_PRELOAD": str(ompi_library), "LOGGP_OS": "1us"})
+    ring_output_ok(proc)
+    lines = [line for line in proc.stderr.splitlines() if "loggp" in line]
+    assert len(lines) == 1 and "is not Open MPI; libloggp-ompi.so runs inert" in lines[0], proc.stderr
 
 
 def test_standard_abi_program_does_not_crash(tmp_path):

@@ -4,7 +4,8 @@
  * MVAPICH and Cray MPICH. Open MPI's handles are pointers, and the MPI 5
  * standard ABI (libmpi_abi.so) has handles of its own: passing them ours
  * would crash, so under those the PMPI layer stays inert (under Open MPI the
- * libfabric layer may still serve, foreign.c). */
+ * libfabric layer may still serve, foreign.c). The same sources compiled
+ * against Open MPI's mpi.h make libloggp-ompi.so, inert under the others. */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,7 +84,11 @@ void loggp_refuse_mpi(const char *name)
 {
     if (!loggp_launcher_rank_zero())
         return;
-    fprintf(stderr, "loggp: %s is not an MPICH-ABI MPI; libloggp.so runs inert (no knobs, no profile). "
-                    "Build the program with loggp's mpicc and start it with `loggp run`.\n", name);
+    if (LOGGP_BUILT_FOR == LOGGP_MPI_OPEN_MPI)
+        fprintf(stderr, "loggp: %s is not Open MPI; libloggp-ompi.so runs inert (no knobs, no profile). "
+                        "Preload libloggp.so for MPICH-ABI programs (`loggp run` picks the right one).\n", name);
+    else
+        fprintf(stderr, "loggp: %s is not an MPICH-ABI MPI; libloggp.so runs inert (no knobs, no profile). "
+                        "Build the program with loggp's mpicc and start it with `loggp run`.\n", name);
     fflush(stderr);
 }

@@ -1,8 +1,9 @@
-/* libloggp.so under Open MPI: its handles are pointers, so the PMPI layer
- * passes every call straight through, but the libfabric layer never touches
- * a handle and serves Open MPI's ofi MTL (`--mca pml cm --mca mtl ofi`) as it
- * serves MPICH's ch4:ofi. What needs handles stays off: profile, trace, clock
- * sync, the fallback engine. */
+/* libloggp.so (built for MPICH's ABI) under Open MPI: its handles are
+ * pointers, so the PMPI layer passes every call straight through, but the
+ * libfabric layer never touches a handle and serves Open MPI's ofi MTL
+ * (`--mca pml cm --mca mtl ofi`) as it serves MPICH's ch4:ofi. What needs
+ * handles stays off: profile, trace, clock sync, the fallback engine; those
+ * are in libloggp-ompi.so, the same sources built against Open MPI. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,9 +48,9 @@ void loggp_foreign_after_init(const char *library)
     loggp_print_banner(rank0 ? 0 : 1, ENGINE_LIBFABRIC);
     const char *quiet = getenv("LOGGP_QUIET");
     if (rank0 && (!quiet || strcmp(quiet, "0") == 0))
-        fprintf(stderr, "loggp: under %s only the libfabric layer serves: no clock sync (L needs one clock, "
-                        "i.e. one host)%s\n", library,
-                set("LOGGP_PROFILE") || set("LOGGP_TRACE") ? ", and no profile or trace is written" : "");
+        fprintf(stderr, "loggp: under %s libloggp.so serves through libfabric only: no clock sync (L needs one "
+                        "clock, i.e. one host)%s; libloggp-ompi.so has them all\n", library,
+                set("LOGGP_PROFILE") || set("LOGGP_TRACE") ? ", no profile, no trace" : "");
     fflush(stderr);
 }
 

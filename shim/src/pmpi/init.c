@@ -106,11 +106,11 @@ static int wanted_engine(void)
 static void before_init(void)
 {
     loggp_mpi_family family = loggp_mpi_abi_supported(library, sizeof library);
-    if (family != LOGGP_MPI_MPICH) {
+    if (family != LOGGP_BUILT_FOR) {
         /* A symbol the library lacks is one its programs never call. */
         resolve();
         inert = 1;
-        if (family == LOGGP_MPI_OPEN_MPI)
+        if (LOGGP_BUILT_FOR == LOGGP_MPI_MPICH && family == LOGGP_MPI_OPEN_MPI)
             foreign = loggp_foreign_before_init(library);
         else
             loggp_refuse_mpi(library);
@@ -140,7 +140,9 @@ static void after_init(void)
     if (loggp_engine == ENGINE_LIBFABRIC && !ofi) {
         if (loggp_world_rank == 0)
             fprintf(stderr, "loggp: LOGGP_ENGINE=libfabric, but MPI did not open a libfabric endpoint "
-                            "(with MPICH set MPIR_CVAR_CH4_NETMOD=ofi, or use `loggp run`)\n");
+                            "(%s, or use `loggp run`)\n", LOGGP_BUILT_FOR == LOGGP_MPI_OPEN_MPI
+                                ? "start Open MPI with mpirun --mca pml cm --mca mtl ofi"
+                                : "with MPICH set MPIR_CVAR_CH4_NETMOD=ofi");
         pmpi.Abort(MPI_COMM_WORLD, 1);
     }
     loggp_engine = ofi ? ENGINE_LIBFABRIC : ENGINE_PMPI;

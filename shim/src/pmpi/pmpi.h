@@ -8,6 +8,17 @@
 #define LOGGP_PMPI_H
 
 #include <mpi.h>
+
+#ifdef OPEN_MPI
+/* Open MPI's predefined handles are data symbols of its libmpi. Weak: the
+ * library must still load where no libmpi is (mpirun, shells it is
+ * preloaded into); in an MPI program they resolve to the real ones. */
+#pragma weak ompi_mpi_byte
+#pragma weak ompi_mpi_comm_null
+#pragma weak ompi_mpi_comm_world
+#pragma weak ompi_mpi_int64_t
+#pragma weak ompi_request_null
+#endif
 #include <stdint.h>
 #include <string.h>
 
@@ -187,6 +198,16 @@ typedef enum {
     LOGGP_MPI_OPEN_MPI, /* handles are pointers: the PMPI layer is inert, the libfabric layer can serve */
 } loggp_mpi_family;
 
+/* The ABI this library is compiled for: Open MPI's mpi.h defines OPEN_MPI
+ * (libloggp-ompi.so), MPICH's does not (libloggp.so). */
+#ifdef OPEN_MPI
+#define LOGGP_BUILT_FOR LOGGP_MPI_OPEN_MPI
+#define LOGGP_LIBRARY_NAME "libloggp-ompi.so"
+#else
+#define LOGGP_BUILT_FOR LOGGP_MPI_MPICH
+#define LOGGP_LIBRARY_NAME "libloggp.so"
+#endif
+
 /* Which ABI the MPI library underneath has, found without touching a handle;
  * name: what the library calls itself (abi.c). */
 loggp_mpi_family loggp_mpi_abi_supported(char *name, size_t len);
@@ -198,8 +219,8 @@ int loggp_launcher_rank_zero(void);
 /* Rank 0's one banner line: engine, provider, knobs (init.c). */
 void loggp_print_banner(int rank, int engine);
 
-/* Under Open MPI: the libfabric layer alone, without touching a handle
- * (foreign.c). Before MPI_Init: 1 if it serves (knobs loaded, layer on),
+/* libloggp.so under Open MPI: the libfabric layer alone, without touching a
+ * handle (foreign.c). Before MPI_Init: 1 if it serves (knobs loaded, layer on),
  * 0 if the library stays inert (the line is said). After: the banner, or
  * one line saying why the knobs do nothing. */
 int loggp_foreign_before_init(const char *library);

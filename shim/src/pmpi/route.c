@@ -58,6 +58,8 @@ void loggp_route_through_libfabric(void)
     }
     if ((route && strcmp(route, "0") == 0) || !dlsym(RTLD_DEFAULT, "fi_getinfo"))
         return;
+    if (LOGGP_BUILT_FOR != LOGGP_MPI_MPICH)
+        return; /* Open MPI picks its ofi MTL on mpirun's command line (`loggp run` does) */
     remove_stale_shm_regions();
     setenv("MPIR_CVAR_CH4_NETMOD", "ofi", 0);
     setenv("MPIR_CVAR_NOLOCAL", "1", 0);
