@@ -27,12 +27,15 @@ from . import run as runmod
 
 NP = 2
 PROGRAM = "loggp-patterns"
+# The same patterns built for each MPI (`--mpi`), and the provider each takes by default.
+PROGRAMS = {"mpich": PROGRAM, "openmpi": "loggp-patterns-ompi"}
+DEFAULT_PROVIDER = {"mpich": "shm", "openmpi": "tcp"}
 # Default per-repetition time; counts follow from the expected ns per unit.
 TARGET_NS = 25e6
 
 
-def patterns_program():
-    return find_program(PROGRAM)
+def patterns_program(mpi="mpich"):
+    return find_program(PROGRAMS[mpi])
 
 
 def parse_lines(text, specs, reps):
@@ -55,14 +58,14 @@ def parse_lines(text, specs, reps):
     return out
 
 
-def measure(specs, knobs=(), preload=True, provider=None, reps=5, compute_ns=5000, timeout=600):
+def measure(specs, knobs=(), preload=True, provider=None, reps=5, compute_ns=5000, timeout=600, mpi="mpich"):
     """One loggp-patterns run at np=2. specs: (pattern, bytes, count) triples;
     knobs: `loggp run` knob flags. Returns {(pattern, bytes): median ns}.
     The user's knob file and knob variables never reach the run."""
     argv = ["-n", str(NP), "--quiet", "--engine", "libfabric"]
     if provider:
         argv += ["--provider", provider]
-    program = [patterns_program(), "--reps", str(reps), "--compute-ns", str(int(compute_ns))]
+    program = [patterns_program(mpi), "--reps", str(reps), "--compute-ns", str(int(compute_ns))]
     program += [f"{p}:{b}:{c}" for p, b, c in specs]
     parsed = runmod.parser().parse_args(argv + list(knobs) + ["--", *program])
     additions, cmd = runmod.build(parsed, os.environ)
@@ -105,7 +108,7 @@ ARMED = {
 ARMED["armed all"] = tuple(flag for pair in ARMED.values() for flag in pair)
 TRANSPARENCY_SPECS = (("window", 8, 2000), ("window", 1024, 1000), ("pingpong", 8, 20000), ("exchange", 8, 20000))
 TERMS = (
-    ("plain", "MPICH alone, no libloggp.so; same routing (ch4:ofi over the libfabric provider)"),
+    ("plain", "the MPI alone, no loggp library; same routing (through the libfabric provider)"),
     ("zero", "libloggp.so preloaded, no knob set"),
     ("armed X", "libloggp.so with knob X alone at its smallest step (o, g, L 1 ns; G 0.001 ns/B): "
                 "X's delay path runs, the delay adds ~0"),
@@ -150,7 +153,7 @@ def transparency_verdict(pattern, size, mode, plain_ns, mode_ns):
     return rate, time, "met" if ok else "missed"
 
 
-def transparency(rounds, provider, reps, scale, armed):
+def transparency(rounds, provider, reps, scale, armed, mpi="mpich"):
     modes = transparency_modes(armed)
     specs = [(p, b, max(1, round(c * scale))) for p, b, c in TRANSPARENCY_SPECS]
     samples = {mode: {(p, b): [] for p, b, _ in specs} for mode in modes}
@@ -158,7 +161,7 @@ def transparency(rounds, provider, reps, scale, armed):
     for r, order in enumerate(interleaved(rounds, modes)):
         for mode in order:
             knobs = ARMED.get(mode, ())
-            figures = measure(specs, knobs=knobs, preload=mode != "plain", provider=provider, reps=reps)
+            figures = measure(specs, knobs=knobs, preload=mode != "plain", provider=provider, reps=reps, mpi=mpi)
             for key, value in figures.items():
                 samples[mode][key].append(value)
         print(f"  round {r + 1}/{rounds} done", file=sys.stderr)
@@ -172,7 +175,7 @@ def transparency(rounds, provider, reps, scale, armed):
             lines.append({"pattern": p, "bytes": b, "mode": mode, "ns": ns, "rate": rate, "time": time,
                           "goal": list(goal) if goal else None, "verdict": verdict,
                           "samples": samples[mode][(p, b)]})
-    return {"np": NP, "provider": provider or "shm", "rounds": rounds, "reps": reps,
+    return {"np": NP, "mpi": mpi, "provider": provider or DEFAULT_PROVIDER[mpi], "rounds": rounds, "reps": reps,
             "armed": {mode: list(ARMED[mode]) for mode in modes if mode in ARMED},
             "load_average": [load_start, load_average()], "lines": lines}
 
@@ -185,7 +188,8 @@ def goal_text(goal):
 
 
 def print_transparency(result):
-    print(f"transparency: np={result['np']}, libfabric provider {result['provider']}; {result['rounds']} rounds, "
+    print(f"transparency: np={result['np']}, {result.get('mpi', 'mpich')}, libfabric provider {result['provider']}; "
+          f"{result['rounds']} rounds, "
           f"modes interleaved; each run's figure the median of {result['reps']} repetitions, medians of rounds")
     print(f"load average (1 min) {result['load_average'][0]:.1f} at the start, {result['load_average'][1]:.1f} at the "
           "end: figures measured on a loaded machine are not results")
@@ -247,7 +251,7 @@ def base_from(figures, size, compute_ns, g_machine=None):
                       g_machine=g_machine)
 
 
-def knob_accuracy(knobs, values_us, g_sizes, rounds, provider, reps, scale, compute_ns, g_machine=None):
+def knob_accuracy(knobs, values_us, g_sizes, rounds, provider, reps, scale, compute_ns, g_machine=None, mpi="mpich"):
     settings = knob_settings(knobs, values_us, g_sizes)
     sizes = sorted({model.ACK_BYTES} | {s[2] for s in settings})
     base_specs = [(p, size, count_for(p, guess_ns(p, size, compute_ns), scale)) for size in sizes for p in PATTERNS]
@@ -258,13 +262,13 @@ def knob_accuracy(knobs, values_us, g_sizes, rounds, provider, reps, scale, comp
     for r, order in enumerate(interleaved(rounds, names)):
         for name in order:
             if name == "zero":
-                runs["zero"].append(measure(base_specs, provider=provider, reps=reps, compute_ns=compute_ns))
+                runs["zero"].append(measure(base_specs, provider=provider, reps=reps, compute_ns=compute_ns, mpi=mpi))
                 first_base = first_base or runs["zero"][0]
                 continue
             _, knob, size, flags, increments = next(s for s in settings if s[0] == name)
             base = base_from(first_base, size, compute_ns)
             specs = [(p, size, count_for(p, model.PREDICT[p](base, increments), scale)) for p in PATTERNS]
-            runs[name].append(measure(specs, knobs=flags, provider=provider, reps=reps, compute_ns=compute_ns))
+            runs[name].append(measure(specs, knobs=flags, provider=provider, reps=reps, compute_ns=compute_ns, mpi=mpi))
         print(f"  round {r + 1}/{rounds} done", file=sys.stderr)
     zero = {key: statistics.median(run[key] for run in runs["zero"]) for key in runs["zero"][0]}
     rows = []
@@ -281,7 +285,8 @@ def knob_accuracy(knobs, values_us, g_sizes, rounds, provider, reps, scale, comp
                          "increases": increases})
     gaps = {size: model.machine_gap(base_from(zero, size, compute_ns, g_machine))
             for size in sorted({s[2] for s in settings})}
-    return {"np": NP, "provider": provider or "shm", "rounds": rounds, "reps": reps, "compute_ns": compute_ns,
+    return {"np": NP, "mpi": mpi, "provider": provider or DEFAULT_PROVIDER[mpi], "rounds": rounds, "reps": reps,
+            "compute_ns": compute_ns,
             "window": model.WINDOW, "ack_bytes": model.ACK_BYTES, "g_machine_ns": gaps,
             "g_machine_from": "given" if g_machine is not None else "plain window",
             "load_average": [load_start, load_average()], "rows": rows}
@@ -303,7 +308,8 @@ KNOB_TERMS = (
 
 
 def print_knobs(result):
-    print(f"knob accuracy: np={result['np']}, libfabric provider {result['provider']}; {result['rounds']} rounds "
+    print(f"knob accuracy: np={result['np']}, {result.get('mpi', 'mpich')}, libfabric provider {result['provider']}; "
+          f"{result['rounds']} rounds "
           f"interleaved with a zero-knob run each; medians of {result['reps']} repetitions per run; window "
           f"W={result['window']}, ack {result['ack_bytes']} B; compute {result['compute_ns']:g} ns before each send")
     print(f"load average (1 min) {result['load_average'][0]:.1f} at the start, {result['load_average'][1]:.1f} at the "
@@ -401,7 +407,12 @@ class BenchCommand(Command):
             s.add_argument("--reps", type=positive_int, default=5, help="repetitions per run (default 5)")
             s.add_argument("--scale", type=positive_float, default=1.0,
                            help="multiplies every message count (default 1; small values for a quick check)")
-            s.add_argument("--provider", choices=runmod.PROVIDERS, help="libfabric provider (default shm)")
+            s.add_argument("--provider", choices=runmod.PROVIDERS,
+                           help="libfabric provider (default shm; tcp with --mpi openmpi)")
+            s.add_argument("--mpi", choices=sorted(PROGRAMS), default="mpich",
+                           help="the MPI the patterns run on: the venv's MPICH (default), or Open MPI through its "
+                                "ofi MTL with libloggp-ompi.so (loggp-patterns-ompi, built where Open MPI's "
+                                "headers are)")
             s.add_argument("--json", metavar="FILE", help="also write the figures as JSON (default: none)")
 
     def check(self, args):
@@ -415,11 +426,11 @@ class BenchCommand(Command):
 
     def run(self, args):
         if args.what == "transparency":
-            result = transparency(args.rounds, args.provider, args.reps, args.scale, args.armed)
+            result = transparency(args.rounds, args.provider, args.reps, args.scale, args.armed, args.mpi)
             print_transparency(result)
         else:
             result = knob_accuracy(args.knobs, args.values_us, args.g_sizes, args.rounds, args.provider, args.reps,
-                                   args.scale, args.compute_ns, args.g_machine_ns)
+                                   args.scale, args.compute_ns, args.g_machine_ns, args.mpi)
             print_knobs(result)
         if args.json:
             tmp = args.json + ".tmp"

@@ -3,6 +3,7 @@ synthetic figures, the goals' verdicts, the pattern program's refusals, and a
 quick run of each bench command whose output structure (not timing) is checked.
 Figures are benchmarks, so their size is never asserted."""
 import json
+import shutil
 
 import pytest
 
@@ -235,3 +236,18 @@ def test_knobs_reports_each_pattern_beside_its_prediction(tmp_path):
     assert set(result["g_machine_ns"]) == {"8", "4096"}
     for term in ("base", "predicted", "g_total", "measured", "error", "tolerance", "verdict"):
         assert f"\n  {term} " in proc.stdout
+
+
+def test_knobs_on_open_mpi_run_its_own_patterns_through_its_ofi_mtl(tmp_path):
+    if not shutil.which("loggp-patterns-ompi"):
+        pytest.skip("no loggp-patterns-ompi: the build found no Open MPI headers (Debian: libopenmpi-dev)")
+    out = tmp_path / "k.json"
+    proc = run([installed("loggp"), "bench", "knobs", "--mpi", "openmpi", "--rounds", "1", "--reps", "1",
+                "--scale", "0.01", "--knobs", "L", "--values-us", "100", "--json", str(out)], timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    result = json.loads(out.read_text())
+    assert result["mpi"] == "openmpi" and result["provider"] == "tcp"
+    assert "openmpi, libfabric provider tcp" in proc.stdout
+    pingpong = [r for r in result["rows"] if r["pattern"] == "pingpong"][0]
+    # 100 us against a ~10-20 us tcp round trip: L reached the messages, not half of it
+    assert 0.75 * 100e3 <= pingpong["measured_increase_ns"] <= 1.5 * 100e3, pingpong
