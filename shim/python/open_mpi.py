@@ -27,18 +27,6 @@ def find_mpirun(path_env=None):
                        "(Debian: apt-get install openmpi-bin)", exit_code=2)
 
 
-def routing(provider, base_env, single_host):
-    """The libfabric provider for the ofi MTL: the user's choice, else tcp (over
-    loopback on one host)."""
-    env = {}
-    if provider or "FI_PROVIDER" not in base_env:
-        env["FI_PROVIDER"] = provider or "tcp"
-    chosen = env.get("FI_PROVIDER", base_env.get("FI_PROVIDER"))
-    if chosen == "tcp" and single_host and "FI_TCP_IFACE" not in base_env:
-        env["FI_TCP_IFACE"] = "lo"
-    return env
-
-
 def command(np, program, hostfile, exported, path_env=None, ofi=True):
     """mpirun, with the ofi MTL unless the fallback engine is wanted (ofi=False);
     every variable loggp sets is exported to the ranks (-x), as Open MPI passes

@@ -69,8 +69,16 @@ def routing_environment(engine, provider, base_env, single_host):
         return {}
     env = {name: value for name, value in (("MPIR_CVAR_CH4_NETMOD", "ofi"), ("MPIR_CVAR_NOLOCAL", "1"))
            if name not in base_env}
+    env.update(provider_environment(provider, "shm", base_env, single_host))
+    return env
+
+
+def provider_environment(provider, default, base_env, single_host):
+    """FI_PROVIDER: --provider, else the user's own, else default; tcp on one
+    host goes over loopback."""
+    env = {}
     if provider or "FI_PROVIDER" not in base_env:
-        env["FI_PROVIDER"] = provider or "shm"
+        env["FI_PROVIDER"] = provider or default
     chosen = env.get("FI_PROVIDER", base_env.get("FI_PROVIDER"))
     if chosen == "tcp" and single_host and "FI_TCP_IFACE" not in base_env:
         env["FI_TCP_IFACE"] = "lo"
@@ -245,8 +253,9 @@ def build(args, base_env, testbed_plan=None):
             raise RunError("--testbed: no testbed here (run it as `loggp run`)")
         routing, cmd = testbed_plan(args, program)
     elif on_open_mpi:
-        routing = {} if args.engine == "pmpi" else open_mpi.routing(args.provider, base_env,
-                                                                    single_host=not args.hostfile)
+        # Open MPI 4.1's ofi MTL does not take libfabric's shm provider
+        routing = {} if args.engine == "pmpi" else provider_environment(args.provider, "tcp", base_env,
+                                                                        single_host=not args.hostfile)
         cmd = None  # below, once every variable to export is known
     else:
         single_host = args.launcher == "mpiexec" and not args.hostfile
