@@ -1,5 +1,7 @@
 #include "live.h"
 
+#include "knob_watch.h"
+
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -8,8 +10,9 @@
 #include <sys/stat.h>
 #include <time.h>
 
-/* Poll period of the watcher: well inside the promised ~10 ms reaction time. */
-#define WATCH_PERIOD_NS 4000000L
+/* The watcher sleeps on inotify (knob_watch.h); this slow poll only catches
+ * what inotify cannot see, such as a network file system changed elsewhere. */
+#define WATCH_POLL_MS 1000
 
 _Atomic int loggp_live_any;
 static void (*_Atomic on_change)(void);
@@ -27,7 +30,8 @@ static unsigned env_mask;
 static loggp_knobs env_values;
 static char knob_file[PATH_MAX];
 static pthread_t watcher;
-static _Atomic int watcher_running, watcher_stop;
+static _Atomic int watcher_running;
+static knob_watch watcher_events;
 
 void loggp_live_publish(const loggp_knobs *knobs)
 {
@@ -134,9 +138,7 @@ static void *watch(void *arg)
     (void)arg;
     file_id last = identify(knob_file);
     int warned = 0;
-    while (!atomic_load_explicit(&watcher_stop, memory_order_relaxed)) {
-        struct timespec nap = {0, WATCH_PERIOD_NS};
-        nanosleep(&nap, NULL);
+    while (knob_watch_wait(&watcher_events, knob_file, WATCH_POLL_MS) != KNOB_WATCH_STOPPED) {
         file_id now = identify(knob_file);
         if (same_file(&now, &last))
             continue;
@@ -180,14 +182,16 @@ int loggp_live_start(char *err, size_t errlen)
     int all_from_env = env_mask == (1u << LOGGP_KNOB_COUNT) - 1;
     if ((live && strcmp(live, "0") == 0) || all_from_env)
         return 0;
-    atomic_store(&watcher_stop, 0);
+    knob_watch_open(&watcher_events, knob_file);
     pthread_attr_t attr;
     pthread_attr_init(&attr);
     pthread_attr_setstacksize(&attr, 256 * 1024);
-    if (pthread_create(&watcher, &attr, watch, NULL) == 0)
+    if (pthread_create(&watcher, &attr, watch, NULL) == 0) {
         atomic_store(&watcher_running, 1);
-    else
+    } else {
+        knob_watch_close(&watcher_events);
         fprintf(stderr, "loggp: cannot start the knob watcher; knobs stay as loaded at start\n");
+    }
     pthread_attr_destroy(&attr);
     return 0;
 }
@@ -196,7 +200,8 @@ void loggp_live_stop(void)
 {
     if (!atomic_load(&watcher_running))
         return;
-    atomic_store(&watcher_stop, 1);
+    knob_watch_stop(&watcher_events);
     pthread_join(watcher, NULL);
+    knob_watch_close(&watcher_events);
     atomic_store(&watcher_running, 0);
 }
