@@ -19,6 +19,8 @@ COMMANDS = {
     "calibrate": ("loggp.experiments.calibrate", "CalibrateCommand", "sweep each knob and check measured vs set"),
     "fit": ("loggp.experiments.fit", "FitCommand", "fit T(m) = T0 + m/B per protocol regime"),
     "study": ("loggp.harness.study", "StudyCommand", "run, resume, inspect and report knob-sweep studies"),
+    "predict": ("loggp.analysis.predict", "PredictCommand",
+                "predict a program's slowdown per knob setting from its trace (LogGOPS replay)"),
 }
 
 

@@ -1,0 +1,174 @@
+"""A LogGOPS replay engine: each rank's program of computation, sends, receives
+and waits, timed under o_s, o_r, g, G, L and a rendezvous threshold S
+(Hoefler, Schneider, Lumsdaine, LogGOPSim, HPDC 2010, as facts), with the
+apparatus's own readings of the knobs (README, "The knobs"):
+
+- a send costs its CPU o_s, and returns when its message is injected, which is
+  no earlier than g + (k-1)G after the previous injection (LogP's gap as a
+  minimum spacing: computation and o overlap it);
+- an eager message (k <= S) arrives (k-1)G + L after its injection, and its
+  receiver pays o_r when it takes it, no earlier than g after its previous
+  reception;
+- a rendezvous message (k > S) sends its request L ahead, the receiver's
+  go-ahead leaves when both the request is there and the receive is posted and
+  takes L back, then the data flows ((k-1)G + L): three flights when the
+  receive was posted in time, two after a late post.
+
+Programs are lists of operations (tuples):
+    ("calc", ns)                           local work
+    ("isend", peer, key, bytes, req)       key: (communicator, tag) of the match
+    ("irecv", peer, key, bytes, req)
+    ("wait", (req, ...))                   blocks until each request is complete
+    ("done", req)                          marks req complete now (a request whose work was modelled inline)
+Requests are any hashable names, unique per rank. Times are ns."""
+from collections import deque
+from dataclasses import dataclass, replace
+
+
+@dataclass(frozen=True)
+class Params:
+    o_s: float = 0.0
+    o_r: float = 0.0
+    g: float = 0.0
+    G: float = 0.0          # ns per byte
+    L: float = 0.0
+    S: float = float("inf")  # largest eager message, bytes
+
+    def plus(self, **deltas):
+        """These parameters with each delta added (o adds to o_s and o_r)."""
+        values = {}
+        for name, delta in deltas.items():
+            for field in (("o_s", "o_r") if name == "o" else (name,)):
+                values[field] = getattr(self, field) + delta
+        return replace(self, **values)
+
+
+class DeadlockError(RuntimeError):
+    """The programs cannot all finish: some wait for a message nobody sends."""
+
+
+@dataclass
+class Result:
+    end_ns: list          # each rank's finish time
+    compute_ns: list      # time each rank spent in "calc"
+    overhead_ns: list     # o_s and o_r each rank paid
+    waiting_ns: list      # time each rank stood in waits and gaps
+
+    @property
+    def runtime_ns(self):
+        return max(self.end_ns) if self.end_ns else 0.0
+
+
+class _Send:
+    __slots__ = ("rank", "req", "bytes", "inj")
+
+    def __init__(self, rank, req, nbytes, inj):
+        self.rank, self.req, self.bytes, self.inj = rank, req, nbytes, inj
+
+
+class _Recv:
+    __slots__ = ("rank", "req", "post")
+
+    def __init__(self, rank, req, post):
+        self.rank, self.req, self.post = rank, req, post
+
+
+class _Rank:
+    __slots__ = ("program", "pc", "t", "nic_tx", "nic_rx", "done", "receives", "compute", "overhead", "waiting")
+
+    def __init__(self, program):
+        self.program, self.pc, self.t = program, 0, 0.0
+        self.nic_tx = self.nic_rx = float("-inf")
+        self.done = {}        # req -> completion time
+        self.receives = set()  # reqs that are receives: o_r is paid when taken
+        self.compute = self.overhead = self.waiting = 0.0
+
+
+def simulate(programs, params):
+    """Times the programs (one per rank) under params; returns a Result."""
+    ranks = [_Rank(p) for p in programs]
+    channels = {}   # (src, dst, key) -> (deque of _Send, deque of _Recv)
+    p = params
+
+    def match(s, r):
+        sender, receiver = ranks[s.rank], ranks[r.rank]
+        flight = max(s.bytes - 1, 0) * p.G
+        if s.bytes <= p.S:
+            receiver.done[r.req] = s.inj + flight + p.L
+        else:
+            go_ahead = max(s.inj + p.L, r.post) + p.L
+            data_end = go_ahead + flight
+            sender.done[s.req] = data_end
+            receiver.done[r.req] = data_end + p.L
+
+    def run(me, st):
+        """Advances one rank until it ends or waits on what is not known yet;
+        True if it moved."""
+        moved = False
+        prog = st.program
+        while st.pc < len(prog):
+            op = prog[st.pc]
+            kind = op[0]
+            if kind == "calc":
+                st.t += op[1]
+                st.compute += op[1]
+            elif kind == "isend":
+                _, peer, key, nbytes, req = op
+                ready = st.t + p.o_s
+                inj = max(ready, st.nic_tx)
+                st.overhead += p.o_s
+                st.waiting += inj - ready
+                st.t = inj
+                st.nic_tx = inj + p.g + max(nbytes - 1, 0) * p.G
+                send = _Send(me, req, nbytes, inj)
+                if nbytes <= p.S:
+                    st.done[req] = inj
+                sends, recvs = channels.setdefault((me, peer, key), (deque(), deque()))
+                if recvs:
+                    match(send, recvs.popleft())
+                else:
+                    sends.append(send)
+            elif kind == "irecv":
+                _, peer, key, nbytes, req = op
+                st.receives.add(req)
+                recv = _Recv(me, req, st.t)
+                sends, recvs = channels.setdefault((peer, me, key), (deque(), deque()))
+                if sends:
+                    match(sends.popleft(), recv)
+                else:
+                    recvs.append(recv)
+            elif kind == "wait":
+                if any(req not in st.done for req in op[1]):
+                    return moved
+                for req in op[1]:
+                    at = st.done.pop(req)
+                    if req in st.receives:
+                        st.receives.discard(req)
+                        take = max(st.t, at, st.nic_rx)
+                        st.nic_rx = take + p.g
+                        st.waiting += take - st.t
+                        st.t = take + p.o_r
+                        st.overhead += p.o_r
+                    elif at > st.t:
+                        st.waiting += at - st.t
+                        st.t = at
+            elif kind == "done":
+                st.done[op[1]] = st.t
+            else:
+                raise ValueError(f"unknown operation {kind!r}")
+            st.pc += 1
+            moved = True
+        return moved
+
+    pending = list(range(len(ranks)))
+    while pending:
+        progress = False
+        for me in pending:
+            progress |= run(me, ranks[me])
+        pending = [me for me in pending if ranks[me].pc < len(ranks[me].program)]
+        if pending and not progress:
+            stuck = ", ".join(f"rank {me} at operation {ranks[me].pc} {ranks[me].program[ranks[me].pc][:2]}"
+                              for me in pending[:4])
+            raise DeadlockError(f"the programs cannot finish: {stuck}")
+    return Result([st.t for st in ranks], [st.compute for st in ranks], [st.overhead for st in ranks],
+                  [st.waiting for st in ranks])

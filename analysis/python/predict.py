@@ -1,0 +1,214 @@
+"""`loggp predict`: a traced run replayed under LogGOPS (loggp.analysis.loggops)
+at the machine's own parameters and at each knob setting; the predicted
+slowdown is the time the setting adds to the replay over the traced run's own
+length, so what the model misses of the machine itself (time inside MPI it
+does not explain) neither inflates nor hides the knob's share. Docs:
+docs/predict.md."""
+import json
+import math
+import os
+from pathlib import Path
+
+from loggp.knobs import KnobError, parse as parse_knobs
+from loggp.knobs.command import Command, CommandError, UsageError
+
+from . import loggops, replay, trace
+
+KNOBS = ("o", "o_s", "o_r", "g", "G", "L")
+# The machine's own parameters when no probe result is given: this VM's shm
+# provider under MPICH (loggp probe, 8 B; G from 64 KiB; docs/predict.md).
+DEFAULT_MACHINE = loggops.Params(o_s=150.0, o_r=150.0, g=100.0, G=0.05, L=300.0, S=4096)
+
+
+def machine_from_probe(path):
+    """The machine's parameters from `loggp probe --json FILE` output: its summary's o_s, o_r,
+    g, L (us), G (ns/B) and protocol switch (the eager limit)."""
+    try:
+        data = json.loads(Path(path).read_text())
+    except OSError as err:
+        raise CommandError(f"--machine {path}: {err.strerror}", exit_code=2) from None
+    except ValueError as err:
+        raise CommandError(f"--machine {path}: not JSON ({err})", exit_code=2) from None
+    summary = _find_summary(data)
+    if summary is None:
+        raise CommandError(f"--machine {path}: no probe summary in it (expected `loggp probe --json` output)",
+                           exit_code=2)
+    switch = summary.get("protocol_switch_bytes")
+    return loggops.Params(o_s=1e3 * summary["o_s_us"], o_r=1e3 * summary["o_r_us"], g=1e3 * summary["g_us"],
+                          G=summary["G_ns_per_byte"], L=1e3 * summary["L_us"],
+                          S=float(switch) if switch else DEFAULT_MACHINE.S)
+
+
+def _find_summary(data):
+    if isinstance(data, dict):
+        s = data.get("summary")
+        if isinstance(s, dict) and {"o_s_us", "o_r_us", "g_us", "L_us", "G_ns_per_byte"} <= s.keys():
+            return s
+        items = data.values()
+    elif isinstance(data, list):
+        items = data
+    else:
+        return None
+    for item in items:
+        found = _find_summary(item)
+        if found is not None:
+            return found
+    return None
+
+
+def load(folder):
+    """The folder's traces as programs; ValueError (trace.TraceError) naming what is wrong."""
+    return replay.build(trace.read_folder(folder))
+
+
+def runtime(programs, machine, **deltas):
+    return loggops.simulate(programs.programs, machine.plus(**deltas)).runtime_ns
+
+
+def slowdowns(programs, machine, knob, deltas):
+    """[(delta, predicted slowdown as a fraction of the traced run)] for one knob."""
+    base = runtime(programs, machine)
+    return [(d, (runtime(programs, machine, **{knob: d}) - base) / programs.traced_ns) for d in deltas]
+
+
+def slope(points):
+    """Least-squares slope through the origin of slowdown against delta."""
+    den = sum(d * d for d, _ in points)
+    return sum(d * s for d, s in points) / den if den else 0.0
+
+
+def tolerance(programs, machine, knob, target, high):
+    """The smallest delta (ns, or ns/B for G) at which the predicted slowdown
+    reaches target, searched up to high; None if it does not get there."""
+    base = runtime(programs, machine)
+
+    def over(d):
+        return (runtime(programs, machine, **{knob: d}) - base) / programs.traced_ns >= target
+
+    if not over(high):
+        return None
+    lo, hi = 0.0, high
+    for _ in range(40):
+        mid = (lo + hi) / 2
+        lo, hi = (lo, mid) if over(mid) else (mid, hi)
+        if hi - lo <= 1e-3 * hi:
+            break
+    return hi
+
+
+def predict_slopes(trace_dir, knob_settings, machine=None):
+    """For the study report: {knob: {"slope": %/us (%/(ns/B) for G), "points": [(delta, slowdown %)]}}
+    from the trace in trace_dir; knob_settings {knob: [delta in ns (ns/B for G)]}."""
+    programs = load(trace_dir)
+    machine = machine or DEFAULT_MACHINE
+    out = {}
+    for knob, deltas in knob_settings.items():
+        points = [(d, 100.0 * s) for d, s in slowdowns(programs, machine, knob, [float(x) for x in deltas])]
+        per = 1.0 if knob == "G" else 1e-3  # slope per ns/B, or per us
+        out[knob] = {"slope": slope([(d * per, s) for d, s in points]), "points": points}
+    return out
+
+
+def sweep_values(knob, text):
+    """'10us' -> [10000.0]; 'A:B:S' -> A, A+S, ..., B (each parsed by the one knob parser)."""
+    parts = text.split(":")
+    if len(parts) not in (1, 3):
+        raise UsageError(f"--{knob} {text}: expected a value or START:STOP:STEP")
+    try:
+        values = [parse_knobs({_flag_knob(knob): p})[_flag_knob(knob)] for p in parts]
+    except KnobError as err:
+        raise UsageError(f"--{knob} {text}: {err}") from None
+    if len(values) == 1:
+        return values
+    start, stop, step = values
+    if step <= 0 or stop < start:
+        raise UsageError(f"--{knob} {text}: expected STOP >= START and STEP > 0")
+    count = int(math.floor((stop - start) / step + 1e-9)) + 1
+    if count > 1000:
+        raise UsageError(f"--{knob} {text}: {count} settings; at most 1000")
+    return [start + k * step for k in range(count)]
+
+
+def _flag_knob(knob):
+    return {"os": "o_s", "or": "o_r"}.get(knob, knob)
+
+
+class PredictCommand(Command):
+    name = "predict"
+    description = ("Predict from a trace (`loggp run --trace DIR`) how much slower the program runs with each "
+                   "knob setting: the traced run replayed under LogGOPS, with MPICH's collective algorithms, at "
+                   "the machine's own parameters and with each delta added.")
+    example = "loggp predict cg-trace --machine probe.json --L 0:100us:10us --o 10us --G 1ns/B"
+
+    def configure(self, p):
+        p.add_argument("folder", help="the trace folder (trace.<rank>.bin)")
+        p.add_argument("--machine", metavar="PROBE_JSON",
+                       help="the machine's own o_s, o_r, g, G, L and eager limit from `loggp probe --json` "
+                            "(default: this VM's shm figures, docs/predict.md)")
+        for flag, what in (("o", "o_s and o_r"), ("os", "o_s"), ("or", "o_r"), ("g", "g"), ("G", "G"),
+                           ("L", "L")):
+            p.add_argument(f"--{flag}", metavar="V|A:B:S",
+                           help=f"delta of {what}: one value or a sweep START:STOP:STEP (default: not predicted)")
+        p.add_argument("--json", metavar="FILE", help="also write the predictions as JSON (default: none)")
+
+    def check(self, args):
+        args.sweeps = {}
+        for flag in ("o", "os", "or", "g", "G", "L"):
+            text = getattr(args, flag)
+            if text is not None:
+                args.sweeps[_flag_knob(flag)] = sweep_values(flag, text)
+        if not args.sweeps:
+            raise UsageError("no knob given: say which deltas to predict, e.g. --L 10us or --o 0:10us:1us")
+        if not Path(args.folder).is_dir():
+            raise UsageError(f"{args.folder}: no such folder")
+        if args.json and not Path(args.json).resolve().parent.is_dir():
+            raise UsageError(f"--json {args.json}: its folder does not exist")
+
+    def run(self, args):
+        try:
+            programs = load(args.folder)
+        except ValueError as err:
+            raise CommandError(str(err), exit_code=2) from None
+        machine = machine_from_probe(args.machine) if args.machine else DEFAULT_MACHINE
+        try:
+            base = loggops.simulate(programs.programs, machine)
+        except loggops.DeadlockError as err:
+            raise CommandError(f"{args.folder}: {err}") from None
+        result = {"folder": str(args.folder), "ranks": len(programs.programs),
+                  "traced_s": programs.traced_ns * 1e-9, "replayed_s": base.runtime_ns * 1e-9,
+                  "machine": vars(machine) | {"S": machine.S if math.isfinite(machine.S) else None},
+                  "messages": programs.messages, "collectives": dict(programs.collectives),
+                  "unmodelled": dict(programs.unmodelled), "knobs": {}}
+        print(f"{args.folder}: {len(programs.programs)} ranks, traced {programs.traced_ns * 1e-9:.4f} s, "
+              f"replayed at the machine's parameters {base.runtime_ns * 1e-9:.4f} s "
+              f"({base.runtime_ns / programs.traced_ns:.2f} of traced); {programs.messages} messages")
+        if programs.unmodelled:
+            kept = ", ".join(f"{n} x{c}" for n, c in programs.unmodelled.most_common(5))
+            print(f"  kept at their traced time (not modelled): {kept}")
+        for knob, deltas in args.sweeps.items():
+            unit, scale = ("ns/B", 1.0) if knob == "G" else ("us", 1e-3)
+            points = slowdowns(programs, machine, knob, deltas)
+            high = max(max(deltas) * 10, 1000.0 if knob == "G" else 1e6)
+            row = {"points": [{"delta": d * scale, "slowdown_percent": 100 * s} for d, s in points],
+                   "slope_percent_per_unit": slope([(d * scale, 100 * s) for d, s in points]), "unit": unit,
+                   "tolerance": {f"{int(t * 100)}%": _scaled(tolerance(programs, machine, knob, t, high), scale)
+                                 for t in (0.01, 0.05)}}
+            result["knobs"][knob] = row
+            print(f"{knob}: slope {row['slope_percent_per_unit']:.3f} %/{unit}; reaches 1 % at "
+                  f"{_show(row['tolerance']['1%'], unit)}, 5 % at {_show(row['tolerance']['5%'], unit)}")
+            for pt in row["points"]:
+                print(f"  {knob} +{pt['delta']:g} {unit}: {pt['slowdown_percent']:+.2f} %")
+        if args.json:
+            tmp = f"{args.json}.tmp.{os.getpid()}"
+            with open(tmp, "w") as f:
+                json.dump(result, f, indent=1)
+            os.replace(tmp, args.json)
+        return 0
+
+
+def _scaled(value, scale):
+    return None if value is None else value * scale
+
+
+def _show(value, unit):
+    return "never (in the range searched)" if value is None else f"{value:.3g} {unit}"

@@ -1,0 +1,202 @@
+"""Traces (loggp.analysis.trace) as LogGOPS programs (loggp.analysis.loggops):
+the time between MPI calls becomes computation, point-to-point calls become
+sends, receives and waits matched as MPI matches them, collectives become
+MPICH's point-to-point schedules (loggp.analysis.schedules).
+
+What cannot be modelled is kept as the time it took in the trace and counted
+in Programs.unmodelled: point-to-point and collectives on communicators
+smaller than MPI_COMM_WORLD (the trace has no membership to map their ranks),
+probes, and calls of unknown meaning."""
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+
+from . import schedules
+from .trace import CALL, COMPLETE
+
+SENDS = {"MPI_Send", "MPI_Bsend", "MPI_Rsend", "MPI_Ssend"}
+ISENDS = {"MPI_Isend", "MPI_Ibsend", "MPI_Irsend", "MPI_Issend"}
+WAITS = {"MPI_Wait", "MPI_Waitall", "MPI_Waitany", "MPI_Waitsome",
+         "MPI_Test", "MPI_Testall", "MPI_Testany", "MPI_Testsome"}
+SEND_INITS = {"MPI_Send_init", "MPI_Bsend_init", "MPI_Rsend_init", "MPI_Ssend_init"}
+IGNORED = {"MPI_Request_free"}
+ANY_SOURCE, ANY_TAG = -2, -1   # MPICH's values, as the trace records them
+
+
+@dataclass
+class Programs:
+    programs: list                                   # one list of operations per rank
+    traced_ns: float                                 # the traced run's length (slowest rank)
+    messages: int = 0                                # point-to-point messages modelled, all ranks
+    collectives: Counter = field(default_factory=Counter)   # modelled collectives by name
+    unmodelled: Counter = field(default_factory=Counter)    # calls kept as their traced time
+
+
+def _collective_sizes(traces, world):
+    """(comm_id, n-th collective on it) -> (name, largest bytes over ranks, root), for
+    collectives on communicators as large as MPI_COMM_WORLD."""
+    sizes = {}
+    for t in traces:
+        names = t.call_names()
+        seen = Counter()
+        for rec, name in zip(t.records, names):
+            if rec["kind"] != CALL:
+                continue
+            base = schedules.base_name(name)
+            if base is None or rec["comm_size"] != world:
+                continue
+            comm = int(rec["comm_id"])
+            key = (comm, seen[comm])
+            seen[comm] += 1
+            old = sizes.get(key)
+            nbytes = int(rec["bytes"])
+            if old is not None and old[0] != base:
+                raise ValueError(f"{t.path}: collective {seen[comm]} on communicator {comm:#x} is {base} here "
+                                 f"but {old[0]} on another rank: the traces are not of one run")
+            sizes[key] = (base, max(nbytes, old[1] if old else 0), int(rec["peer"]))
+    return sizes
+
+
+def build(traces):
+    """Programs for a list of Trace (rank order, one run)."""
+    if not traces:
+        raise ValueError("no traces")
+    world = traces[0].size
+    if len(traces) != world or [t.rank for t in traces] != list(range(world)):
+        raise ValueError(f"expected one trace per rank 0..{world - 1}, got ranks {[t.rank for t in traces]}")
+    sizes = _collective_sizes(traces, world)
+    out = Programs([], 0.0)
+    for t in traces:
+        out.programs.append(_program(t, world, sizes, out))
+        out.traced_ns = max(out.traced_ns, float(t.finalize_ns - t.init_ns))
+    return out
+
+
+def _program(t, world, sizes, out):
+    recs, names, posts = t.records, t.call_names(), t.posts()
+    completion_of = {int(posts[j]): j for j in range(len(recs)) if posts[j] >= 0}
+    persistent = {}    # request handle -> the init record that made it
+    coll_seen = Counter()
+    prog = []
+    prev_end = int(t.init_ns)
+    me = t.rank
+    i = 0
+    n = len(recs)
+
+    def calc(ns):
+        if ns > 0:
+            prog.append(("calc", float(ns)))
+
+    def key(rec, tag=None):
+        return (int(rec["comm_id"]), int(rec["tag"]) if tag is None else tag)
+
+    def local(rec):
+        """Point-to-point on a communicator whose ranks are world ranks."""
+        return rec["comm_size"] == world
+
+    def add_recv(rec, completion, req):
+        """A receive posted by rec (its communicator); the source, tag and size it
+        matched come from its completion record where there is one."""
+        got = recs[completion] if completion is not None else rec
+        src, tag, nbytes = int(got["peer"]), int(got["tag"]), int(got["bytes"])
+        if src < 0 or src == ANY_SOURCE or tag == ANY_TAG:
+            return False  # never matched (cancelled or MPI_PROC_NULL): nothing to wait for
+        prog.append(("irecv", src, key(rec, tag), nbytes, req))
+        return True
+
+    def add_send(rec, req):
+        if int(rec["peer"]) < 0:
+            return False
+        prog.append(("isend", int(rec["peer"]), key(rec), int(rec["bytes"]), req))
+        out.messages += 1
+        return True
+
+    while i < n:
+        rec, name = recs[i], names[i]
+        if rec["kind"] != CALL:
+            i += 1
+            continue
+        start, end = int(rec["start_ns"]), int(rec["end_ns"])
+        calc(start - prev_end)
+        prev_end = end
+        completions = []
+        j = i + 1
+        while j < n and recs[j]["kind"] == COMPLETE:
+            completions.append(j)
+            j += 1
+        base = schedules.base_name(name)
+        modelled = True
+        if name in SENDS or name in ISENDS:
+            if not local(rec):
+                modelled = False
+            elif not add_send(rec, i):
+                prog.append(("done", i))
+            elif name in SENDS:
+                prog.append(("wait", (i,)))
+        elif name == "MPI_Irecv":
+            if not local(rec):
+                modelled = False
+            elif not add_recv(rec, completion_of.get(i), i):
+                prog.append(("done", i))
+        elif name == "MPI_Recv":
+            if not local(rec):
+                modelled = False
+            elif completions and add_recv(rec, completions[0], i):
+                prog.append(("wait", (i,)))
+        elif name in ("MPI_Sendrecv", "MPI_Sendrecv_replace"):
+            if not local(rec):
+                modelled = False
+            else:
+                reqs = []
+                if add_send(rec, (i, "send")):
+                    reqs.append((i, "send"))
+                if completions and add_recv(rec, completions[0], (i, "recv")):
+                    reqs.append((i, "recv"))
+                if reqs:
+                    prog.append(("wait", tuple(reqs)))
+        elif name in WAITS:
+            reqs = tuple(int(posts[c]) for c in completions if posts[c] >= 0)
+            if reqs:
+                prog.append(("wait", reqs))
+            else:
+                calc(end - start)  # a test that found nothing: its own cost
+        elif name in SEND_INITS or name == "MPI_Recv_init":
+            persistent[int(rec["request"])] = rec
+        elif name in ("MPI_Start", "MPI_Startall"):
+            made = persistent.get(int(rec["request"]))
+            if made is None or not local(made):
+                modelled = False
+            elif not (add_send(made, i) if t.names[made["call"]] in SEND_INITS
+                      else add_recv(made, completion_of.get(i), i)):
+                prog.append(("done", i))
+        elif base is not None:
+            comm = int(rec["comm_id"])
+            if rec["comm_size"] != world:
+                modelled = False
+            else:
+                seq = coll_seen[comm]
+                coll_seen[comm] += 1
+                _, nbytes, root = sizes[(comm, seq)]
+                for r, rnd in enumerate(schedules.schedule(base, me, world, nbytes, root)):
+                    reqs = []
+                    for k, (op, peer, size) in enumerate(rnd):
+                        req = ("coll", i, r, k)
+                        tag = ("coll", seq)
+                        prog.append(("isend" if op == "send" else "irecv", peer, (comm, tag), size, req))
+                        out.messages += op == "send"
+                        reqs.append(req)
+                    prog.append(("wait", tuple(reqs)))
+                if int(rec["request"]):
+                    prog.append(("done", i))  # a nonblocking collective, modelled as done at its post
+                out.collectives[base] += 1
+        elif name in IGNORED:
+            pass
+        else:
+            modelled = False
+        if not modelled:
+            calc(end - start)
+            out.unmodelled[name] += 1
+            if int(rec["request"]):
+                prog.append(("done", i))  # its completion, when waited for, is in the time just kept
+        i = j
+    calc(int(t.finalize_ns) - prev_end)
+    return prog

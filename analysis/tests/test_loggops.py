@@ -1,0 +1,148 @@
+"""The LogGOPS replay engine and MPICH's collective schedules on hand-made
+programs whose critical paths are known exactly."""
+import pytest
+
+from loggp.analysis import loggops, schedules
+from loggp.analysis.loggops import Params
+
+P = Params(o_s=100.0, o_r=200.0, g=0.0, G=0.0, L=1000.0, S=4096)
+K = ("c", 0)  # communicator and tag of every message here
+
+
+def send(peer, req, nbytes=8):
+    return [("isend", peer, K, nbytes, req), ("wait", (req,))]
+
+
+def recv(peer, req, nbytes=8):
+    return [("irecv", peer, K, nbytes, req), ("wait", (req,))]
+
+
+def run(programs, params=P):
+    return loggops.simulate(programs, params)
+
+
+def test_pingpong_takes_a_message_path_per_half_round_trip():
+    n = 10
+    a, b = [], []
+    for i in range(n):
+        a += send(1, ("s", i)) + recv(1, ("r", i))
+        b += recv(0, ("r", i)) + send(0, ("s", i))
+    result = run([a, b])
+    assert result.runtime_ns == pytest.approx(2 * n * (100 + 1000 + 200))
+    assert result.overhead_ns == [n * 300, n * 300]
+
+
+def test_a_pipeline_adds_one_path_per_hop_and_its_computation():
+    programs = [
+        [("calc", 500.0)] + send(1, "s"),
+        recv(0, "r") + [("calc", 50.0)] + send(2, "s"),
+        recv(1, "r"),
+    ]
+    path = 100 + 1000 + 200
+    assert run(programs).end_ns[2] == pytest.approx(500 + path + 50 + path)
+
+
+def test_a_ring_exchange_costs_one_path_whatever_the_size():
+    size = 5
+    programs = [[("irecv", (r - 1) % size, K, 8, "r"), ("isend", (r + 1) % size, K, 8, "s"), ("wait", ("r", "s"))]
+                for r in range(size)]
+    assert run(programs).end_ns == pytest.approx([100 + 1000 + 200] * size)
+
+
+def test_skew_in_an_exchange_is_paid_by_the_early_rank():
+    programs = [[("calc", 10000.0), ("irecv", 1, K, 8, "r"), ("isend", 1, K, 8, "s"), ("wait", ("r", "s"))],
+                [("irecv", 0, K, 8, "r"), ("isend", 0, K, 8, "s"), ("wait", ("r", "s"))]]
+    result = run(programs)
+    # rank 1's message was there long ago: rank 0 pays only its own o_s and o_r
+    assert result.end_ns[0] == pytest.approx(10000 + 100 + 200)
+    assert result.end_ns[1] == pytest.approx(10000 + 100 + 1000 + 200)
+    assert result.waiting_ns[1] == pytest.approx(10000 + 100 + 1000 - 100)
+
+
+def test_computation_after_an_isend_hides_the_flight():
+    programs = [[("isend", 1, K, 8, "s"), ("calc", 5000.0), ("wait", ("s",))], recv(0, "r")]
+    result = run(programs)
+    assert result.end_ns[0] == pytest.approx(100 + 5000)   # not + L: an eager send is done when injected
+    assert result.end_ns[1] == pytest.approx(100 + 1000 + 200)
+
+
+def test_rendezvous_takes_three_flights_pre_posted_and_two_after_a_late_post():
+    k = 65536
+    p = Params(o_s=0.0, o_r=0.0, G=0.01, L=1000.0, S=4096)
+    flight = (k - 1) * 0.01
+    early = run([send(1, "s", k), recv(0, "r", k)], p)
+    assert early.end_ns[1] == pytest.approx(3 * 1000 + flight)
+    assert early.end_ns[0] == pytest.approx(2 * 1000 + flight)   # the sender waits for the go-ahead
+    late = run([send(1, "s", k), [("calc", 20000.0)] + recv(0, "r", k)], p)
+    assert late.end_ns[1] == pytest.approx(20000 + 2 * 1000 + flight)
+    eager = run([send(1, "s", 4096), recv(0, "r", 4096)], p)
+    assert eager.end_ns[1] == pytest.approx(1000 + 4095 * 0.01)
+
+
+def test_g_is_a_minimum_spacing_of_injections_that_computation_overlaps():
+    p = Params(o_s=0.0, o_r=0.0, g=1000.0, L=0.0)
+    sends = [("isend", 1, K, 1, i) for i in range(3)]
+    assert run([sends, [("irecv", 0, K, 1, i) for i in range(3)]], p).end_ns[0] == pytest.approx(2000)
+    overlapped = [("isend", 1, K, 1, 0), ("calc", 1500.0), ("isend", 1, K, 1, 1)]
+    assert run([overlapped, [("irecv", 0, K, 1, i) for i in range(2)]], p).end_ns[0] == pytest.approx(1500)
+
+
+def test_messages_match_in_order_per_sender_and_tag():
+    other = ("c", 7)
+    programs = [[("isend", 1, K, 8, 0), ("calc", 3000.0), ("isend", 1, other, 8, 1), ("wait", (0, 1))],
+                [("irecv", 0, other, 8, "late"), ("irecv", 0, K, 8, "early"), ("wait", ("early",)),
+                 ("calc", 1.0), ("wait", ("late",))]]
+    result = run(programs, Params(L=1000.0))
+    assert result.end_ns[1] == pytest.approx(3000 + 1000)
+
+
+def test_a_receive_nobody_sends_is_a_deadlock_not_a_hang():
+    with pytest.raises(loggops.DeadlockError, match="rank 1"):
+        run([[("calc", 1.0)], recv(0, "r")])
+
+
+def test_plus_adds_o_to_both_overheads():
+    p = P.plus(o=50.0, L=10.0)
+    assert (p.o_s, p.o_r, p.L, p.g) == (150.0, 250.0, 1010.0, 0.0)
+
+
+# ---- MPICH's schedules --------------------------------------------------------------
+
+def messages(name, size, nbytes, root=0):
+    """Every (sender, receiver, bytes) of one collective, checked to pair up."""
+    sent, received = [], []
+    for r in range(size):
+        for rnd in schedules.schedule(name, r, size, nbytes, root):
+            for op, peer, n in rnd:
+                (sent if op == "send" else received).append((r, peer, n) if op == "send" else (peer, r, n))
+    assert sorted(sent) == sorted(received), name
+    return sent
+
+
+def test_barrier_is_dissemination():
+    assert len(schedules.barrier(0, 4)) == 2 and len(schedules.barrier(0, 5)) == 3
+    assert sorted(messages("Barrier", 4, 0)) == sorted((r, (r + k) % 4, 0) for r in range(4) for k in (1, 2))
+
+
+def test_bcast_and_reduce_are_binomial_trees():
+    assert sorted(messages("Bcast", 4, 8, root=1)) == [(1, 2, 8), (1, 3, 8), (3, 0, 8)]
+    assert sorted(messages("Reduce", 4, 8, root=0)) == [(1, 0, 8), (2, 0, 8), (3, 2, 8)]
+
+
+def test_allreduce_doubles_small_messages_and_halves_then_doubles_large_ones():
+    assert sorted(messages("Allreduce", 2, 8)) == [(0, 1, 8), (1, 0, 8)]
+    big = 1 << 20
+    assert sorted(messages("Allreduce", 2, big)) == [(0, 1, big // 2)] * 2 + [(1, 0, big // 2)] * 2
+    assert len(schedules.allreduce(0, 4, big)) == 4
+
+
+@pytest.mark.parametrize("name", sorted(schedules.SCHEDULES))
+@pytest.mark.parametrize("size", [2, 3, 4])
+def test_every_schedule_pairs_its_messages(name, size):
+    messages(name, size, 4096, root=size - 1)
+
+
+def test_collective_names_map_to_their_schedules():
+    assert schedules.base_name("MPI_Iallreduce") == "Allreduce"
+    assert schedules.base_name("MPI_Reduce_scatter_block") == "Reduce_scatter_block"
+    assert schedules.base_name("MPI_Send") is None

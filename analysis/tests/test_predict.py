@@ -1,0 +1,95 @@
+"""`loggp predict` end to end: a real trace replayed, its prediction against the
+apparatus's own emulated run (a loose bound: the tight figures are in
+docs/predict.md), and the command's refusals."""
+import json
+
+import pytest
+
+from loggp.analysis import predict, replay, trace
+from tests.testkit import built, installed, run
+
+N = 1000  # ping-pong round trips in the traced program
+
+
+def traced(folder, *knobs, n=N):
+    proc = run([installed("loggp"), "run", "-n", "2", "--quiet", "--trace", folder, *knobs, "--",
+                built("shim/tests/loggp-test-tracecalls"), n, 8, 4], timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    return max(t.finalize_ns - t.init_ns for t in trace.read_folder(folder))
+
+
+@pytest.fixture(scope="module")
+def base_trace(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("base")
+    traced(folder)
+    return folder
+
+
+def test_the_replay_models_every_call_of_a_plain_program(base_trace):
+    programs = predict.load(base_trace)
+    assert programs.unmodelled == {}
+    assert programs.collectives == {"Bcast": 2, "Allreduce": 2}
+    # N ping-pong messages each way, the window's 4 each way, the collectives' own
+    assert programs.messages == 2 * N + 2 * 4 + 1 + 2
+    replayed = predict.runtime(programs, predict.DEFAULT_MACHINE)
+    assert 0.3 * programs.traced_ns < replayed < 3 * programs.traced_ns
+
+
+def test_predicted_latency_cost_agrees_with_the_emulated_one(base_trace, tmp_path):
+    programs = predict.load(base_trace)
+    added_predicted = (predict.runtime(programs, predict.DEFAULT_MACHINE, L=50e3)
+                       - predict.runtime(programs, predict.DEFAULT_MACHINE))
+    assert added_predicted == pytest.approx(2 * N * 50e3, rel=0.02)  # every half round trip waits L
+    for attempt in range(3):  # timing: under load, measure again rather than widen
+        plain = traced(tmp_path / f"plain{attempt}")
+        slow = traced(tmp_path / f"slow{attempt}", "--L", "50us")
+        ratio = (slow - plain) / added_predicted
+        if 0.8 <= ratio <= 1.25:
+            break
+    assert 0.8 <= ratio <= 1.25, f"emulated L added {(slow - plain) / 1e6:.1f} ms, predicted {added_predicted / 1e6:.1f}"
+
+
+def test_the_command_prints_slopes_and_tolerances_and_writes_json(base_trace, tmp_path):
+    out = tmp_path / "p.json"
+    proc = run([installed("loggp"), "predict", base_trace, "--L", "0:20us:10us", "--o", "1us", "--json", out])
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(out.read_text())
+    assert [p["delta"] for p in result["knobs"]["L"]["points"]] == [0, 10, 20]
+    assert result["knobs"]["L"]["points"][0]["slowdown_percent"] == 0
+    slope = result["knobs"]["L"]["slope_percent_per_unit"]
+    assert slope > 0 and "L: slope" in proc.stdout and "reaches 1 % at" in proc.stdout
+    tol = result["knobs"]["L"]["tolerance"]
+    assert 0 < tol["1%"] < tol["5%"]
+    assert not list(tmp_path.glob("p.json.tmp*"))
+
+
+@pytest.mark.parametrize("args, message", [
+    (["NOFOLDER", "--L", "1us"], "NOFOLDER: no such folder"),
+    (["BASE"], "no knob given"),
+    (["BASE", "--L", "10parsecs"], "--L 10parsecs"),
+    (["BASE", "--L", "10us:1us:1us"], "STOP >= START"),
+    (["BASE", "--L", "1us", "--machine", "NOFILE"], "--machine NOFILE"),
+])
+def test_bad_input_is_refused_by_name(base_trace, args, message):
+    args = [str(base_trace) if a == "BASE" else a for a in args]
+    proc = run([installed("loggp"), "predict", *args])
+    assert proc.returncode == 2 and message in proc.stderr, proc.stderr
+
+
+def test_a_damaged_trace_is_named(base_trace, tmp_path):
+    for f in base_trace.iterdir():
+        (tmp_path / f.name).write_bytes(f.read_bytes())
+    victim = tmp_path / "trace.1.bin"
+    victim.write_bytes(victim.read_bytes()[:-7])
+    proc = run([installed("loggp"), "predict", tmp_path, "--L", "1us"])
+    assert proc.returncode == 2 and "trace.1.bin" in proc.stderr, proc.stderr
+
+
+def test_traces_of_different_runs_are_refused(base_trace, tmp_path):
+    other = tmp_path / "other"
+    traced(other, n=3)
+    (tmp_path / "mixed").mkdir()
+    (tmp_path / "mixed" / "trace.0.bin").write_bytes((base_trace / "trace.0.bin").read_bytes())
+    (tmp_path / "mixed" / "trace.1.bin").write_bytes((other / "trace.1.bin").read_bytes())
+    with pytest.raises((ValueError, Exception)):
+        predict.runtime(replay.build(trace.read_folder(tmp_path / "mixed")), predict.DEFAULT_MACHINE)
