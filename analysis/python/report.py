@@ -16,7 +16,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from loggp.knobs.files import created_mode  # noqa: E402
 
-from . import analyze, calibration as calib, models  # noqa: E402
+from . import analyze, calibration as calib, models, trace_prediction  # noqa: E402
 
 REPORT_DIR = "report"
 METHOD = ("Slowdown is the ratio of median runtimes T(knob)/T(baseline), T being the benchmark's own "
@@ -402,6 +402,15 @@ def write(results_dir, calibration_path=None):
             [[c.label, p.value, p.n, p.median_s, p.slowdown, f"[{p.low:.3f}, {p.high:.3f}]",
               p.model, p.injected] for c in cs for p in c.points]))
     sections.append(_models_section(a))
+    predicted = trace_prediction.rows(results_dir, a.runs, a.curves)
+    if predicted:
+        sections.append(
+            "<h2>Prediction from the baseline's trace</h2><p>The study recorded a trace in its baseline runs; "
+            "<code>loggp predict</code> replays it under LogGOPS (docs/predict.md) at each setting the study "
+            f"swept. Slopes in % per unit; a note where prediction and emulation differ by more than "
+            f"{100 * trace_prediction.DISAGREE:.0f} %.</p>"
+            + _table(["benchmark", "knob", "measured slope", "count x delta model", "trace prediction",
+                      "prediction / measured", "note"], predicted))
     if "linear" in figures:
         sections.append("<h2>Against the linear model T(m) = T0 + m/B</h2>"
                         "<p>o and L both raise the one-way start-up cost T0 (o by o_s + o_r); "

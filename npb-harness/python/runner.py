@@ -17,6 +17,7 @@ import time
 from . import npb_output, store, units
 
 RUNS_DIR = "runs"
+TRACE_DIR = "trace"  # a baseline run's trace (study files with trace = true), in runs/<id>/
 
 
 def loggp_command():
@@ -35,6 +36,9 @@ def build_command(study, bench, plan_row, profile_dir):
         # All five, so the user's knob file cannot leak into a study.
         cmd += [units.FLAGS[knob], knobs[knob]]
     cmd += ["--profile", profile_dir, "--launcher", study.launcher]
+    if study.trace and plan_row["sweep"] == "baseline":
+        # beside the profile, so it moves into runs/<id>/ with the run's other files
+        cmd += ["--trace", os.path.join(os.path.dirname(profile_dir), TRACE_DIR)]
     if study.hostfile:
         cmd += ["--hostfile", study.hostfile]
     return cmd + ["--"] + bench.argv(plan_row["class"])

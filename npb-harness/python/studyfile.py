@@ -23,7 +23,7 @@ LAUNCHER_KINDS = ("mpiexec", "srun", "template")
 ORDERS = ("shuffle", "interleave")
 
 TOP_KEYS = {"name", "repetitions", "timeout", "np", "class", "order", "seed", "grid",
-            "launcher", "sweep", "benchmark", "results"}
+            "launcher", "sweep", "benchmark", "results", "trace"}
 LAUNCHER_KEYS = {"kind", "template", "hostfile"}
 BENCH_KEYS = {"name", "kernel", "npb_binary", "npb_dir", "command", "runtime_regex",
               "success_regex", "class", "np", "optional", "timeout"}
@@ -84,6 +84,7 @@ class Study:
     sweep: dict                 # knob -> [(text, ns), ...] without zero
     results: str | None = None  # default results folder, relative to the file
     skipped: list = field(default_factory=list)
+    trace: bool = False         # baseline runs record a trace, for `loggp predict` in the report
 
     def digest(self):
         return hashlib.sha256(self.text.encode()).hexdigest()
@@ -95,7 +96,7 @@ class Study:
                        b.runtime_regex, b.success_regex] for b in self.benchmarks]
         runs = [[r, pos, s.key(), s.benchmark, s.np, s.klass, s.sweep, [list(k) for k in s.knobs]]
                 for r, pos, s in self.plan()]
-        what = [self.name, self.launcher, self.hostfile, benchmarks, runs]
+        what = [self.name, self.launcher, self.hostfile, benchmarks, runs] + (["trace"] if self.trace else [])
         return hashlib.sha256(json.dumps(what, sort_keys=True).encode()).hexdigest()
 
     def settings(self):
@@ -237,6 +238,7 @@ def from_dict(path, text, data, skip_missing=True):
     if order not in ORDERS:
         fail(f"'order' must be one of {', '.join(ORDERS)}, got {order!r}", "order")
     grid = get(data, "grid", bool, False, typename="true or false")
+    trace = get(data, "trace", bool, False, typename="true or false")
     default_timeout = _timeout(data.get("timeout", "600s"), lambda m: fail(m, "timeout"))
     default_np = _nps(data.get("np", [2]), lambda m: fail(m, "np"))
     default_class = get(data, "class", str, None)
@@ -415,7 +417,7 @@ def from_dict(path, text, data, skip_missing=True):
                          + "; ".join(skipped))
     return Study(path=os.path.abspath(path), text=text, name=name, repetitions=reps,
                  seed=seed, order=order, grid=grid, launcher=launcher, hostfile=hostfile,
-                 benchmarks=benchmarks, sweep=sweep, results=results, skipped=skipped)
+                 benchmarks=benchmarks, sweep=sweep, results=results, skipped=skipped, trace=trace)
 
 
 def _missing_program(program):

@@ -1,0 +1,71 @@
+"""The study report's third column: beside the measured slope and the count x
+delta model, the slope `loggp predict` gets from a baseline run's trace (study
+files with trace = true), and where prediction and emulation disagree by more
+than DISAGREE, where the replay says the added time goes."""
+import os
+
+from . import analyze, loggops, predict
+
+DISAGREE = 0.10
+RUNS_DIR, TRACE_DIR = "runs", "trace"  # loggp.harness.runner's layout of a results folder
+
+
+def trace_folder(results_dir, runs, curve):
+    """A traced, successful baseline run of the curve's benchmark, np and class, or None."""
+    for r in runs:
+        if (r["benchmark"], r["np"], r["class"], r["sweep"], r["status"]) != \
+                (curve.benchmark, curve.np, curve.klass, "baseline", "ok"):
+            continue
+        folder = os.path.join(results_dir, RUNS_DIR, str(r["plan_id"]), TRACE_DIR)
+        if os.path.isfile(os.path.join(folder, "trace.0.bin")):
+            return folder
+    return None
+
+
+def _where(programs, machine, knob, delta):
+    """Which part of the replay's slowest rank grows with the setting."""
+    base = loggops.simulate(programs.programs, machine)
+    high = loggops.simulate(programs.programs, machine.plus(**{knob: delta}))
+    slow = max(range(len(high.end_ns)), key=high.end_ns.__getitem__)
+    parts = {"waiting for messages": high.waiting_ns[slow] - base.waiting_ns[slow],
+             "overheads": high.overhead_ns[slow] - base.overhead_ns[slow]}
+    part = max(parts, key=parts.get)
+    added = high.end_ns[slow] - base.end_ns[slow]
+    share = parts[part] / added if added > 0 else 0.0
+    return f"rank {slow}: {100 * share:.0f} % of the added time is {part}"
+
+
+def rows(results_dir, runs, curves):
+    """[benchmark, knob, measured slope, model slope, predicted slope, predicted/measured, note] per curve
+    with a trace; [] when the study recorded none."""
+    out, cache = [], {}
+    for c in curves:
+        folder = trace_folder(results_dir, runs, c)
+        if folder is None or c.fit is None:
+            continue
+        if folder not in cache:
+            try:
+                cache[folder] = predict.load(folder)
+            except ValueError as err:
+                cache[folder] = str(err)
+        programs = cache[folder]
+        if isinstance(programs, str):
+            out.append([c.label, c.knob, c.fit.slope, c.model_slope, None, None, f"trace unreadable: {programs}"])
+            continue
+        per_ns = analyze.NS_PER_UNIT[c.unit]
+        deltas = [p.value * per_ns for p in c.points if p.value > 0]
+        try:
+            points = predict.slowdowns(programs, predict.DEFAULT_MACHINE, c.knob, deltas)
+        except loggops.DeadlockError as err:
+            out.append([c.label, c.knob, c.fit.slope, c.model_slope, None, None, f"replay failed: {err}"])
+            continue
+        slope = predict.slope([(d / per_ns, 100 * s) for d, s in points])
+        ratio = slope / c.fit.slope if c.fit.slope else None
+        note = ""
+        if ratio is None or abs(ratio - 1) > DISAGREE:
+            note = (f"disagree by more than {100 * DISAGREE:.0f} %; in the replay at the largest setting, "
+                    + _where(programs, predict.DEFAULT_MACHINE, c.knob, max(deltas)))
+            if programs.unmodelled:
+                note += "; not modelled: " + ", ".join(sorted(programs.unmodelled))
+        out.append([c.label, c.knob, c.fit.slope, c.model_slope, slope, ratio, note])
+    return out
