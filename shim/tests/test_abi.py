@@ -297,6 +297,18 @@ def test_an_open_mpi_program_gets_libloggp_ompi_with_its_profile(open_mpi_timing
     assert "libloggp-ompi.so" in dry.stdout, dry.stdout
 
 
+def test_an_open_mpi_program_is_traced_with_32_bit_communicator_ids(open_mpi_timing, tmp_path):
+    from loggp.analysis import trace
+    proc = loggp_run("--quiet", "--trace", str(tmp_path / "tr"), "--", str(open_mpi_timing), "pingpong", "8", "5")
+    assert proc.returncode == 0, proc.stderr
+    traces = trace.read_folder(tmp_path / "tr")
+    sends = [r for t in traces for r, n in zip(t.records, t.call_names()) if n == "MPI_Send"]
+    assert sends
+    # Open MPI's handles are pointers: the trace names communicators by their Fortran index
+    # (MPI_COMM_WORLD is 0 there), not by a pointer's low half
+    assert {int(r["comm_id"]) for r in sends} == {0}
+
+
 def test_an_open_mpi_program_on_the_fallback_engine_keeps_ob1(open_mpi_timing):
     proc = loggp_run("--engine", "pmpi", "--o", "1us", "--", str(open_mpi_timing), "pingpong", "8", "5")
     assert proc.returncode == 0, proc.stderr

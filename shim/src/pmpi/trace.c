@@ -4,6 +4,7 @@
  * header says how many records there are. Format: docs/trace-format.md. */
 #include "trace.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -91,6 +92,18 @@ static uint32_t size_of(MPI_Comm comm)
 
 static uint32_t comm_id(MPI_Comm comm)
 {
+#ifdef OPEN_MPI
+    /* Open MPI's handles are pointers; its Fortran index names a communicator in 32 bits. */
+    static MPI_Fint (*_Atomic to_fortran)(MPI_Comm);
+    MPI_Fint (*c2f)(MPI_Comm) = to_fortran;
+    if (!c2f) {
+        void *f = dlsym(RTLD_DEFAULT, "PMPI_Comm_c2f");
+        memcpy(&c2f, &f, sizeof f);
+        to_fortran = c2f;
+    }
+    if (c2f)
+        return (uint32_t)c2f(comm);
+#endif
     uint32_t id = 0;
     memcpy(&id, &comm, sizeof comm < sizeof id ? sizeof comm : sizeof id);
     return id;
