@@ -169,6 +169,9 @@ def parser():
                    help="auto (the default): libfabric when MPI runs over libfabric, else pmpi; libfabric: "
                         "every message crosses the wrapped provider; pmpi: o, g and G on point-to-point "
                         "calls only, MPI's own transports")
+    p.add_argument("--scope", choices=("all", "kernel"),
+                   help="where the knobs apply: all (the default) or kernel, inside the region the program marks "
+                        "with loggp_hint(\"IN_KERNEL\", ...) or MPI_Pcontrol only")
     p.add_argument("--provider", choices=PROVIDERS, help="libfabric provider for same-node traffic (default shm)")
     p.add_argument("--profile", metavar="DIR", help="write each rank's traffic profile to DIR/profile.<rank>.json (default: no profile)")
     p.add_argument("--trace", metavar="DIR",
@@ -274,6 +277,8 @@ def build(args, base_env, testbed_plan=None):
         env["LOGGP_TRACE"] = str(Path(args.trace).resolve())
     if args.quiet:
         env["LOGGP_QUIET"] = "1"
+    if args.scope:
+        env["LOGGP_SCOPE"] = args.scope
     if on_open_mpi:
         cmd = open_mpi.command(args.np, program, args.hostfile, env, base_env.get("PATH"),
                                ofi=args.engine != "pmpi")

@@ -1,6 +1,7 @@
 #include "live.h"
 
 #include "knob_watch.h"
+#include "region.h"
 
 #include <limits.h>
 #include <pthread.h>
@@ -33,7 +34,45 @@ static pthread_t watcher;
 static _Atomic int watcher_running;
 static knob_watch watcher_events;
 
+static pthread_mutex_t publish_lock = PTHREAD_MUTEX_INITIALIZER; /* one writer of the seqlock */
+static loggp_knobs wanted;
+static int scope_kernel;
+
+static void publish_in_force(const loggp_knobs *knobs);
+
 void loggp_live_publish(const loggp_knobs *knobs)
+{
+    pthread_mutex_lock(&publish_lock);
+    wanted = *knobs;
+    loggp_knobs none = {{0}};
+    int off = scope_kernel && atomic_load(&loggp_region) != LOGGP_REGION_KERNEL;
+    publish_in_force(off ? &none : knobs);
+    pthread_mutex_unlock(&publish_lock);
+}
+
+void loggp_live_region_changed(void)
+{
+    if (!scope_kernel)
+        return;
+    pthread_mutex_lock(&publish_lock);
+    loggp_knobs now = wanted;
+    pthread_mutex_unlock(&publish_lock);
+    loggp_live_publish(&now);
+}
+
+int loggp_live_scoped_to_kernel(void)
+{
+    return scope_kernel;
+}
+
+void loggp_live_wanted(loggp_knobs *out)
+{
+    pthread_mutex_lock(&publish_lock);
+    *out = wanted;
+    pthread_mutex_unlock(&publish_lock);
+}
+
+static void publish_in_force(const loggp_knobs *knobs)
 {
     unsigned s = atomic_load_explicit(&loggp_live_seq, memory_order_relaxed);
     atomic_store_explicit(&loggp_live_seq, s + 1, memory_order_relaxed);
@@ -160,6 +199,12 @@ static void *watch(void *arg)
 
 int loggp_live_start(char *err, size_t errlen)
 {
+    const char *scope = getenv("LOGGP_SCOPE");
+    if (scope && *scope && strcmp(scope, "all") != 0 && strcmp(scope, "kernel") != 0) {
+        snprintf(err, errlen, "LOGGP_SCOPE=%s: expected all or kernel", scope);
+        return -1;
+    }
+    scope_kernel = scope && strcmp(scope, "kernel") == 0;
     memset(&env_values, 0, sizeof env_values);
     if (loggp_knobs_apply_env(&env_values, &env_mask, err, errlen) != 0)
         return -1;

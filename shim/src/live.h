@@ -62,6 +62,15 @@ int loggp_live_watching(void);
 /* Replaces the knobs (the watcher's update; also used by tests). */
 void loggp_live_publish(const loggp_knobs *knobs);
 
+/* LOGGP_SCOPE=kernel: the knobs apply inside the program's kernel region
+ * only (region.h), else everywhere (all, the default). */
+int loggp_live_scoped_to_kernel(void);
+/* The knobs as loaded (file and environment), whatever the region: what the
+ * banner and the profile report; loggp_live_knobs gives those in force. */
+void loggp_live_wanted(loggp_knobs *out);
+/* The program changed region: republishes the knobs in force (region.c). */
+void loggp_live_region_changed(void);
+
 /* Calls fn (from the publishing thread) each time the knobs go from all zero
  * to some nonzero or back: the libfabric layer switches tables then. */
 void loggp_live_on_change(void (*fn)(void));

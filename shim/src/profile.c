@@ -31,25 +31,30 @@ static const char *const coll_names[LOGGP_COLL_COUNT] = {
 
 loggp_counters *loggp_counters_slow(void)
 {
-    static loggp_counters fallback; /* if calloc fails, share one block */
-    loggp_counters *c = calloc(1, sizeof *c);
+    static loggp_counters fallback[LOGGP_REGIONS]; /* if calloc fails, share one set */
+    loggp_counters *c = calloc(LOGGP_REGIONS, sizeof *c);
     if (!c)
-        c = &fallback;
+        c = fallback;
     pthread_mutex_lock(&registry_lock);
-    if (c != &fallback || !fallback.next) {
-        c->next = registry;
-        registry = c;
+    if (c != fallback || !fallback[0].next) {
+        for (int r = 0; r < LOGGP_REGIONS; r++) {
+            c[r].region = r;
+            c[r].next = registry;
+            registry = &c[r];
+        }
     }
     pthread_mutex_unlock(&registry_lock);
     loggp_tls_counters = c;
     return c;
 }
 
-void loggp_counters_sum(loggp_counters *sum)
+void loggp_counters_sum(loggp_counters *sum, int region)
 {
     memset(sum, 0, sizeof *sum);
     pthread_mutex_lock(&registry_lock);
     for (loggp_counters *c = registry; c; c = c->next) {
+        if (region >= 0 && c->region != region)
+            continue;
         uint64_t *dst = (uint64_t *)sum, *src = (uint64_t *)c;
         size_t words = offsetof(loggp_counters, next) / sizeof(uint64_t);
         for (size_t i = 0; i < words; i++)
@@ -101,6 +106,15 @@ static void json_calls(FILE *f, int count, const char *const *names, const uint6
     fputc('}', f);
 }
 
+static void json_injected(FILE *f, const loggp_counters *c)
+{
+    static const char *const inj[LOGGP_INJ_COUNT] = {"o_s", "o_r", "g", "G", "L"};
+    fputc('{', f);
+    for (int i = 0; i < LOGGP_INJ_COUNT; i++)
+        fprintf(f, "%s\"%s\": %llu", i ? ", " : "", inj[i], (unsigned long long)c->injected_ns[i]);
+    fputc('}', f);
+}
+
 static void json_document(FILE *f, const loggp_profile_run *run, const loggp_counters *sum)
 {
     fprintf(f, "{\"loggp_version\": \"%s\", \"rank\": %d, \"size\": %d, \"host\": \"", LOGGP_VERSION, run->rank,
@@ -126,10 +140,22 @@ static void json_document(FILE *f, const loggp_profile_run *run, const loggp_cou
     fprintf(f, ",\n \"clock\": {\"synchronised\": %s, \"offset_ns\": %lld, \"sync_rtt_ns\": %lld, "
                "\"injected_skew_ns\": %lld", run->clock.synchronised ? "true" : "false",
             (long long)run->clock.offset_ns, (long long)run->clock.rtt_ns, (long long)run->clock.skew_ns);
-    static const char *const inj[LOGGP_INJ_COUNT] = {"o_s", "o_r", "g", "G", "L"};
-    fprintf(f, "},\n \"injected_ns\": {");
-    for (int i = 0; i < LOGGP_INJ_COUNT; i++)
-        fprintf(f, "%s\"%s\": %llu", i ? ", " : "", inj[i], (unsigned long long)sum->injected_ns[i]);
+    fprintf(f, "},\n \"injected_ns\": ");
+    json_injected(f, sum);
+    fprintf(f, ",\n \"regions\": {\"marked\": %s, \"scope\": \"%s\"",
+            atomic_load(&loggp_region_marked) ? "true" : "false", run->scope_kernel ? "kernel" : "all");
+    static const char *const region_names[LOGGP_REGIONS] = {"outside", "kernel"};
+    for (int r = 0; r < LOGGP_REGIONS; r++) {
+        loggp_counters part;
+        loggp_counters_sum(&part, r);
+        fprintf(f, ",\n  \"%s\": {\"sent\": ", region_names[r]);
+        json_buckets(f, part.sent_msgs, part.sent_bytes);
+        fprintf(f, ", \"received\": ");
+        json_buckets(f, part.recv_msgs, part.recv_bytes);
+        fprintf(f, ", \"injected_ns\": ");
+        json_injected(f, &part);
+        fputc('}', f);
+    }
     fprintf(f, "}}\n");
 }
 
@@ -170,7 +196,7 @@ void loggp_profile_write(const char *dir, const loggp_profile_run *run)
         return;
     }
     loggp_counters sum;
-    loggp_counters_sum(&sum);
+    loggp_counters_sum(&sum, -1);
     json_document(f, run, &sum);
     int bad = ferror(f);
     bad |= fflush(f) != 0 || fsync(fileno(f)) != 0;

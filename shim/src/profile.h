@@ -5,8 +5,11 @@
 
 #include <stdint.h>
 
+#include <stdatomic.h>
+
 #include "knobs.h"
 #include "pmpi/wrapped.h"
+#include "region.h"
 
 enum {
 #define LOGGP_ENUM(name) LOGGP_FN_##name,
@@ -37,21 +40,23 @@ typedef struct loggp_counters {
     uint64_t recv_msgs[LOGGP_BUCKETS], recv_bytes[LOGGP_BUCKETS];
     uint64_t injected_ns[LOGGP_INJ_COUNT];
     struct loggp_counters *next;
+    int region; /* which of the program's regions these count (region.h) */
 } loggp_counters;
 
-/* This thread's counters (created on first use and never freed before exit,
- * so counts of threads that ended are kept). */
+/* This thread's counters, one block per region (created on first use and
+ * never freed before exit, so counts of threads that ended are kept). */
 loggp_counters *loggp_counters_slow(void);
 extern __thread loggp_counters *loggp_tls_counters __attribute__((tls_model("initial-exec")));
 
 static inline loggp_counters *loggp_my_counters(void)
 {
     loggp_counters *c = loggp_tls_counters;
-    return __builtin_expect(c != NULL, 1) ? c : loggp_counters_slow();
+    c = __builtin_expect(c != NULL, 1) ? c : loggp_counters_slow();
+    return c + atomic_load_explicit(&loggp_region, memory_order_relaxed);
 }
 
-/* Adds every thread's counters into *sum. */
-void loggp_counters_sum(loggp_counters *sum);
+/* Adds every thread's counters of region (LOGGP_REGION_*, or -1 for all) into *sum. */
+void loggp_counters_sum(loggp_counters *sum, int region);
 
 /* The clock synchronisation at MPI_Init, as the profile reports it. */
 typedef struct {
@@ -69,6 +74,7 @@ typedef struct {
     loggp_knobs knobs;
     double wall_seconds;
     loggp_profile_clock clock;
+    int scope_kernel; /* knobs applied inside the kernel region only */
 } loggp_profile_run;
 
 /* Writes every thread's counters and *run to dir/profile.<rank>.json

@@ -66,7 +66,7 @@ void loggp_print_banner(int rank, int engine)
     if (rank != 0 || (quiet && strcmp(quiet, "0") != 0))
         return;
     loggp_knobs k;
-    loggp_live_knobs(&k);
+    loggp_live_wanted(&k);
     char line[1024];
     int n = snprintf(line, sizeof line, "loggp %s: engine %s%s%s; knobs", LOGGP_VERSION,
                      engine == ENGINE_LIBFABRIC ? "libfabric, provider " : "pmpi fallback",
@@ -78,6 +78,9 @@ void loggp_print_banner(int rank, int engine)
         n += snprintf(line + n, sizeof line - (size_t)n, " %s=%s%s", loggp_knob_table[i].name, v,
                       env & (1u << i) ? "(env)" : "");
     }
+    if (n < (int)sizeof line)
+        n += snprintf(line + n, sizeof line - (size_t)n, "%s", loggp_live_scoped_to_kernel()
+                      ? " (inside the kernel region only: loggp_hint IN_KERNEL or MPI_Pcontrol)" : "");
     if (n < (int)sizeof line)
         snprintf(line + n, sizeof line - (size_t)n, "%s%s", loggp_live_watching() ? "; live from " : "",
                  loggp_live_watching() ? loggp_live_file() : "");
@@ -194,7 +197,8 @@ static void write_profile(double wall_seconds)
         .rank = loggp_world_rank, .size = loggp_world_size, .host = host, .engine = engine,
         .wall_seconds = wall_seconds,
     };
-    loggp_live_knobs(&run.knobs);
+    loggp_live_wanted(&run.knobs);
+    run.scope_kernel = loggp_live_scoped_to_kernel();
     loggp_clock_sync_result(&run.clock);
     loggp_profile_write(dir, &run);
 }

@@ -17,6 +17,7 @@
 /* PMPI functions the layer calls itself, beyond the wrapped ones. */
 #define LOGGP_HELPERS(X) \
     X(Init) X(Init_thread) X(Finalize) X(Get_count) X(Type_size) X(Comm_rank) X(Comm_size) \
-    X(Test_cancelled) X(Abort) X(Get_processor_name) X(Comm_dup) X(Comm_free) X(Comm_test_inter)
+    X(Test_cancelled) X(Abort) X(Get_processor_name) X(Comm_dup) X(Comm_free) X(Comm_test_inter) \
+    X(Pcontrol)
 
 #endif

@@ -1,0 +1,84 @@
+"""Regions (issue 15, item 1): a program marks its kernel with loggp_hint or
+MPI_Pcontrol; the profile splits messages and injected delay by region, and
+knobs scoped to the kernel apply there only. Checked through the profile's
+counters, not through timing."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from tests.testkit import built, installed, run
+
+BEFORE, INSIDE, AFTER = 5, 7, 3
+
+
+def profile_of(tmp_path, *args, mark="hint"):
+    folder = tmp_path / f"prof-{mark}-{len(args)}"
+    proc = run([installed("loggp"), "run", "-n", "2", "--profile", folder, *args, "--",
+                built("shim/tests/loggp-test-regions"), BEFORE, INSIDE, AFTER, mark], timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    return proc, [json.loads((folder / f"profile.{r}.json").read_text())["regions"] for r in (0, 1)]
+
+
+@pytest.mark.parametrize("mark", ["hint", "pcontrol"])
+def test_the_profile_splits_messages_by_region(tmp_path, mark):
+    _, (sender, receiver) = profile_of(tmp_path, mark=mark)
+    assert sender["marked"] and sender["scope"] == "all"
+    assert sender["kernel"]["sent"]["messages"] == INSIDE
+    assert sender["outside"]["sent"]["messages"] == BEFORE + AFTER
+    assert receiver["kernel"]["received"]["messages"] == INSIDE
+    assert receiver["outside"]["received"]["messages"] == BEFORE + AFTER
+
+
+@pytest.mark.parametrize("mark", ["hint", "pcontrol"])
+def test_knobs_scoped_to_the_kernel_apply_inside_it_only(tmp_path, mark):
+    proc, (sender, receiver) = profile_of(tmp_path, "--scope", "kernel", "--o", "100us", mark=mark)
+    assert "inside the kernel region only" in proc.stderr
+    assert sender["scope"] == "kernel"
+    assert sender["kernel"]["injected_ns"]["o_s"] == INSIDE * 100_000
+    assert sender["outside"]["injected_ns"]["o_s"] == 0
+    assert receiver["kernel"]["injected_ns"]["o_r"] == INSIDE * 100_000
+    assert receiver["outside"]["injected_ns"]["o_r"] == 0
+
+
+def test_unscoped_knobs_apply_in_both_regions(tmp_path):
+    _, (sender, _) = profile_of(tmp_path, "--o", "100us")
+    assert sender["kernel"]["injected_ns"]["o_s"] == INSIDE * 100_000
+    # outside, MPI's own messages (clock sync at MPI_Init, MPI_Finalize's) pay too
+    assert sender["outside"]["injected_ns"]["o_s"] >= (BEFORE + AFTER) * 100_000
+
+
+def test_hint_refuses_unknown_keys_and_values(tmp_path):
+    proc, _ = profile_of(tmp_path)
+    assert "unknown_key=-1 bad_value=-1" in proc.stdout
+
+
+def test_a_bad_scope_stops_mpi_init_naming_it():
+    proc = run([installed("mpiexec"), "-n", "2", built("shim/tests/loggp-test-regions"), 1, 1, 1],
+               env={"LD_PRELOAD": str(built("shim/libloggp.so")), "LOGGP_SCOPE": "solver"}, timeout=120)
+    assert proc.returncode != 0 and "LOGGP_SCOPE=solver: expected all or kernel" in proc.stderr
+
+
+def test_a_program_built_with_pkg_config_runs_without_the_apparatus(tmp_path):
+    """loggp.h and libloggp-hint.so from the install, found by pkg-config: without
+    libloggp.so the hint does nothing and answers 0."""
+    prefix = sys.prefix
+    pkg = shutil.which("pkg-config")
+    if not pkg:
+        pytest.skip("pkg-config is not installed (Debian: pkg-config, which ./setup.sh installs)")
+    env = dict(os.environ, PKG_CONFIG_PATH=os.path.join(prefix, "lib", "pkgconfig"))
+    flags = subprocess.run([pkg, "--cflags", "--libs", "loggp"], env=env, capture_output=True, text=True)
+    assert flags.returncode == 0, flags.stderr
+    source = tmp_path / "hint.c"
+    source.write_text('#include <loggp.h>\n#include <stdio.h>\n'
+                      'int main(void) { printf("%d %d\\n", loggp_hint("IN_KERNEL", "1"), loggp_hint("x", "y")); '
+                      'return 0; }\n')
+    exe = tmp_path / "hint"
+    cc = subprocess.run(["cc", str(source), "-o", str(exe), *flags.stdout.split()], capture_output=True, text=True)
+    assert cc.returncode == 0, cc.stderr
+    assert run([exe]).stdout.split() == ["0", "0"]
+    # preloaded, the apparatus answers instead
+    assert run([exe], env={"LD_PRELOAD": str(built("shim/libloggp.so"))}).stdout.split() == ["0", "-1"]
