@@ -1,7 +1,9 @@
 """`loggp main`: the main job on the embedded default. A quick calibration
 (do the knobs add what they say on this machine?), then the default study
-(how much slower do our NPB kernels run as each knob grows?), ending with the
-path of the report. Interrupted, it resumes where it stopped.
+(how much slower do our NPB kernels run as each knob grows, and what does
+each baseline's trace predict?), then the table of blocking and non-blocking
+calls at a few sizes, ending with the path of the report. Interrupted, it
+resumes where it stopped.
 
 Exit status (as `loggp calibrate`'s): 0 every knob met its goal, 3 the job ran to the end but a
 calibration point missed its accuracy goal (a busy machine; the MISS lines say which), 1 a failed
@@ -46,17 +48,19 @@ def main_job(out, skip_calibration):
     started = time.monotonic()
     calibration = out / "calibration" / "calibration.json"
     if not skip_calibration and not calibration.is_file():
-        print(f"[loggp main] 1/2 quick calibration -> {calibration.parent}", file=sys.stderr, flush=True)
+        print(f"[loggp main] 1/3 quick calibration -> {calibration.parent}", file=sys.stderr, flush=True)
         rc = calibrate.main(["--quick", "--out", str(calibration.parent)])
         if rc not in (0, MISSED_GOAL):
             print(f"[loggp main] calibration failed (exit {rc})", file=sys.stderr)
             return rc
-    print(f"[loggp main] 2/2 default study -> {out / 'study'}", file=sys.stderr, flush=True)
+    print(f"[loggp main] 2/3 default study -> {out / 'study'}", file=sys.stderr, flush=True)
     report = study.run_default(str(out / "study"), str(calibration) if calibration.is_file() else None)
-    minutes = (time.monotonic() - started) / 60
     if not report:
+        minutes = (time.monotonic() - started) / 60
         print(f"[loggp main] the study could not run (see above); {minutes:.1f} min", file=sys.stderr)
         return 1
+    modes_table(out / "modes")
+    minutes = (time.monotonic() - started) / 60
     print(f"[loggp main] done in {minutes:.1f} min", file=sys.stderr)
     print(f"report: {os.path.abspath(report)}")
     missed = calibration_misses(calibration)
@@ -67,6 +71,18 @@ def main_job(out, skip_calibration):
               file=sys.stderr)
         return MISSED_GOAL
     return 0
+
+
+def modes_table(folder):
+    """`loggp probe --modes all` at three sizes, once (kept in folder/ as JSON, CSV and PNG)."""
+    from loggp.experiments import modes, probe
+    if (folder / "modes.json").is_file():
+        return
+    print(f"[loggp main] 3/3 blocking and non-blocking calls -> {folder}", file=sys.stderr, flush=True)
+    folder.mkdir(parents=True, exist_ok=True)
+    modes.execute(2, [], ["--modes", "all", "--sizes", "8,1K,64K", "--reps", "20", "--rounds", "2",
+                          "--json", str(folder / "modes.json"), "--csv", str(folder / "modes.csv"),
+                          "--plot", str(folder / "modes.png")], probe.loggp_run_command)
 
 
 def calibration_misses(calibration):

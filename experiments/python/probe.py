@@ -135,6 +135,10 @@ def parse_args(argv):
               "  --np N, -n N         ranks (default 2)\n"
               "  --o T, --os T, --or T, --g T, --G T/B, --L T\n"
               "                       knobs for the run, as for `loggp run` (default: none, no libloggp.so)\n"
+              "  --modes all|send,ssend,isend\n"
+              "                       instead: the table of blocking and non-blocking calls, one way and round\n"
+              "                       trip per size (loggp-modes; with --sizes, --reps, --rounds, --json F,\n"
+              "                       --csv F, --plot F.png; default: the probe's LogGP signature)\n"
               "example:\n  loggp probe --L 10us --sizes 8,4K,64K --json probe.json\n"
               "loggp-probe options:")
         sys.stdout.flush()
@@ -164,6 +168,9 @@ def parse_args(argv):
 
 def execute(args):
     np_ranks, knob_args, rest = args.np_ranks, args.knob_args, args.rest
+    if "--modes" in rest:
+        from . import modes
+        return modes.execute(np_ranks, knob_args, rest, loggp_run_command)
     if "--knob-set" in rest:
         cmd = loggp_run_command(np_ranks, [], [], rest)
         with tempfile.TemporaryDirectory(prefix="loggp-probe-") as tmp:
