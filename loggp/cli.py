@@ -19,6 +19,8 @@ COMMANDS = {
     "calibrate": ("loggp.experiments.calibrate", "CalibrateCommand", "sweep each knob and check measured vs set"),
     "fit": ("loggp.experiments.fit", "FitCommand", "fit T(m) = T0 + m/B per protocol regime"),
     "study": ("loggp.harness.study", "StudyCommand", "run, resume, inspect and report knob-sweep studies"),
+    "tune": ("loggp.experiments.tune", "TuneCommand", "tune packet: best PacketSize for a linked structure, "
+             "measured vs LogGP"),
 }
 
 
