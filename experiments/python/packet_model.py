@@ -3,8 +3,9 @@
 A structure of N records of R bytes goes out in packets of BE = max(1, P div R)
 records. Three resources work as a pipeline (docs/packet.md derives it):
 the sender's CPU packs BE records (c each) then spends o_s on the send; its
-network interface takes the message and is busy g + (m-1)G (LogGOPSim's rule:
-the next message starts no earlier); the message arrives (m-1)G + L later;
+network interface takes the message and is busy max(g, (m-1)G) (the next
+message starts no earlier: g between messages, G per byte of a long one, as the
+shim spaces them); the message arrives (m-1)G + L later;
 the receiver's CPU spends o_r, then unpacks BE records (u each). The run ends
 with a small acknowledgement back (o_s + L + o_r), as the benchmark times it.
 
@@ -58,7 +59,7 @@ def transfer_time_us(packet_size, records, record_size, p):
         start = max(sender + b * c, link)       # packed, and the interface free
         arrive = start + p.o_s + (m - 1) * G + p.L
         receiver = max(arrive, receiver) + p.o_r + b * u
-        return start + p.o_s, start + p.g + (m - 1) * G, receiver
+        return start + p.o_s, start + max(p.g, (m - 1) * G), receiver
 
     # After the first packet the pipeline is in its steady state: each further full
     # packet adds the same period (the slowest stage) to every clock.

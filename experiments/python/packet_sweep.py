@@ -48,9 +48,7 @@ def parse_setting(spec):
     increments = {}
     for name, value in ns.items():
         targets = ("o_s", "o_r") if name == "o" else (name,)
-        for knob in targets:
-            if knob in increments:
-                raise ValueError(f"setting '{spec}': {knob} set twice (o sets o_s and o_r)")
+        for knob in targets:  # loggp-knobs has refused o together with o_s or o_r
             increments[knob] = value if knob == "G" else value / 1000.0  # ns -> us; G stays ns/B
     return text, increments
 
