@@ -53,6 +53,8 @@ def main_job(out, skip_calibration):
             return rc
     print(f"[loggp main] 2/2 default study -> {out / 'study'}", file=sys.stderr, flush=True)
     report = study.run_default(str(out / "study"), str(calibration) if calibration.is_file() else None)
+    if report and packet_tuning(out, calibration) != 0:
+        return 1
     minutes = (time.monotonic() - started) / 60
     if not report:
         print(f"[loggp main] the study could not run (see above); {minutes:.1f} min", file=sys.stderr)
@@ -77,3 +79,18 @@ def calibration_misses(calibration):
     except FileNotFoundError:
         return []
     return [knob for knob, k in summary.get("knobs", {}).items() if not k.get("pass", True)]
+
+
+def packet_tuning(out, calibration):
+    """Issue 16's packet-size tuning, once at small size (a few seconds); skipped when
+    its results exist (resume)."""
+    from loggp.experiments import tune
+    folder = out / "tune-packet"
+    if (folder / "packet.json").is_file():
+        return 0
+    print(f"[loggp main] packet-size tuning (small) -> {folder}", file=sys.stderr, flush=True)
+    argv = ["packet", "--records", "2048", "--max-size", "65536", "--reps", "3", "--out", str(folder)]
+    rc = tune.main(argv + (["--calibration", str(calibration)] if calibration.is_file() else []))
+    if rc != 0:
+        print(f"[loggp main] packet-size tuning failed (exit {rc})", file=sys.stderr)
+    return rc
