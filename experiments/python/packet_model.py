@@ -6,7 +6,9 @@ the sender's CPU packs BE records (c each) then spends o_s on the send; its
 network interface takes the message and is busy max(g, (m-1)G) (the next
 message starts no earlier: g between messages, G per byte of a long one, as the
 shim spaces them); the message arrives (m-1)G + L later;
-the receiver's CPU spends o_r, then unpacks BE records (u each). The run ends
+the receiver's CPU spends o_r, then unpacks BE records (u each). Messages in a
+later protocol regime of the machine's T(m) (rendezvous) add that regime's rise
+in T0 and in G. The run ends
 with a small acknowledgement back (o_s + L + o_r), as the benchmark times it.
 
 Units: microseconds for times, ns per byte for G, ns per record for c and u.
@@ -24,6 +26,18 @@ class Params:
     L: float = 0.0       # us
     pack_ns: float = 0.0    # sender's cost per record (walk + copy), ns
     unpack_ns: float = 0.0  # receiver's cost per record (copy + relink), ns
+    # The machine's protocol regimes of T(m) = T0 + m/B beyond the first, as
+    # (m_min bytes, T0 rise us, G rise ns/B) over the first: a message in such a
+    # regime (a rendezvous, say) costs that much more, and a blocking send waits for it.
+    regimes: tuple = ()
+
+    def regime_extra(self, m):
+        """(extra us per message, extra ns/B) for a message of m bytes."""
+        extra = (0.0, 0.0)
+        for m_min, t0_rise, g_rise in sorted(self.regimes):
+            if m >= m_min:
+                extra = (max(t0_rise, 0.0), g_rise)
+        return extra
 
     def plus(self, increments):
         """These parameters with knob increments added ({o_s, o_r, g, L: us, G: ns/B})."""
@@ -56,10 +70,12 @@ def transfer_time_us(packet_size, records, record_size, p):
 
     def one(sender, link, receiver, b):
         m = b * record_size
+        t0_rise, g_rise = p.regime_extra(m)
+        per_byte = max(G + g_rise / 1000.0, 0.0)
         start = max(sender + b * c, link)       # packed, and the interface free
-        arrive = start + p.o_s + (m - 1) * G + p.L
+        arrive = start + p.o_s + t0_rise + (m - 1) * per_byte + p.L
         receiver = max(arrive, receiver) + p.o_r + b * u
-        return start + p.o_s, start + max(p.g, (m - 1) * G), receiver
+        return start + p.o_s + t0_rise, start + max(p.g, (m - 1) * per_byte), receiver
 
     # After the first packet the pipeline is in its steady state: each further full
     # packet adds the same period (the slowest stage) to every clock.

@@ -33,7 +33,10 @@ def report_text(summary):
     lines = [f"loggp tune packet: {summary['records']} records of {summary['record_size']} B, "
              f"{summary['reps']} reps per size, np=2",
              f"machine parameters from {summary['machine_source']}: "
-             + ", ".join(f"{k}={v:.3g}{' ns/B' if k == 'G' else ' us'}" for k, v in summary["machine"].items()),
+             + ", ".join(f"{k}={v:.3g}{' ns/B' if k == 'G' else ' us'}" for k, v in summary["machine"].items()
+                         if k != "regimes"),
+             "later protocol regimes (from m bytes: T0 rise us, G rise ns/B): "
+             + ("; ".join(f"{m}: {t:+.3g}, {g:+.3g}" for m, t, g in summary["machine"].get("regimes", [])) or "none"),
              "",
              f"{'setting':24s} {'measured best':>14s} {'predicted best':>15s} {'within 2x':>9s} "
              f"{'pack ns/rec':>11s} {'unpack ns/rec':>13s}"]

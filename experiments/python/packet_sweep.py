@@ -19,6 +19,8 @@ from .probe import KNOB_FLAGS, format_knob
 
 # The knobs a setting may name; "o" sets o_s and o_r together, as `loggp run --o` does.
 SETTING_KNOBS = ("o", "o_s", "o_r", "g", "G", "L")
+# Enough sizes on both sides of a protocol switch for T(m)'s regimes (3 points each).
+QUICK_PROBE_SIZES = "8,64,512,2048,4096,8192,16384,32768,65536,262144"
 
 
 class TuneError(CommandError):
@@ -110,11 +112,25 @@ def machine_from_calibration(path):
     if not isinstance(ref, dict) or not all(isinstance(ref.get(k), (int, float)) for k in ("o_s", "o_r", "g", "L")):
         raise TuneError(f"calibration '{path}' has no reference o_s, o_r, g, L (not calibrate's calibration.json?)")
     regimes = (data.get("baseline") or {}).get("regimes") or []
-    G = regimes[-1].get("G_ns_per_byte") if regimes else None
     source = f"calibration {path}"
-    if not isinstance(G, (int, float)):
-        G, source = 0.0, source + " (no baseline regimes: machine G taken as 0)"
-    return {"o_s": ref["o_s"], "o_r": ref["o_r"], "g": max(ref["g"], 0.0), "G": G, "L": max(ref["L"], 0.0)}, source
+    try:
+        G, steps = regime_steps([(r["m_min"], r["T0_us"], r["G_ns_per_byte"]) for r in regimes])
+    except (KeyError, TypeError):
+        raise TuneError(f"calibration '{path}': baseline regimes lack m_min, T0_us or G_ns_per_byte") from None
+    if not regimes:
+        source += " (no baseline regimes: machine G taken as 0)"
+    return {"o_s": ref["o_s"], "o_r": ref["o_r"], "g": max(ref["g"], 0.0), "G": G, "L": max(ref["L"], 0.0),
+            "regimes": steps}, source
+
+
+def regime_steps(regimes):
+    """[(m_min, T0 us, G ns/B)] of T(m)'s regimes -> (the first regime's G, the later
+    regimes as (m_min, T0 rise, G rise) over the first) for packet_model.Params."""
+    if not regimes:
+        return 0.0, []
+    regimes = sorted(regimes)
+    _, t0, G = regimes[0]
+    return max(G, 0.0), [[m_min, t - t0, g - G] for m_min, t, g in regimes[1:]]
 
 
 def probe_machine():
@@ -122,13 +138,13 @@ def probe_machine():
     g, L from small messages, G from the largest regime of T(m)."""
     from . import calibrate, fit, probe
     try:
-        run = probe.run_probe(["--sizes", "8,64,512,16384,65536,262144", "--time-limit", "0.5"], knobs={})
+        run = probe.run_probe(["--sizes", QUICK_PROBE_SIZES, "--time-limit", "0.5"], knobs={})
     except probe.ProbeError as err:
         raise TuneError(f"quick probe of the machine failed: {err}") from None
     params = calibrate.point_parameters(run)
-    regimes = fit.segment_fit(*fit.series(run))
-    return ({"o_s": params["o_s"], "o_r": params["o_r"], "g": max(params["g"], 0.0),
-             "G": regimes[-1].us_per_byte * 1000.0, "L": max(params["L"], 0.0)}, "quick probe (zero knobs)")
+    G, steps = regime_steps([(r.m_min, r.T0_us, r.us_per_byte * 1000.0) for r in fit.segment_fit(*fit.series(run))])
+    return ({"o_s": params["o_s"], "o_r": params["o_r"], "g": max(params["g"], 0.0), "G": G,
+             "L": max(params["L"], 0.0), "regimes": steps}, "quick probe (zero knobs)")
 
 
 def summarize(runs):
@@ -170,8 +186,8 @@ def sweep_setting(label, knobs, machine, sizes, records, record_size, reps, refi
             _, more = runner(knobs, extra, records, record_size, reps)
             runs += more
             rows = summarize(runs)
-    params = model.Params(**machine, pack_ns=setup["pack_ns_per_record"],
-                          unpack_ns=setup["unpack_ns_per_record"]).plus(knobs)
+    params = model.Params(**{**machine, "regimes": tuple(map(tuple, machine.get("regimes", ())))},
+                          pack_ns=setup["pack_ns_per_record"], unpack_ns=setup["unpack_ns_per_record"]).plus(knobs)
     for r in rows:
         r["predicted_us"] = model.transfer_time_us(r["packet_size"], records, record_size, params)
     best = min(rows, key=lambda r: r["median_us"])

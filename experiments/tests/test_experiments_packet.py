@@ -62,14 +62,17 @@ def brute_force_us(size, records, record_size, p):
     while left:
         b = min(be, left)
         m = b * record_size
+        rise, g_rise = p.regime_extra(m)
+        per_byte = G + g_rise / 1e3
         start = max(sender + b * c, link)
-        receiver = max(start + p.o_s + (m - 1) * G + p.L, receiver) + p.o_r + b * u
-        sender, link, left = start + p.o_s, start + max(p.g, (m - 1) * G), left - b
+        receiver = max(start + p.o_s + rise + (m - 1) * per_byte + p.L, receiver) + p.o_r + b * u
+        sender, link, left = start + p.o_s + rise, start + max(p.g, (m - 1) * per_byte), left - b
     return receiver + p.o_s + p.L + p.o_r
 
 
 @pytest.mark.parametrize("p", [BASE, BASE.plus({"o_s": 20}), BASE.plus({"G": 3}), BASE.plus({"o_r": 30}),
-                               BASE.plus({"g": 40}), model.Params(pack_ns=2)])
+                               BASE.plus({"g": 40}), model.Params(pack_ns=2),
+                               model.Params(o_s=1, G=0.1, regimes=((8192, 3.0, 0.2), (1 << 16, 5.0, -0.05)))])
 @pytest.mark.parametrize("size,records", [(64, 1000), (1000, 999), (4096, 4097), (1 << 20, 10)])
 def test_the_short_cut_equals_the_packet_by_packet_pipeline(p, size, records):
     assert model.transfer_time_us(size, records, 64, p) == pytest.approx(brute_force_us(size, records, 64, p))
@@ -90,6 +93,22 @@ def test_L_shifts_the_time_but_not_the_optimum():
     assert best(slow) == best(BASE)
     assert model.transfer_time_us(4096, 4096, 64, slow) == pytest.approx(
         model.transfer_time_us(4096, 4096, 64, BASE) + 2 * 50)  # the data and the acknowledgement
+
+
+def test_a_costly_protocol_switch_keeps_packets_below_it():
+    switch = model.Params(**{**vars(BASE), "regimes": ((8192, 50.0, 0.0),)})
+    assert best(BASE) > 8192 and best(switch) < 8192
+    assert switch.regime_extra(8191) == (0.0, 0.0) and switch.regime_extra(8192) == (50.0, 0.0)
+
+
+def test_regimes_from_a_calibration(tmp_path):
+    path = tmp_path / "calibration.json"
+    path.write_text(json.dumps({"reference": {"o_s": 0.2, "o_r": 0.5, "g": 0.5, "L": -0.1},
+                                "baseline": {"regimes": [{"m_min": 8192, "T0_us": 7.0, "G_ns_per_byte": 0.13},
+                                                         {"m_min": 1, "T0_us": 5.0, "G_ns_per_byte": 0.03}]}}))
+    machine, _ = packet_sweep.machine_from_calibration(path)
+    assert machine["G"] == 0.03 and machine["L"] == 0.0  # a negative L read as none
+    assert machine["regimes"] == [[8192, pytest.approx(2.0), pytest.approx(0.1)]]
 
 
 def test_sender_bound_optimum_matches_the_closed_form():
@@ -149,7 +168,7 @@ def test_a_calibration_without_a_reference_is_refused(tmp_path):
 def calibration_file(tmp_path):
     path = tmp_path / "calibration.json"
     path.write_text(json.dumps({"reference": {"o_s": 0.2, "o_r": 0.5, "g": 0.5, "L": 0.1},
-                                "baseline": {"regimes": [{"G_ns_per_byte": 0.1}]}}))
+                                "baseline": {"regimes": [{"m_min": 1, "T0_us": 1.0, "G_ns_per_byte": 0.1}]}}))
     return path
 
 
@@ -177,7 +196,7 @@ def test_a_tiny_sweep_end_to_end(tmp_path, capsys):
 def test_outputs_are_written_whole(tmp_path):
     row = {"packet_size": 64, "records_per_packet": 1, "packets": 5, "bytes": 320, "reps": 1,
            "median_us": 5.0, "ci_low_us": 4.0, "ci_high_us": 6.0, "predicted_us": 5.5}
-    summary = {"records": 5, "record_size": 64, "reps": 1, "machine": {"o_s": 1.0, "G": 0.1},
+    summary = {"records": 5, "record_size": 64, "reps": 1, "machine": {"o_s": 1.0, "G": 0.1, "regimes": []},
                "machine_source": "test", "settings": [
                    {"setting": "zero", "rows": [row], "measured_best": 64, "predicted_best": 128,
                     "within_one_power_of_two": True, "pack_ns_per_record": 5.0, "unpack_ns_per_record": 3.0}]}
