@@ -5,6 +5,7 @@ sets the measured best beside LogGP's predicted best (experiments/python/packet_
 The functions that start programs (`run_benchmark`, `probe_machine`) are the only
 ones touching the machine, so tests can replace them."""
 import json
+import math
 import subprocess
 import sys
 import tempfile
@@ -162,15 +163,21 @@ def summarize(runs):
     return rows
 
 
-def refined_sizes(best, record_size, measured):
+def refined_sizes(best, record_size, records, measured):
     """Sizes between the best power of two and its neighbours (x 3/4, x 3/2, in
-    whole records) not yet measured."""
+    whole records) not yet measured; none past one packet holding every record."""
     out = []
     for factor in (0.75, 1.5):
-        s = max(1, round(best * factor / record_size)) * record_size
-        if s not in measured and s not in out:
+        be = max(1, round(best * factor / record_size))
+        s = be * record_size
+        if s not in measured and s not in out and (be <= records or best < records * record_size):
             out.append(s)
     return out
+
+
+def nearest_measured(rows, size):
+    """The measured row whose packet size is nearest `size` on a log scale."""
+    return min(rows, key=lambda r: abs(math.log(r["packet_size"] / size)))
 
 
 def sweep_setting(label, knobs, machine, sizes, records, record_size, reps, refine, runner, log):
@@ -180,7 +187,7 @@ def sweep_setting(label, knobs, machine, sizes, records, record_size, reps, refi
     rows = summarize(runs)
     if refine:
         best = min(rows, key=lambda r: r["median_us"])["packet_size"]
-        extra = refined_sizes(best, record_size, {r["packet_size"] for r in rows})
+        extra = refined_sizes(best, record_size, records, {r["packet_size"] for r in rows})
         if extra:
             log(f"setting {label}: refining around {best} B with {', '.join(map(str, extra))}")
             _, more = runner(knobs, extra, records, record_size, reps)
@@ -197,5 +204,7 @@ def sweep_setting(label, knobs, machine, sizes, records, record_size, reps, refi
             "measured_best": best["packet_size"], "measured_best_us": best["median_us"],
             "predicted_best": pred_size, "predicted_best_us": pred_time,
             "predicted_best_among_measured": pred_measured,
+            # what following the prediction costs: measured time there over the best one
+            "cost_of_predicted_size": nearest_measured(rows, pred_size)["median_us"] / best["median_us"],
             "within_one_power_of_two": model.within_one_octave(best["packet_size"], pred_size),
             "pack_ns_per_record": setup["pack_ns_per_record"], "unpack_ns_per_record": setup["unpack_ns_per_record"]}

@@ -208,3 +208,10 @@ def test_outputs_are_written_whole(tmp_path):
         packet_output.write_outputs(tmp_path / "bad", summary, with_plot=False)
     assert not (tmp_path / "bad" / "packet.json").exists()
     assert not [p for p in (tmp_path / "bad").iterdir() if p.name.startswith(".")]
+
+
+def test_refinement_stays_within_the_structure():
+    assert packet_sweep.refined_sizes(4096, 64, 4096, {4096}) == [3072, 6144]
+    # 256 KiB already holds all 4096 records: nothing bigger is worth a run
+    assert packet_sweep.refined_sizes(1 << 18, 64, 4096, set()) == [196608]
+    assert packet_sweep.refined_sizes(128, 64, 100, {64, 128, 192}) == []  # 3/4 of 2 records is 2 again
