@@ -1,14 +1,12 @@
 """LogGP's prediction for the packet-size benchmark (loggp-packet), pure arithmetic.
 
 A structure of N records of R bytes goes out in packets of BE = max(1, P div R)
-records. Three resources work as a pipeline (docs/packet.md derives it):
-the sender's CPU packs BE records (c each) then spends o_s on the send; its
-network interface takes the message and is busy max(g, (m-1)G) (the next
-message starts no earlier: g between messages, G per byte of a long one, as the
-shim spaces them); the message arrives (m-1)G + L later;
-the receiver's CPU spends o_r, then unpacks BE records (u each). Messages in a
-later protocol regime of the machine's T(m) (rendezvous) add that regime's rise
-in T0 and in G. The run ends
+records. Three resources work as a pipeline (docs/packet.md derives it): the
+sender's CPU packs BE records (c each) then spends o_s on the send; its network
+interface is busy max(g, (m-1)G) with the message (the next one starts no
+earlier); the message arrives (m-1)G + L later; the receiver's CPU spends o_r,
+then unpacks BE records (u each). Messages in a later protocol regime of the
+machine's T(m) (rendezvous) add that regime's rise in T0 and in G. The run ends
 with a small acknowledgement back (o_s + L + o_r), as the benchmark times it.
 
 Units: microseconds for times, ns per byte for G, ns per record for c and u.
