@@ -3,6 +3,7 @@ structure), the LogGP predictor on synthetic parameters, bad input, and a tiny s
 import json
 import math
 import subprocess
+import sys
 
 import pytest
 
@@ -215,3 +216,12 @@ def test_refinement_stays_within_the_structure():
     # 256 KiB already holds all 4096 records: nothing bigger is worth a run
     assert packet_sweep.refined_sizes(1 << 18, 64, 4096, set()) == [196608]
     assert packet_sweep.refined_sizes(128, 64, 100, {64, 128, 192}) == []  # 3/4 of 2 records is 2 again
+
+
+
+def test_the_tuning_modules_do_not_import_the_root():
+    code = ("import sys, loggp.experiments.tune, loggp.experiments.packet_sweep, loggp.experiments.packet_output; "
+            "print(' '.join(m for m in sys.modules if m.startswith('loggp')))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert not set(proc.stdout.split()) & {"loggp.cli", "loggp.main", "loggp.testbed"}
