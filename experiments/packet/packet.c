@@ -257,6 +257,11 @@ static int parse_options(int argc, char **argv, struct options *o)
             return usage_error("option", a), -1;
         }
     }
+    if (o->records * o->record_size > INT32_MAX) { /* one packet must fit an MPI count */
+        char text[64];
+        snprintf(text, sizeof text, "%" PRIu64 " x %u B", o->records, o->record_size);
+        return usage_error("structure size (records x record size over 2 GiB)", text), -1;
+    }
     if (!o->n_sizes) {
         for (uint64_t p = 64; p <= 1024 * 1024; p *= 2)
             o->sizes[o->n_sizes++] = p;
@@ -371,7 +376,7 @@ int main(int argc, char **argv)
     uint32_t rs = o.record_size;
     uint64_t n = o.records, biggest = 0;
     for (int i = 0; i < o.n_sizes; i++) {
-        uint64_t b = records_per_packet(o.sizes[i], rs) * rs;
+        uint64_t be = records_per_packet(o.sizes[i], rs), b = (be < n ? be : n) * rs;
         biggest = b > biggest ? b : biggest;
     }
     unsigned char *buf = malloc(biggest);

@@ -10,6 +10,7 @@ from loggp.knobs.command import Command, UsageError, number_in, positive_int
 
 DEFAULT_SETTINGS = ("zero", "o=10us", "G=2ns/B")
 MAX_SIZE = 1 << 30
+MAX_STRUCTURE = (1 << 31) - 1
 
 
 def power_of_two_sizes(low, high):
@@ -74,6 +75,9 @@ class TuneCommand(Command):
             labels.add(label)
             settings.append((label, knobs))
         args.settings = settings
+        if args.records * args.record_size > MAX_STRUCTURE:
+            raise UsageError(f"--records {args.records} x --record-size {args.record_size} is over "
+                             f"{MAX_STRUCTURE} bytes (one packet must fit an MPI count)")
         if args.min_size > args.max_size:
             raise UsageError(f"--min-size {args.min_size} is larger than --max-size {args.max_size}")
         args.sizes = power_of_two_sizes(args.min_size, args.max_size)

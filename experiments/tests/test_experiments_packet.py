@@ -148,6 +148,7 @@ def test_settings_go_through_the_knob_parser():
     (["packet", "--min-size", "4096", "--max-size", "64"], "--min-size 4096"),
     (["packet", "--min-size", "65", "--max-size", "127"], "no power of two"),
     (["packet", "--record-size", "8"], "'8'"),
+    (["packet", "--records", "16777216", "--record-size", "1024"], "over 2147483647 bytes"),
     (["packet", "--calibration", "/nonexistent/calibration.json"], "no such file"),
     (["packet", "--bogus"], "--bogus"),
     ([], "required"),
