@@ -226,3 +226,14 @@ def test_the_tuning_modules_do_not_import_the_root():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert not set(proc.stdout.split()) & {"loggp.cli", "loggp.main", "loggp.testbed"}
+
+
+def test_a_failed_run_exits_1_and_leaves_no_results(monkeypatch, tmp_path, capsys):
+    def failing(*args, **kw):
+        raise packet_sweep.TuneError("loggp-packet failed (exit 1): VERIFY FAILED at packet size 64")
+    monkeypatch.setattr(packet_sweep, "run_benchmark", failing)
+    out = tmp_path / "tune"
+    rc = tune.TuneCommand().main(["packet", "--records", "10", "--max-size", "128", "--setting", "zero",
+                                  "--calibration", str(calibration_file(tmp_path)), "--out", str(out)])
+    assert rc == 1 and "VERIFY FAILED" in capsys.readouterr().err
+    assert list(out.iterdir()) == []
