@@ -48,18 +48,20 @@ def main_job(out, skip_calibration):
     started = time.monotonic()
     calibration = out / "calibration" / "calibration.json"
     if not skip_calibration and not calibration.is_file():
-        print(f"[loggp main] 1/3 quick calibration -> {calibration.parent}", file=sys.stderr, flush=True)
+        print(f"[loggp main] 1/4 quick calibration -> {calibration.parent}", file=sys.stderr, flush=True)
         rc = calibrate.main(["--quick", "--out", str(calibration.parent)])
         if rc not in (0, MISSED_GOAL):
             print(f"[loggp main] calibration failed (exit {rc})", file=sys.stderr)
             return rc
-    print(f"[loggp main] 2/3 default study -> {out / 'study'}", file=sys.stderr, flush=True)
+    print(f"[loggp main] 2/4 default study -> {out / 'study'}", file=sys.stderr, flush=True)
     report = study.run_default(str(out / "study"), str(calibration) if calibration.is_file() else None)
     if not report:
         minutes = (time.monotonic() - started) / 60
         print(f"[loggp main] the study could not run (see above); {minutes:.1f} min", file=sys.stderr)
         return 1
     modes_table(out / "modes")
+    if packet_tuning(out, calibration) != 0:
+        return 1
     minutes = (time.monotonic() - started) / 60
     print(f"[loggp main] done in {minutes:.1f} min", file=sys.stderr)
     print(f"report: {os.path.abspath(report)}")
@@ -78,7 +80,7 @@ def modes_table(folder):
     from loggp.experiments import modes, probe
     if (folder / "modes.json").is_file():
         return
-    print(f"[loggp main] 3/3 blocking and non-blocking calls -> {folder}", file=sys.stderr, flush=True)
+    print(f"[loggp main] 3/4 blocking and non-blocking calls -> {folder}", file=sys.stderr, flush=True)
     folder.mkdir(parents=True, exist_ok=True)
     modes.execute(2, [], ["--modes", "all", "--sizes", "8,1K,64K", "--reps", "20", "--rounds", "2",
                           "--json", str(folder / "modes.json"), "--csv", str(folder / "modes.csv"),
@@ -93,3 +95,18 @@ def calibration_misses(calibration):
     except FileNotFoundError:
         return []
     return [knob for knob, k in summary.get("knobs", {}).items() if not k.get("pass", True)]
+
+
+def packet_tuning(out, calibration):
+    """Issue 16's packet-size tuning, once at small size (a few seconds); skipped when
+    its results exist (resume)."""
+    from loggp.experiments import tune
+    folder = out / "tune-packet"
+    if (folder / "packet.json").is_file():
+        return 0
+    print(f"[loggp main] 4/4 packet-size tuning (small) -> {folder}", file=sys.stderr, flush=True)
+    argv = ["packet", "--records", "2048", "--max-size", "65536", "--reps", "3", "--out", str(folder)]
+    rc = tune.main(argv + (["--calibration", str(calibration)] if calibration.is_file() else []))
+    if rc != 0:
+        print(f"[loggp main] packet-size tuning failed (exit {rc})", file=sys.stderr)
+    return rc

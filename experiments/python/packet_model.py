@@ -1,0 +1,154 @@
+"""LogGP's prediction for the packet-size benchmark (loggp-packet), pure arithmetic.
+
+A structure of N records of R bytes goes out in packets of BE = max(1, P div R)
+records. Three resources work as a pipeline (docs/packet.md derives it): the
+sender's CPU packs BE records (c each) then spends o_s on the send; its network
+interface is busy max(g, (m-1)G) with the message (the next one starts no
+earlier); the message arrives (m-1)G + L later; the receiver's CPU spends o_r,
+then unpacks BE records (u each). Messages in a later protocol regime of the
+machine's T(m) (rendezvous) add that regime's rise in T0 and in G. The run ends
+with a small acknowledgement back (o_s + L + o_r), as the benchmark times it.
+
+Units: microseconds for times, ns per byte for G, ns per record for c and u.
+"""
+import math
+from dataclasses import dataclass
+
+
+@dataclass
+class Params:
+    o_s: float = 0.0     # us
+    o_r: float = 0.0     # us
+    g: float = 0.0       # us
+    G: float = 0.0       # ns/B
+    L: float = 0.0       # us
+    pack_ns: float = 0.0    # sender's cost per record (walk + copy), ns
+    unpack_ns: float = 0.0  # receiver's cost per record (copy + relink), ns
+    # The machine's protocol regimes of T(m) = T0 + m/B beyond the first, as
+    # (m_min bytes, T0 rise us, G rise ns/B) over the first: a message in such a
+    # regime (a rendezvous, say) costs that much more, and a blocking send waits for it.
+    regimes: tuple = ()
+
+    def regime_extra(self, m):
+        """(extra us per message, extra ns/B) for a message of m bytes."""
+        extra = (0.0, 0.0)
+        for m_min, t0_rise, g_rise in sorted(self.regimes):
+            if m >= m_min:
+                extra = (max(t0_rise, 0.0), g_rise)
+        return extra
+
+    def plus(self, increments):
+        """These parameters with knob increments added ({o_s, o_r, g, L: us, G: ns/B})."""
+        fields = dict(vars(self))
+        for knob, value in increments.items():
+            if knob not in ("o_s", "o_r", "g", "G", "L"):
+                raise ValueError(f"unknown knob {knob!r}")
+            fields[knob] += value
+        return Params(**fields)
+
+
+def records_per_packet(packet_size, record_size):
+    """BE = max(1, PacketSize div RecordSize)."""
+    return max(1, packet_size // record_size)
+
+
+def packets(records, packet_size, record_size):
+    return -(-records // records_per_packet(packet_size, record_size))
+
+
+def transfer_time_us(packet_size, records, record_size, p):
+    """Predicted time (us) to send the structure at this packet size: the pipeline
+    recurrence, packet by packet (full packets are alike, so it is short-cut)."""
+    if records < 1 or record_size < 1 or packet_size < 1:
+        raise ValueError("records, record size and packet size must be >= 1")
+    be = records_per_packet(packet_size, record_size)
+    c, u, G = p.pack_ns / 1000.0, p.unpack_ns / 1000.0, p.G / 1000.0
+    full, last = divmod(records, be)
+    sender = link = receiver = 0.0
+
+    def one(sender, link, receiver, b):
+        m = b * record_size
+        t0_rise, g_rise = p.regime_extra(m)
+        per_byte = max(G + g_rise / 1000.0, 0.0)
+        start = max(sender + b * c, link)       # packed, and the interface free
+        arrive = start + p.o_s + t0_rise + (m - 1) * per_byte + p.L
+        receiver = max(arrive, receiver) + p.o_r + b * u
+        return start + p.o_s + t0_rise, start + max(p.g, (m - 1) * per_byte), receiver
+
+    # After the first packet the pipeline is in its steady state: each further full
+    # packet adds the same period (the slowest stage) to every clock.
+    if full:
+        sender, link, receiver = one(sender, link, receiver, be)
+        if full > 1:
+            s2, l2, r2 = one(sender, link, receiver, be)
+            period_s, period_r = s2 - sender, r2 - receiver
+            steps = full - 1
+            # Stage periods are constant from the 2nd packet on; the receiver lags by a
+            # constant once it is not the bottleneck, so one step is enough to extrapolate.
+            s3, l3, r3 = one(s2, l2, r2, be)
+            if math.isclose(s3 - s2, period_s, rel_tol=1e-9, abs_tol=1e-9) and \
+                    math.isclose(r3 - r2, period_r, rel_tol=1e-9, abs_tol=1e-9):
+                sender += steps * period_s
+                link += steps * (l2 - link)
+                receiver += steps * period_r
+            else:
+                for _ in range(steps):
+                    sender, link, receiver = one(sender, link, receiver, be)
+    if last:
+        sender, link, receiver = one(sender, link, receiver, last)
+    return receiver + p.o_s + p.L + p.o_r
+
+
+def steady_state_best_be(records, record_size, p):
+    """The closed form when the sender is the bottleneck (docs/packet.md):
+    T(BE) ~ N c + (N / BE) o_s + BE (R G + u) + const, least at
+    BE* = sqrt(N o_s / (R G + u)). Infinite when nothing grows with BE."""
+    per_be = record_size * p.G / 1000.0 + p.unpack_ns / 1000.0
+    if per_be <= 0:
+        return math.inf
+    return math.sqrt(records * p.o_s / per_be)
+
+
+def candidate_sizes(record_size, max_size, steps_per_octave=8):
+    """Packet sizes from one record to max_size, geometric, as multiples of R."""
+    sizes, be = [], 1.0
+    while be * record_size <= max_size:
+        s = int(round(be)) * record_size
+        if not sizes or s != sizes[-1]:
+            sizes.append(s)
+        be *= 2 ** (1.0 / steps_per_octave)
+    return sizes
+
+
+def predicted_best(records, record_size, p, max_size):
+    """(best packet size in bytes, its predicted time in us) over a fine grid."""
+    grid = candidate_sizes(record_size, max(max_size, record_size))
+    times = [transfer_time_us(s, records, record_size, p) for s in grid]
+    i = min(range(len(grid)), key=times.__getitem__)
+    return grid[i], times[i]
+
+
+def median_interval(values, level=0.95):
+    """The median and a distribution-free interval for it (order statistics, the
+    binomial rule): (median, low, high). Below 6 values the interval is the range,
+    whose coverage is less than `level`."""
+    xs = sorted(values)
+    n = len(xs)
+    if n == 0:
+        raise ValueError("no values")
+    mid = n // 2
+    median = xs[mid] if n % 2 else 0.5 * (xs[mid - 1] + xs[mid])
+    # largest j with P(Binomial(n, 1/2) < j) <= (1 - level) / 2; interval [x_(j), x_(n-j+1)]
+    tail, j, cum = (1.0 - level) / 2.0, 0, 0.0
+    while j < n:
+        nxt = cum + math.comb(n, j) / 2 ** n
+        if nxt > tail:
+            break
+        cum, j = nxt, j + 1
+    j = max(j, 1)
+    return median, xs[j - 1], xs[n - j]
+
+
+def within_one_octave(a, b):
+    """Whether two sizes are within a factor of two of each other."""
+    return max(a, b) <= 2 * min(a, b)
