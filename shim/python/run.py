@@ -169,10 +169,6 @@ def parser():
                    help="auto (the default): libfabric when MPI runs over libfabric, else pmpi; libfabric: "
                         "every message crosses the wrapped provider; pmpi: o, g and G on point-to-point "
                         "calls only, MPI's own transports")
-    p.add_argument("--L-jitter", metavar="DIST", dest="L_jitter",
-                   help="draw each message's L around the set L: normal:TIME (standard deviation), exp:TIME, "
-                        "lognormal:SIGMA, pareto:ALPHA (docs/jitter.md; default: none, every message L)")
-    p.add_argument("--seed", type=int, help="seed of the jitter's draws, mixed with each rank (default 1)")
     p.add_argument("--scope", choices=("all", "kernel"),
                    help="where the knobs apply: all (the default) or kernel, inside the region the program marks "
                         "with loggp_hint(\"IN_KERNEL\", ...) or MPI_Pcontrol only")
@@ -283,12 +279,6 @@ def build(args, base_env, testbed_plan=None):
         env["LOGGP_QUIET"] = "1"
     if args.scope:
         env["LOGGP_SCOPE"] = args.scope
-    if args.L_jitter:
-        env["LOGGP_L_JITTER"] = args.L_jitter
-    if args.seed is not None:
-        if args.seed < 0:
-            raise RunError(f"--seed {args.seed}: expected a non-negative integer")
-        env["LOGGP_SEED"] = str(args.seed)
     if on_open_mpi:
         cmd = open_mpi.command(args.np, program, args.hostfile, env, base_env.get("PATH"),
                                ofi=args.engine != "pmpi")

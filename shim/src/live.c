@@ -3,7 +3,6 @@
 #include "knob_watch.h"
 #include "region.h"
 
-#include <errno.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -198,56 +197,8 @@ static void *watch(void *arg)
     return NULL;
 }
 
-loggp_jitter loggp_live_L_jitter;
-static char jitter_text[128];
-static uint64_t random_seed = 1, random_rank;
-
-const char *loggp_live_jitter_text(void)
-{
-    return jitter_text;
-}
-
-uint64_t loggp_live_random_stream(uint64_t stream)
-{
-    return loggp_random_seed(random_seed, (random_rank << 20) ^ stream);
-}
-
-/* LOGGP_L_JITTER and LOGGP_SEED; the rank as the launcher numbers it. */
-static int load_jitter(char *err, size_t errlen)
-{
-    const char *spec = getenv("LOGGP_L_JITTER");
-    char why[512];
-    if (loggp_jitter_parse(spec, &loggp_live_L_jitter, why, sizeof why) != 0) {
-        snprintf(err, errlen, "LOGGP_L_JITTER=%s: %s", spec, why);
-        return -1;
-    }
-    snprintf(jitter_text, sizeof jitter_text, "%s", loggp_live_L_jitter.kind ? spec : "");
-    const char *seed = getenv("LOGGP_SEED");
-    if (seed && *seed) {
-        char *end;
-        errno = 0;
-        unsigned long long v = strtoull(seed, &end, 10);
-        if (*end || errno || seed[0] == '-') {
-            snprintf(err, errlen, "LOGGP_SEED=%s: expected a non-negative integer", seed);
-            return -1;
-        }
-        random_seed = v;
-    }
-    static const char *const rank_vars[] = {"PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "SLURM_PROCID"};
-    for (size_t i = 0; i < sizeof rank_vars / sizeof *rank_vars; i++) {
-        const char *r = getenv(rank_vars[i]);
-        if (r && *r) {
-            random_rank = strtoull(r, NULL, 10);
-            break;
-        }
-    }
-    return 0;
-}
-
 int loggp_live_start(char *err, size_t errlen)
 {
-    if (load_jitter(err, errlen) != 0)
-        return -1;
     const char *scope = getenv("LOGGP_SCOPE");
     if (scope && *scope && strcmp(scope, "all") != 0 && strcmp(scope, "kernel") != 0) {
         snprintf(err, errlen, "LOGGP_SCOPE=%s: expected all or kernel", scope);

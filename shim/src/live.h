@@ -8,7 +8,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "jitter.h"
 #include "knobs.h"
 
 /* Delays in the form the message path uses. */
@@ -62,15 +61,6 @@ int loggp_live_watching(void);
 
 /* Replaces the knobs (the watcher's update; also used by tests). */
 void loggp_live_publish(const loggp_knobs *knobs);
-
-/* LOGGP_L_JITTER: each message's L drawn around the set L (jitter.h); kind
- * NONE without it. Read at start, fixed for the run. */
-extern loggp_jitter loggp_live_L_jitter;
-/* Its text as given ("" for none), for the banner and the profile. */
-const char *loggp_live_jitter_text(void);
-/* A random stream's first state for this rank (LOGGP_SEED, default 1, mixed
- * with the launcher's rank) and the stream's number. */
-uint64_t loggp_live_random_stream(uint64_t stream);
 
 /* LOGGP_SCOPE=kernel: the knobs apply inside the program's kernel region
  * only (region.h), else everywhere (all, the default). */

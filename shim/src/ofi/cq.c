@@ -190,7 +190,5 @@ void patch_cq(struct fid_cq *cq, enum fi_cq_format format)
     fops->close = h_cq_close;
     cs->cq = cq;
     cs->node.apply = cq_apply;
-    static _Atomic uint64_t cqs_opened;
-    cs->jitter_state = loggp_live_random_stream(atomic_fetch_add(&cqs_opened, 1));
     switch_register(&cs->node);
 }

@@ -37,13 +37,6 @@ static uint64_t receive_due(cq_state *cs, struct fi_cq_tagged_entry *e, const lo
 {
     if (!(e->flags & FI_RECV))
         return 0; /* a multi-receive buffer's release: no message, it only keeps its place */
-    loggp_delays jittered;
-    if (__builtin_expect(loggp_live_L_jitter.kind != LOGGP_JITTER_NONE, 0) && d->L) {
-        /* this message's own L; the FIFO hold keeps the order messages came in */
-        jittered = *d;
-        jittered.L = loggp_jitter_draw(&loggp_live_L_jitter, d->L, &cs->jitter_state);
-        d = &jittered;
-    }
     /* taken even when unused, so the post table holds only receives in flight;
      * unknown (a multi-receive buffer): posted long ago, at 0 */
     uint64_t posted_at = 0;

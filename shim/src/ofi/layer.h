@@ -181,7 +181,6 @@ typedef struct {
      * for more (0: not yet). */
     uint64_t gap_released_at, gap_overhead_ns, gap_back_at;
     uint64_t gap_waited_ns[2]; /* this read's waits for g and for (k-1)G, for the counters */
-    uint64_t jitter_state;     /* this CQ's stream of L draws (jitter.h), seeded per rank and CQ */
     void *fid_ops, *ops;
     struct fid_cq *cq;
     switch_node node;

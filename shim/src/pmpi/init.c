@@ -78,9 +78,6 @@ void loggp_print_banner(int rank, int engine)
         n += snprintf(line + n, sizeof line - (size_t)n, " %s=%s%s", loggp_knob_table[i].name, v,
                       env & (1u << i) ? "(env)" : "");
     }
-    if (n < (int)sizeof line && loggp_live_jitter_text()[0])
-        n += snprintf(line + n, sizeof line - (size_t)n, ", each message's L drawn %s around it (seeded)",
-                      loggp_live_jitter_text());
     if (n < (int)sizeof line)
         n += snprintf(line + n, sizeof line - (size_t)n, "%s", loggp_live_scoped_to_kernel()
                       ? " (inside the kernel region only: loggp_hint IN_KERNEL or MPI_Pcontrol)" : "");
