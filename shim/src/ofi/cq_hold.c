@@ -40,6 +40,9 @@ static uint64_t receive_due(cq_state *cs, struct fi_cq_tagged_entry *e, const lo
     /* taken even when unused, so the post table holds only receives in flight;
      * unknown (a multi-receive buffer): posted long ago, at 0 */
     uint64_t posted_at = 0;
+    loggp_delays jittered = *d; /* this message's own L (jitter.h); the FIFO keeps arrivals in order */
+    jittered.L = loggp_jittered_L(d->L);
+    d = &jittered;
     int posted_before =
         !(e->flags & FI_TAGGED) || receive_posted_before_drain(cs, e->op_context, drained_posts, &posted_at);
     uint64_t extra = receive_hold_ns(d, e->len);
@@ -270,9 +273,10 @@ ssize_t cq_read_held(cq_state *cs, const struct fi_ops_cq *o, struct fid_cq *cq,
         c->injected_ns[LOGGP_INJ_GAP_PER_BYTE] += gap_waited_bytes;
         if (receives && d.o_r) {
             /* from when the completions were taken, so the layer's own work is inside o_r */
-            uint64_t spun_to = loggp_spin_until(local_ns(returned) + d.o_r * receives);
+            uint64_t o_r = loggp_jitter_o_on ? loggp_jitter_draw_o(d.o_r * receives) : d.o_r * receives;
+            uint64_t spun_to = loggp_spin_until(local_ns(returned) + o_r);
             returned += spun_to - local_ns(returned);
-            c->injected_ns[LOGGP_INJ_O_R] += d.o_r * receives;
+            c->injected_ns[LOGGP_INJ_O_R] += o_r;
         }
     }
     atomic_store_explicit(&cs->returned_at, returned, memory_order_relaxed);
