@@ -14,7 +14,7 @@ import subprocess
 import sys
 import time
 
-from . import npb_output, store, units
+from . import jitter_sweep, npb_output, store, units
 
 RUNS_DIR = "runs"
 
@@ -34,6 +34,7 @@ def build_command(study, bench, plan_row, profile_dir):
     for knob in units.KNOBS:
         # All five, so the user's knob file cannot leak into a study.
         cmd += [units.FLAGS[knob], knobs[knob]]
+    cmd += jitter_sweep.run_flags(knobs)
     cmd += ["--profile", profile_dir, "--launcher", study.launcher]
     if study.hostfile:
         cmd += ["--hostfile", study.hostfile]
@@ -275,7 +276,8 @@ class Progress:
         self.done += 1
         eta = self.eta(remaining_benchmarks)
         knobs = json.loads(plan_row["knobs"])
-        moved = [f"{k}={v}" for k, v in knobs.items() if units.parse(k, v) > 0] or ["baseline"]
+        moved = [f"{k}={v}" for k, v in knobs.items()
+                 if (v != "none" if k == jitter_sweep.SWEEP else units.parse(k, v) > 0)] or ["baseline"]
         print(f"[{self.done:>{len(str(self.total))}}/{self.total}] round {plan_row['round'] + 1}/{reps} "
               f"{plan_row['benchmark']} np={plan_row['np']} {' '.join(moved)} | "
               f"elapsed {_duration(time.monotonic() - self.start)} | "
