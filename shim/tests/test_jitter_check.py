@@ -60,3 +60,10 @@ def test_compare_flags_a_figure_off_its_prediction():
 def test_bad_settings_are_refused(text):
     with pytest.raises(ValueError, match=text.split(":")[0] if text != "normal" else "normal"):
         jc.split_jitter(text)
+
+
+def test_bench_refuses_a_bad_jitter_before_running_anything():
+    from tests.testkit import installed, run
+    proc = run([installed("loggp"), "bench", "knobs", "--L-jitter", "gauss:1us"])
+    assert proc.returncode == 2
+    assert "--L-jitter 'gauss:1us'" in proc.stderr
