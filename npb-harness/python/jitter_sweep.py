@@ -75,3 +75,13 @@ def run_flags(knobs):
     """`loggp run` flags for a plan row's knobs (none without jitter)."""
     text = knobs.get(SWEEP)
     return ["--L-jitter", text] if text and text != "none" else []
+
+
+# What `loggp run` would take from the caller's environment when its flags
+# are absent; a study sets jitter through flags only.
+VARIABLES = ("LOGGP_L_JITTER", "LOGGP_O_JITTER", "LOGGP_SEED")
+
+
+def study_environment(environ):
+    """The environment a study's runs get: the caller's without its jitter."""
+    return {k: v for k, v in environ.items() if k not in VARIABLES}

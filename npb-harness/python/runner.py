@@ -113,7 +113,8 @@ def execute(study, bench, plan_row, results_dir, facts):
             open(os.path.join(tmp, "stderr.txt"), "wb") as err:
         try:
             proc = subprocess.Popen(cmd, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
-                                    start_new_session=True, preexec_fn=_pdeathsig)
+                                    start_new_session=True, preexec_fn=_pdeathsig,
+                                    env=jitter_sweep.study_environment(os.environ))
         except OSError as e:
             err.write(f"loggp study: cannot start {cmd[0]}: {e}\n".encode())
             proc = None

@@ -59,3 +59,9 @@ def test_a_study_without_jitter_keeps_its_settings(write_study):
 def test_bad_jitter_tables_are_refused_naming_the_problem(write_study, table, named):
     with pytest.raises(studyfile.StudyError, match=named):
         jitter_study(write_study, table)
+
+
+def test_a_callers_jitter_variables_do_not_reach_a_studys_runs():
+    from loggp.harness import jitter_sweep
+    env = jitter_sweep.study_environment({"LOGGP_L_JITTER": "normal:1us", "LOGGP_SEED": "3", "PATH": "/bin"})
+    assert env == {"PATH": "/bin"}
