@@ -40,12 +40,11 @@ static uint64_t receive_due(cq_state *cs, struct fi_cq_tagged_entry *e, const lo
     /* taken even when unused, so the post table holds only receives in flight;
      * unknown (a multi-receive buffer): posted long ago, at 0 */
     uint64_t posted_at = 0;
-    loggp_delays jittered = *d; /* this message's own L (jitter.h); the FIFO keeps arrivals in order */
-    jittered.L = loggp_jittered_L(d->L);
-    d = &jittered;
+    /* this message's own L (jitter.h); the FIFO keeps arrivals in order */
+    uint64_t L = loggp_jittered_L(d->L);
     int posted_before =
         !(e->flags & FI_TAGGED) || receive_posted_before_drain(cs, e->op_context, drained_posts, &posted_at);
-    uint64_t extra = receive_hold_ns(d, e->len);
+    uint64_t extra = receive_hold_ns(d, e->len) + (L - d->L); /* modulo 2^64: L + (k-1)G */
     if (!cs->has_data || !is_stamped(e->flags, e->data))
         return extra ? now + extra : 0;
     uint64_t sent = stamp_send_time(e->data, now);
@@ -62,7 +61,7 @@ static uint64_t receive_due(cq_state *cs, struct fi_cq_tagged_entry *e, const lo
     uint64_t least = transit_min_update(&cs->transit, bucket, observed, now, window);
     uint64_t arrival = receive_arrival(sent, least, now, posted_before, drained_at, polling);
     if (e->len > RENDEZVOUS_MIN_BYTES && e->len > rendezvous_above())
-        return loggp_rendezvous_due(arrival, posted_at, d->L, loggp_bytes_delay_ns(d->G_ps_per_byte, e->len));
+        return loggp_rendezvous_due(arrival, posted_at, L, loggp_bytes_delay_ns(d->G_ps_per_byte, e->len));
     return arrival + extra;
 }
 
