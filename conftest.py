@@ -5,7 +5,7 @@ import pytest
 from loggp.knobs import ENVIRONMENT
 
 KNOB_VARIABLES = (*ENVIRONMENT.values(), "LOGGP_ENGINE", "LOGGP_PROFILE", "LOGGP_QUIET", "LOGGP_LIVE",
-                  "LOGGP_ROUTE", "LOGGP_TEST_CLOCK_SKEW")
+                  "LOGGP_ROUTE", "LOGGP_TEST_CLOCK_SKEW", "LOGGP_L_JITTER", "LOGGP_O_JITTER", "LOGGP_SEED")
 
 
 @pytest.fixture(autouse=True)

@@ -16,7 +16,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from loggp.knobs.files import created_mode  # noqa: E402
 
-from . import analyze, calibration as calib, models, trace_prediction  # noqa: E402
+from . import analyze, calibration as calib, jitter_report, models, trace_prediction  # noqa: E402
 
 REPORT_DIR = "report"
 METHOD = ("Slowdown is the ratio of median runtimes T(knob)/T(baseline), T being the benchmark's own "
@@ -354,6 +354,10 @@ def write(results_dir, calibration_path=None):
             figures["linear"] = _save_figure(linear_model_figure(a.curves, colours, regimes),
                                              out_dir, "linear_model")
     figures["drift"] = _save_figure(drift_figure(a.runs, bench_colours), out_dir, "drift")
+    jitter = jitter_report.jitter_curves(a.runs)
+    if jitter:
+        _atomic_write(os.path.join(out_dir, "jitter.csv"), _csv_text(jitter_report.HEADER, jitter_report.rows(jitter)))
+        figures["jitter"] = _save_figure(jitter_report.figure(jitter, plt), out_dir, "jitter")
 
     f = a.facts
     ok = sum(1 for r in a.runs if r["status"] == "ok")
@@ -411,6 +415,9 @@ def write(results_dir, calibration_path=None):
             f"{100 * trace_prediction.DISAGREE:.0f} %.</p>"
             + _table(["benchmark", "knob", "measured slope", "count x delta model", "trace prediction",
                       "prediction / measured", "note"], predicted))
+    if "jitter" in figures:
+        sections.append("<h2>Latency jitter at a fixed mean</h2>" + _img(figures["jitter"], "slowdown against jitter")
+                        + _table(jitter_report.HEADER, jitter_report.rows(jitter)))
     if "linear" in figures:
         sections.append("<h2>Against the linear model T(m) = T0 + m/B</h2>"
                         "<p>o and L both raise the one-way start-up cost T0 (o by o_s + o_r); "

@@ -12,7 +12,7 @@ import shlex
 import tomllib
 from dataclasses import dataclass, field
 
-from . import units
+from . import jitter_sweep, units
 
 KERNELS = ("ep", "is", "cg", "mg", "ft", "lu")
 # The classes each of our kernels accepts (its npb_parse_args call in
@@ -23,7 +23,7 @@ LAUNCHER_KINDS = ("mpiexec", "srun", "template")
 ORDERS = ("shuffle", "interleave")
 
 TOP_KEYS = {"name", "repetitions", "timeout", "np", "class", "order", "seed", "grid",
-            "launcher", "sweep", "benchmark", "results", "trace"}
+            "launcher", "sweep", "benchmark", "results", "trace", "jitter"}
 LAUNCHER_KEYS = {"kind", "template", "hostfile"}
 BENCH_KEYS = {"name", "kernel", "npb_binary", "npb_dir", "command", "runtime_regex",
               "success_regex", "class", "np", "optional", "timeout"}
@@ -85,6 +85,7 @@ class Study:
     results: str | None = None  # default results folder, relative to the file
     skipped: list = field(default_factory=list)
     trace: bool = False         # baseline runs record a trace, for `loggp predict` in the report
+    jitter: tuple | None = None  # (L, (spreads...)): jitter_sweep.py
 
     def digest(self):
         return hashlib.sha256(self.text.encode()).hexdigest()
@@ -122,12 +123,14 @@ class Study:
                     for real in _expand(knob):
                         knobs[real] = t
                     configs.append((knob, knobs))
+        configs += jitter_sweep.configs(self.jitter, zero)
         out = []
         for b in self.benchmarks:
             for np_ in b.nps:
                 for sweep, knobs in configs:
+                    extra = ((jitter_sweep.SWEEP, knobs[jitter_sweep.SWEEP]),) if jitter_sweep.SWEEP in knobs else ()
                     out.append(Setting(b.name, np_, b.klass, sweep,
-                                       tuple((k, knobs[k]) for k in units.KNOBS)))
+                                       tuple((k, knobs[k]) for k in units.KNOBS) + extra))
         return out
 
     def plan(self):
@@ -306,6 +309,7 @@ def from_dict(path, text, data, skip_missing=True):
         parsed.sort(key=lambda p: p[1])
         if parsed:
             sweep[knob] = parsed
+    jitter = jitter_sweep.parse_table(data.get("jitter"), lambda m, key: fail(m, key, "jitter"))
     if "o" in sweep and ({"o_s", "o_r"} & set(sweep)) and grid:
         fail("[sweep] with grid = true, sweep either 'o' or 'o_s'/'o_r', not both", "o", "sweep")
 
@@ -417,7 +421,7 @@ def from_dict(path, text, data, skip_missing=True):
                          + "; ".join(skipped))
     return Study(path=os.path.abspath(path), text=text, name=name, repetitions=reps,
                  seed=seed, order=order, grid=grid, launcher=launcher, hostfile=hostfile,
-                 benchmarks=benchmarks, sweep=sweep, results=results, skipped=skipped, trace=trace)
+                 benchmarks=benchmarks, sweep=sweep, results=results, skipped=skipped, trace=trace, jitter=jitter)
 
 
 def _missing_program(program):

@@ -21,6 +21,7 @@ import tempfile
 import loggp.knobs as knob_values
 from loggp.knobs.command import Command, UsageError, number_in, positive_int
 from loggp.knobs.programs import MissingProgram, find_program
+from loggp.shim import jitter_check
 
 from . import pattern_model as model
 from . import run as runmod
@@ -403,6 +404,13 @@ class BenchCommand(Command):
                        help="the machine's own gap in g_total = g_machine + g (default: from the plain window, "
                             "LogP's saturation measure; 0 takes g_total = g)")
         k.add_argument("--rounds", type=positive_int, default=5, help="interleaved rounds (default 5)")
+        k.add_argument("--L-jitter", dest="L_jitter", metavar="DIST:S",
+                       help="instead: check L's distribution (mean, sd, percentiles of round trips) for this "
+                            "jitter, e.g. normal:2us (docs/jitter.md; default: none)")
+        k.add_argument("--jitter-L", dest="jitter_L", default="10us", metavar="T",
+                       help="the L the jitter is drawn around (default 10us)")
+        k.add_argument("--seed", type=int, default=1, help="seed of the draws (default 1)")
+        k.add_argument("--samples", type=positive_int, default=3000, help="round trips per run (default 3000)")
         for s in (t, k):
             s.add_argument("--reps", type=positive_int, default=5, help="repetitions per run (default 5)")
             s.add_argument("--scale", type=positive_float, default=1.0,
@@ -416,6 +424,11 @@ class BenchCommand(Command):
             s.add_argument("--json", metavar="FILE", help="also write the figures as JSON (default: none)")
 
     def check(self, args):
+        if getattr(args, "L_jitter", None):
+            try:
+                jitter_check.split_jitter(args.L_jitter)
+            except ValueError as err:
+                raise UsageError(f"--L-jitter {err}") from None
         if args.json and not os.path.isdir(os.path.dirname(os.path.abspath(args.json))):
             raise UsageError(f"--json {args.json}: no such directory")
         if args.what == "knobs":
@@ -428,6 +441,9 @@ class BenchCommand(Command):
         if args.what == "transparency":
             result = transparency(args.rounds, args.provider, args.reps, args.scale, args.armed, args.mpi)
             print_transparency(result)
+        elif args.L_jitter:
+            result = jitter_check.check(args.jitter_L, args.L_jitter, args.seed, args.samples, rounds=args.rounds)
+            jitter_check.print_check(result)
         else:
             result = knob_accuracy(args.knobs, args.values_us, args.g_sizes, args.rounds, args.provider, args.reps,
                                    args.scale, args.compute_ns, args.g_machine_ns, args.mpi)

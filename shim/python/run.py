@@ -23,6 +23,8 @@ KNOB_FLAGS = {
     "L": (ENVIRONMENT["L"],),
 }
 PROVIDERS = ("shm", "tcp")
+# Jitter flags and their variables; libloggp.so parses the values (jitter.h).
+JITTER_FLAGS = {"L-jitter": "LOGGP_L_JITTER", "o-jitter": "LOGGP_O_JITTER"}
 
 
 class RunError(CommandError):
@@ -59,6 +61,17 @@ def knob_environment(knob_args):
         raise RunError(str(err)) from None
     wanted = {name for flag, _ in knob_args for name in KNOB_FLAGS[flag]}
     return {name: exported[name] for name in sorted(wanted)}
+
+
+def jitter_environment(args):
+    """LOGGP_L_JITTER, LOGGP_O_JITTER and LOGGP_SEED for the flags given."""
+    env = {var: getattr(args, flag.replace("-", "_")) for flag, var in JITTER_FLAGS.items()
+           if getattr(args, flag.replace("-", "_"), None)}
+    if getattr(args, "seed", None) is not None:
+        if args.seed < 0:
+            raise RunError(f"--seed {args.seed}: expected a whole number >= 0")
+        env["LOGGP_SEED"] = str(args.seed)
+    return env
 
 
 def routing_environment(engine, provider, base_env, single_host):
@@ -165,6 +178,12 @@ def parser():
         example = "0.5ns/B" if flag == "G" else "10us"
         p.add_argument(f"--{flag}", metavar="T/B" if flag == "G" else "T", dest=f"knob_{flag}",
                        help=f"knob {flag} for this run, e.g. {example} (default: the knob file's, live)")
+    for flag in JITTER_FLAGS:
+        p.add_argument(f"--{flag}", metavar="DIST:S", dest=flag.replace("-", "_"),
+                       help=f"draw {flag.split('-')[0]} per message around its value: normal:S, exp:S, "
+                            "lognormal:S[:SIGMA] or pareto:S[:ALPHA], S the standard deviation, truncated at 0 "
+                            "(docs/jitter.md; default: none)")
+    p.add_argument("--seed", type=int, help="seed of the jitter draws, mixed with each rank (default 0)")
     p.add_argument("--engine", choices=("auto", "libfabric", "pmpi"), default="auto",
                    help="auto (the default): libfabric when MPI runs over libfabric, else pmpi; libfabric: "
                         "every message crosses the wrapped provider; pmpi: o, g and G on point-to-point "
@@ -279,6 +298,7 @@ def build(args, base_env, testbed_plan=None):
         env["LOGGP_QUIET"] = "1"
     if args.scope:
         env["LOGGP_SCOPE"] = args.scope
+    env.update(jitter_environment(args))
     if on_open_mpi:
         cmd = open_mpi.command(args.np, program, args.hostfile, env, base_env.get("PATH"),
                                ofi=args.engine != "pmpi")

@@ -205,3 +205,44 @@ Test(ofi_cq_switch, a_receive_sent_before_the_switch_is_held_from_when_it_is_see
     cr_assert_lt(end - start, 5000u * MS, "waited for a stamp that never came");
     cr_assert_eq(out[0].data, 0x7);
 }
+
+/* ---- jitter: each receive its own L, the hold's order kept ---- */
+
+#include <stdlib.h>
+
+#include "jitter.h"
+
+static void jitter_off(void)
+{
+    unsetenv("LOGGP_L_JITTER");
+    char err[256];
+    loggp_jitter_start(err, sizeof err);
+    close_cq();
+}
+
+TestSuite(ofi_cq_jitter, .init = open_cq, .fini = jitter_off);
+
+Test(ofi_cq_jitter, receives_come_out_in_the_order_they_arrived_whatever_their_draws)
+{
+    setenv("LOGGP_L_JITTER", "normal:2ms", 1);
+    setenv("LOGGP_SEED", "5", 1);
+    char err[256];
+    cr_assert_eq(loggp_jitter_start(err, sizeof err), 0, "%s", err);
+    unsetenv("LOGGP_SEED");
+    set_knob(LOGGP_KNOB_LATENCY, 1 * MS);
+    enum { N = 48 };
+    struct fi_cq_tagged_entry out[N];
+    size_t got = 0;
+    /* arrivals spread over reads, so later ones with short draws meet earlier ones still held */
+    for (size_t i = 0; i < N; i++) {
+        queue_entry(FI_RECV | FI_TAGGED, 8, 0);
+        queued[(queued_head + queued_count - 1) % 64].op_context = (void *)(i + 1);
+        ssize_t rc = fi_cq_read(&fake_cq, out + got, N - got);
+        if (rc > 0)
+            got += (size_t)rc;
+    }
+    read_all(N - got, out + got);
+    for (size_t i = 0; i < N; i++)
+        cr_assert_eq((size_t)out[i].op_context, i + 1, "position %zu holds receive %zu", i,
+                     (size_t)out[i].op_context);
+}

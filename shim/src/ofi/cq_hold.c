@@ -40,9 +40,11 @@ static uint64_t receive_due(cq_state *cs, struct fi_cq_tagged_entry *e, const lo
     /* taken even when unused, so the post table holds only receives in flight;
      * unknown (a multi-receive buffer): posted long ago, at 0 */
     uint64_t posted_at = 0;
+    /* this message's own L (jitter.h); the FIFO keeps arrivals in order */
+    uint64_t L = loggp_jittered_L(d->L);
     int posted_before =
         !(e->flags & FI_TAGGED) || receive_posted_before_drain(cs, e->op_context, drained_posts, &posted_at);
-    uint64_t extra = receive_hold_ns(d, e->len);
+    uint64_t extra = receive_hold_ns(d, e->len) + (L - d->L); /* modulo 2^64: L + (k-1)G */
     if (!cs->has_data || !is_stamped(e->flags, e->data))
         return extra ? now + extra : 0;
     uint64_t sent = stamp_send_time(e->data, now);
@@ -59,7 +61,7 @@ static uint64_t receive_due(cq_state *cs, struct fi_cq_tagged_entry *e, const lo
     uint64_t least = transit_min_update(&cs->transit, bucket, observed, now, window);
     uint64_t arrival = receive_arrival(sent, least, now, posted_before, drained_at, polling);
     if (e->len > RENDEZVOUS_MIN_BYTES && e->len > rendezvous_above())
-        return loggp_rendezvous_due(arrival, posted_at, d->L, loggp_bytes_delay_ns(d->G_ps_per_byte, e->len));
+        return loggp_rendezvous_due(arrival, posted_at, L, loggp_bytes_delay_ns(d->G_ps_per_byte, e->len));
     return arrival + extra;
 }
 
@@ -270,9 +272,10 @@ ssize_t cq_read_held(cq_state *cs, const struct fi_ops_cq *o, struct fid_cq *cq,
         c->injected_ns[LOGGP_INJ_GAP_PER_BYTE] += gap_waited_bytes;
         if (receives && d.o_r) {
             /* from when the completions were taken, so the layer's own work is inside o_r */
-            uint64_t spun_to = loggp_spin_until(local_ns(returned) + d.o_r * receives);
+            uint64_t o_r = loggp_jitter_o_on ? loggp_jitter_draw_o(d.o_r * receives) : d.o_r * receives;
+            uint64_t spun_to = loggp_spin_until(local_ns(returned) + o_r);
             returned += spun_to - local_ns(returned);
-            c->injected_ns[LOGGP_INJ_O_R] += d.o_r * receives;
+            c->injected_ns[LOGGP_INJ_O_R] += o_r;
         }
     }
     atomic_store_explicit(&cs->returned_at, returned, memory_order_relaxed);

@@ -25,6 +25,7 @@
 #include "clock.h"
 #include "delay.h"
 #include "due.h"
+#include "jitter.h"
 #include "live.h"
 #include "posts.h"
 #include "profile.h"
@@ -276,7 +277,7 @@ static inline int pacer_owed(loggp_pacer *p)
 static inline void post_begin(ep_state *s, loggp_delays *d)
 {
     loggp_live_get(d);
-    uint64_t o_s = d->o_s && !atomic_exchange_explicit(&s->os_prepaid, 0, memory_order_relaxed) ? d->o_s : 0;
+    uint64_t o_s = d->o_s && !atomic_exchange_explicit(&s->os_prepaid, 0, memory_order_relaxed) ? loggp_jittered_o(d->o_s) : 0;
     if (!o_s && !pacer_owed(&s->pacer))
         return; /* L alone: no clock read, no counter */
     loggp_counters *c = loggp_my_counters();

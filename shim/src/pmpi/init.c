@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "delay.h"
+#include "jitter.h"
 #include "ofi.h"
 #include "pmpi.h"
 
@@ -78,6 +79,10 @@ void loggp_print_banner(int rank, int engine)
         n += snprintf(line + n, sizeof line - (size_t)n, " %s=%s%s", loggp_knob_table[i].name, v,
                       env & (1u << i) ? "(env)" : "");
     }
+    char jitter[256];
+    loggp_jitter_describe(jitter, sizeof jitter);
+    if (n < (int)sizeof line)
+        n += snprintf(line + n, sizeof line - (size_t)n, "%s", jitter);
     if (n < (int)sizeof line)
         n += snprintf(line + n, sizeof line - (size_t)n, "%s", loggp_live_scoped_to_kernel()
                       ? " (inside the kernel region only: loggp_hint IN_KERNEL or MPI_Pcontrol)" : "");
@@ -127,6 +132,8 @@ static void before_init(void)
     int wanted = wanted_engine();
     char err[1024];
     if (loggp_live_start(err, sizeof err) != 0)
+        loggp_die_before_init(err);
+    if (loggp_jitter_start(err, sizeof err) != 0)
         loggp_die_before_init(err);
     loggp_ofi_enable(wanted != ENGINE_PMPI);
     if (wanted != ENGINE_PMPI)

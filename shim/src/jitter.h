@@ -1,0 +1,77 @@
+/* Latency and overhead jitter: per-message draws around the set L (and o)
+ * from a named distribution, seeded per rank so a run can be repeated.
+ * Pure parts (parsing, the PRNG, the draws, the distributions' moments) are
+ * unit-tested in shim/tests/test_jitter.c; docs/jitter.md says what each
+ * distribution's parameters mean. */
+#ifndef LOGGP_JITTER_H
+#define LOGGP_JITTER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum { JITTER_NONE, JITTER_NORMAL, JITTER_EXP, JITTER_LOGNORMAL, JITTER_PARETO } jitter_kind;
+
+/* Every kind is a zero-mean offset with standard deviation spread_ns; shape
+ * is lognormal's sigma of log (default 1) or Pareto's alpha (> 2, default 3). */
+typedef struct {
+    jitter_kind kind;
+    double spread_ns;
+    double shape;
+} jitter_spec;
+
+/* xoshiro256** state (Blackman and Vigna), seeded through splitmix64. */
+typedef struct {
+    uint64_t s[4];
+} jitter_rng;
+
+#pragma GCC visibility push(hidden)
+
+/* Parses "none", "normal:2us", "exp:2us", "lognormal:2us[:SIGMA]",
+ * "pareto:2us[:ALPHA]". -1 with a message naming the bad part. */
+int jitter_parse(const char *text, jitter_spec *out, char *err, size_t errlen);
+
+/* Writes a spec back in the form jitter_parse reads. */
+void jitter_format(const jitter_spec *spec, char *buf, size_t len);
+
+/* Seeds the stream of (seed, stream): one stream per rank and thread. */
+void jitter_seed(jitter_rng *r, uint64_t seed, uint64_t stream);
+uint64_t jitter_next(jitter_rng *r);
+/* Uniform in (0, 1). */
+double jitter_uniform(jitter_rng *r);
+
+/* A zero-mean offset drawn from spec (0 for JITTER_NONE). */
+double jitter_offset(const jitter_spec *spec, jitter_rng *r);
+
+/* base_ns + offset, truncated at 0 and rounded to whole ns. */
+uint64_t jitter_apply(uint64_t base_ns, double offset);
+
+/* ---- the process's jitter (set once at MPI_Init) ---- */
+
+/* Reads LOGGP_L_JITTER, LOGGP_O_JITTER and LOGGP_SEED; the rank (from the
+ * launcher's environment) picks the stream. -1 with a message on bad input. */
+int loggp_jitter_start(char *err, size_t errlen);
+
+extern int loggp_jitter_L_on, loggp_jitter_o_on;
+
+/* One draw around L (or o), from this thread's stream. */
+uint64_t loggp_jitter_draw_L(uint64_t L_ns);
+uint64_t loggp_jitter_draw_o(uint64_t o_ns);
+
+/* "; L jitter normal:2us; seed 1" for the banner (empty without jitter). */
+void loggp_jitter_describe(char *buf, size_t len);
+
+#pragma GCC visibility pop
+
+/* L for one message: the set L, or a draw around it while L jitter is on
+ * (one predictable branch when it is off). */
+static inline uint64_t loggp_jittered_L(uint64_t L_ns)
+{
+    return __builtin_expect(loggp_jitter_L_on, 0) && L_ns ? loggp_jitter_draw_L(L_ns) : L_ns;
+}
+
+static inline uint64_t loggp_jittered_o(uint64_t o_ns)
+{
+    return __builtin_expect(loggp_jitter_o_on, 0) && o_ns ? loggp_jitter_draw_o(o_ns) : o_ns;
+}
+
+#endif

@@ -1,0 +1,69 @@
+"""The statistics behind `loggp bench knobs --L-jitter` (pure functions)."""
+import math
+import random
+
+import pytest
+
+from loggp.shim import jitter_check as jc
+
+
+def test_percentiles_interpolate_and_summary_is_exact():
+    s = jc.summary([1.0, 2.0, 3.0, 4.0, 5.0])
+    assert s["mean"] == 3.0 and s["var"] == 2.0 and s["p50"] == 3.0
+    assert s["p10"] == pytest.approx(1.4) and s["p90"] == pytest.approx(4.6)
+
+
+@pytest.mark.parametrize("kind, shape", [("normal", None), ("exp", None), ("lognormal", 0.7), ("pareto", 4.0)])
+def test_each_offset_has_mean_zero_and_the_set_spread(kind, shape):
+    rng = random.Random(3)
+    xs = [jc.offset(kind, 1000.0, shape, rng) for _ in range(200000)]
+    s = jc.summary(xs, trim=0.0)
+    assert abs(s["mean"]) < 20
+    assert s["sd"] == pytest.approx(1000.0, rel=0.1 if kind == "pareto" else 0.03)
+
+
+def test_the_longest_samples_are_left_out_of_mean_and_variance_only():
+    s = jc.summary([1.0] * 999 + [1e9], trim=0.001)
+    assert s["mean"] == 1.0 and s["var"] == 0.0 and s["p99"] == 1.0
+    assert jc.summary([1.0] * 999 + [1e9], trim=0.0)["mean"] > 1e5
+
+
+def test_exp_percentiles_match_the_closed_form():
+    rng = random.Random(5)
+    s = jc.summary([jc.offset("exp", 1000.0, None, rng) for _ in range(200000)])
+    # Exp(mean 1000) - 1000: p-th percentile = -1000 ln(1 - p) - 1000
+    assert s["p90"] == pytest.approx(-1000 * math.log(0.1) - 1000, rel=0.03)
+    assert s["p50"] == pytest.approx(-1000 * math.log(0.5) - 1000, abs=15)
+
+
+def test_draws_are_truncated_at_zero():
+    rng = random.Random(1)
+    draws = [jc.draw(500.0, "normal", 2000.0, None, rng) for _ in range(10000)]
+    assert min(draws) == 0.0 and sum(d == 0.0 for d in draws) > 3000
+
+
+def test_a_round_trip_holds_two_draws():
+    base = [10000.0] * 50000
+    s = jc.summary(jc.predicted_round_trips(base, 5000.0, "normal", 1000.0, None), trim=0.0)
+    assert s["mean"] == pytest.approx(20000.0, abs=30)
+    assert s["var"] == pytest.approx(2 * 1000.0 ** 2, rel=0.05)
+
+
+def test_compare_flags_a_figure_off_its_prediction():
+    predicted = jc.summary([float(x) for x in range(0, 100000, 10)])
+    measured = dict(predicted, p90=predicted["p90"] * 1.5)
+    verdicts = {name: ok for name, _, _, ok in jc.compare(measured, predicted)}
+    assert not verdicts["p90"] and verdicts["mean"] and verdicts["p50"]
+
+
+@pytest.mark.parametrize("text", ["gauss:1us", "normal", "normal:1us:2", "pareto:1us:x"])
+def test_bad_settings_are_refused(text):
+    with pytest.raises(ValueError, match=text.split(":")[0] if text != "normal" else "normal"):
+        jc.split_jitter(text)
+
+
+def test_bench_refuses_a_bad_jitter_before_running_anything():
+    from tests.testkit import installed, run
+    proc = run([installed("loggp"), "bench", "knobs", "--L-jitter", "gauss:1us"])
+    assert proc.returncode == 2
+    assert "--L-jitter 'gauss:1us'" in proc.stderr
