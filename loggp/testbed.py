@@ -260,6 +260,10 @@ def teardown(name):
 
 def down(name, out=sys.stdout):
     require_root()
+    from loggp import testbed_slurm
+    stuck = testbed_slurm.stop(name)
+    if stuck:
+        raise TestbedError(f"could not stop {', '.join(stuck)}; the testbed is left up")
     state = discover(name)
     if not state["switch"] and not state["hosts"]:
         shutil.rmtree(run_dir(name), ignore_errors=True)
@@ -509,6 +513,9 @@ def status(name, as_json, out=sys.stdout):
     for host in report["hosts"]:
         qd = "; ".join(host["qdiscs"]) or "no qdisc"
         print(f"  h{host['index']} {host['namespace']} {host['address'] or '-'} ({qd})", file=out)
+    from loggp import testbed_slurm
+    for line in testbed_slurm.status_lines(name, state):
+        print(line, file=out)
     return 0
 
 
@@ -590,6 +597,37 @@ def calibrate(name, latency, time_limit, json_path, repeat=3, out=sys.stdout):
     return report
 
 
+# ---------------------------------------------------------------- Slurm (loggp/testbed_slurm.py)
+
+def start_slurm(name, out=sys.stdout):
+    """The Slurm cluster of `up --slurm`; on failure every daemon started is stopped again."""
+    from loggp import testbed_slurm
+    try:
+        testbed_slurm.start(name, up_state(name), out)
+    except BaseException:
+        testbed_slurm.stop(name)
+        raise
+
+
+def exec_on_host0(name, program):
+    """`loggp testbed exec`: PROGRAM in host 0's network namespace, with the testbed's Slurm
+    (when up) and libfabric routing in its environment; returns PROGRAM's exit status."""
+    from loggp import testbed_slurm
+    program = program[1:] if program[:1] == ["--"] else program
+    if not program:
+        raise UsageError("exec: no program given (usage: loggp testbed exec -- PROGRAM ARGS...)")
+    state = up_state(name)
+    env = dict(os.environ, FI_TCP_IFACE=HOST_IFACE, LOGGP_TESTBED=name)
+    if testbed_slurm.enabled(name):
+        env.update(testbed_slurm.client_environment(name))
+    cmd = [shutil.which("nsenter") or "nsenter", f"--net=/run/netns/{state['hosts'][0][1]}", *program]
+    sys.stdout.flush()
+    try:
+        return subprocess.run(cmd, env=env).returncode
+    except OSError as err:
+        raise TestbedError(f"cannot start {program[0]}: {err}") from None
+
+
 # ---------------------------------------------------------------- command line
 
 def host_count(text):
@@ -613,7 +651,12 @@ def configure(p):
     c = named("up", help="create N hosts", example="loggp testbed up --hosts 2")
     c.add_argument("--hosts", type=host_count, required=True, help="number of emulated hosts (required, no default)")
     c.add_argument("--subnet", default=DEFAULT_SUBNET, help=f"host addresses (default {DEFAULT_SUBNET})")
+    c.add_argument("--slurm", action="store_true",
+                   help="also start a Slurm cluster on the hosts (slurmctld on host 0; default: no Slurm)")
     named("down", help="remove the testbed (idempotent)", example="loggp testbed down")
+    c = named("exec", help="run a command on host 0 (the Slurm login node)",
+              example="loggp testbed exec -- srun -N 2 hostname")
+    c.add_argument("program", nargs=argparse.REMAINDER, help="-- PROGRAM ARGS...")
     c = named("status", help="what exists", example="loggp testbed status --json")
     c.add_argument("--json", action="store_true", help="JSON instead of text (default: text)")
     c = named("calibrate", help="L through libloggp.so and through netem, measured side by side",
@@ -651,7 +694,18 @@ class TestbedCommand(Command):
     def run(self, args):
         name = check_name(args.name if args.name is not None else default_name())
         if args.command == "up":
+            if args.slurm:
+                from loggp import testbed_slurm
+                testbed_slurm.programs()  # missing Slurm is said before anything is made
             up(name, args.hosts, parse_subnet(args.subnet))
+            if args.slurm:
+                try:
+                    start_slurm(name)
+                except BaseException:
+                    teardown(name)  # as a failed `up` leaves nothing, so does a failed `up --slurm`
+                    raise
+        elif args.command == "exec":
+            return exec_on_host0(name, args.program)
         elif args.command == "down":
             down(name)
         elif args.command == "status":

@@ -52,16 +52,16 @@ def knob_environment(knob_args):
     return {name: exported[name] for name in sorted(wanted)}
 
 
-def routing_environment(engine, provider, base_env, single_host):
+def routing_environment(engine, provider, base_env, single_host, launcher=None):
     """Same-node traffic must cross libfabric for the libfabric engine, as in a
     one-process-per-node cluster. The user's own settings win, except that
-    --provider is explicit."""
+    --provider is explicit. srun spreads ranks over nodes: tcp by default."""
     if engine == "pmpi":
         return {}
     env = {name: value for name, value in (("MPIR_CVAR_CH4_NETMOD", "ofi"), ("MPIR_CVAR_NOLOCAL", "1"))
            if name not in base_env}
     if provider or "FI_PROVIDER" not in base_env:
-        env["FI_PROVIDER"] = provider or "shm"
+        env["FI_PROVIDER"] = provider or ("tcp" if launcher == "srun" else "shm")
     chosen = env.get("FI_PROVIDER", base_env.get("FI_PROVIDER"))
     if chosen == "tcp" and single_host and "FI_TCP_IFACE" not in base_env:
         env["FI_TCP_IFACE"] = "lo"
@@ -75,7 +75,11 @@ def launcher_command(launcher, np, program, hostfile):
             cmd += ["-f", hostfile]
         return cmd + program
     if launcher == "srun":
-        cmd = [find_program("srun"), "-n", str(np)]
+        # --export=ALL: the knobs travel in each step's environment, so a node needs no knob
+        # file of its own. pmi2 is what the mpich wheel speaks, unless the user chose.
+        cmd = [find_program("srun"), "-n", str(np), "--export=ALL"]
+        if "SLURM_MPI_TYPE" not in os.environ:
+            cmd.append("--mpi=pmi2")
         if hostfile:
             cmd += ["--nodefile", hostfile]
         return cmd + program
@@ -202,7 +206,7 @@ def build(args, base_env, testbed_plan=None):
         routing, cmd = testbed_plan(args, program)
     else:
         single_host = args.launcher == "mpiexec" and not args.hostfile
-        routing = routing_environment(args.engine, args.provider, base_env, single_host)
+        routing = routing_environment(args.engine, args.provider, base_env, single_host, args.launcher)
         cmd = launcher_command(args.launcher, args.np, program, args.hostfile)
     env.update(routing)
     if args.abi_swap:
