@@ -24,7 +24,7 @@ ORDERS = ("shuffle", "interleave")
 
 TOP_KEYS = {"name", "repetitions", "timeout", "np", "class", "order", "seed", "grid",
             "launcher", "sweep", "benchmark", "results"}
-LAUNCHER_KEYS = {"kind", "template", "hostfile"}
+LAUNCHER_KEYS = {"kind", "template", "hostfile", "parallel"}
 BENCH_KEYS = {"name", "kernel", "npb_binary", "npb_dir", "command", "runtime_regex",
               "success_regex", "class", "np", "optional", "timeout"}
 
@@ -84,6 +84,7 @@ class Study:
     sweep: dict                 # knob -> [(text, ns), ...] without zero
     results: str | None = None  # default results folder, relative to the file
     skipped: list = field(default_factory=list)
+    parallel: int = 1           # runs at once, each a Slurm job step on nodes of its own
 
     def digest(self):
         return hashlib.sha256(self.text.encode()).hexdigest()
@@ -276,6 +277,13 @@ def from_dict(path, text, data, skip_missing=True):
         hostfile = os.path.join(base, os.path.expanduser(hostfile))
         if not os.path.isfile(hostfile):
             fail(f"[launcher] hostfile {hostfile!r} does not exist", "hostfile", "launcher")
+    parallel = get(launcher_table, "parallel", int, 1, "launcher")
+    if parallel < 1 or parallel > 4096:
+        fail(f"[launcher] parallel must be a whole number of runs at once, 1 or more, got {parallel}",
+             "parallel", "launcher")
+    if parallel > 1 and kind != "srun":
+        fail(f"[launcher] parallel = {parallel} needs kind = \"srun\" (each run is a job step on nodes of "
+             f"its own), not {kind!r}", "parallel", "launcher")
     if kind == "template" and "{hostfile}" in template and hostfile is None:
         fail("[launcher] template uses {hostfile} but no 'hostfile' is given", "template", "launcher")
 
@@ -415,7 +423,8 @@ def from_dict(path, text, data, skip_missing=True):
                          + "; ".join(skipped))
     return Study(path=os.path.abspath(path), text=text, name=name, repetitions=reps,
                  seed=seed, order=order, grid=grid, launcher=launcher, hostfile=hostfile,
-                 benchmarks=benchmarks, sweep=sweep, results=results, skipped=skipped)
+                 benchmarks=benchmarks, sweep=sweep, results=results, skipped=skipped,
+                 parallel=parallel)
 
 
 def _missing_program(program):
