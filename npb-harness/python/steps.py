@@ -86,13 +86,13 @@ def step_nodes(results_dir, row):
 
 def own_steps(results_dir, environ=os.environ):
     """Step ids (JOB.STEP) of this results folder's steps still known to Slurm."""
-    found = allocation(environ)
     squeue = shutil.which("squeue")
-    if found is None or squeue is None:
+    if squeue is None:
         return []
     try:
-        out = subprocess.run([squeue, "-h", "-s", "-j", found[0], "-o", "%i %j"], capture_output=True,
-                             text=True, timeout=30).stdout
+        # By name, in any job: `study status` runs outside the allocation.
+        out = subprocess.run([squeue, "-h", "-s", "-o", "%i %j"], capture_output=True,
+                             text=True, timeout=30, env=environ).stdout
     except (OSError, subprocess.TimeoutExpired):
         return []
     name = step_name(results_dir)

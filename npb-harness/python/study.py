@@ -2,6 +2,7 @@
 
   loggp study run STUDY.toml [--results DIR] [--no-report]
   loggp study status DIR
+  loggp study submit STUDY.toml --nodes N --time T [--parallel K] [--dry-run]
   loggp study report DIR [--calibration FILE]
 """
 import contextlib
@@ -16,7 +17,7 @@ import time
 from loggp.analysis.calibration import CalibrationError, load as load_calibration
 from loggp.knobs.command import Command, Parser
 
-from . import runner, steps, store, studyfile
+from . import runner, steps, store, studyfile, submit
 
 DEFAULT_STUDY = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                              "studies", "default.toml")
@@ -43,6 +44,7 @@ def _parser():
     s = sub.add_parser("status", help="how far a study is, and which runs failed",
                        example="loggp study status results/my-study")
     s.add_argument("results", help="results folder")
+    submit.add_arguments(sub)
     rep = sub.add_parser("report", help="write the HTML report, plots and CSV; print its path",
                          example="loggp study report results/my-study")
     rep.add_argument("results", help="results folder")
@@ -54,7 +56,7 @@ def _parser():
 class StudyCommand(Command):
     name = "study"
     errors = ((studyfile.StudyError, 2), (store.StoreError, 2), (UsageError, 2), (CalibrationError, 2),
-              (steps.StepError, 2))
+              (steps.StepError, 2), (submit.SubmitError, 2))
     interrupted = "interrupted; run the same command again to resume"
 
     def parser(self):
@@ -64,6 +66,8 @@ class StudyCommand(Command):
         if args.action == "run":
             return cmd_run(args.study, args.results, not args.no_report, args.calibration,
                            parallel=args.parallel)[0]
+        if args.action == "submit":
+            return submit.submit(args, results_dir_for)
         if args.action == "status":
             return cmd_status(args.results)
         return cmd_report(args.results, args.calibration)
@@ -190,6 +194,10 @@ def cmd_status(results_dir):
     results_dir = os.path.abspath(results_dir)  # every path it prints is absolute
     path = os.path.join(results_dir, store.DB_NAME)
     if not os.path.isfile(path):
+        job = submit.job_line(results_dir)
+        if job:  # submitted, not started yet
+            print(f"study in {results_dir}: no run started yet\n{job}")
+            return 0
         raise UsageError(f"{results_dir} has no {store.DB_NAME}: not a study results folder")
     db = store.Store(path)
     try:
@@ -215,6 +223,9 @@ def cmd_status(results_dir):
         overall = sum(means.values()) / len(means)
         eta = sum(means.get(p["benchmark"], overall) for p in pending)
         print(f"  remaining time, estimated: {runner._duration(eta)}")
+    job = submit.job_line(results_dir)
+    if job:
+        print(job)
     in_flight = steps.own_steps(results_dir)
     if in_flight:
         print(f"  Slurm steps in flight: {' '.join(in_flight)}")

@@ -170,3 +170,40 @@ def test_bad_parallel_inputs_exit_2(cluster, tmp_path, args, inside, message):
     proc = on_host0(cluster, *(["salloc", "-N", "2"] if inside else []), *cmd)
     assert proc.returncode == 2 and message in proc.stderr, proc.stderr
     assert not (tmp_path / "r").exists()
+
+
+def test_submit_keeps_its_script_and_status_follows_the_job(cluster, tmp_path):
+    results = tmp_path / "results"
+    study = study_file(tmp_path, 2, runs=2)
+    dry = on_host0(cluster, "loggp", "study", "submit", str(study), "--nodes", "2", "--time", "5",
+                   "--results", str(results), "--dry-run")
+    assert dry.returncode == 0 and "#SBATCH --nodes=2" in dry.stdout, dry.stderr
+    assert not (results / "slurm-job.json").exists()
+    proc = on_host0(cluster, "loggp", "study", "submit", str(study), "--nodes", "2", "--time", "5",
+                    "--results", str(results))
+    assert proc.returncode == 0, proc.stderr
+    job = proc.stdout.strip()
+    assert job.isdigit() and (results / "submit.sbatch").is_file()
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and len(rows(results) if (results / "results.sqlite").exists() else []) < 2:
+        time.sleep(0.5)
+    status = on_host0(cluster, "loggp", "study", "status", str(results))
+    assert f"Slurm job {job}" in status.stdout and "2/2 runs done" in status.stdout, status.stdout
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--nodes", "0", "--time", "5"], "--nodes 0"),
+    (["--nodes", "1", "--time", "soon"], "--time 'soon'"),
+    (["--nodes", "1", "--time", "5", "--parallel", "2"], "the allocation has 1 node"),
+])
+def test_bad_submit_inputs_exit_2(cluster, tmp_path, args, message):
+    proc = on_host0(cluster, "loggp", "study", "submit", str(study_file(tmp_path, 1)), *args,
+                    "--results", str(tmp_path / "r"))
+    assert proc.returncode == 2 and message in proc.stderr, proc.stderr
+
+
+def test_submit_without_slurm_says_so(tmp_path):
+    env = dict(os.environ, PATH=os.path.dirname(installed("loggp")))  # no sbatch on this PATH
+    proc = run([installed("loggp"), "study", "submit", str(study_file(tmp_path, 1)), "--nodes", "1",
+                "--time", "5", "--results", str(tmp_path / "r")], env=env)
+    assert proc.returncode == 2 and "sbatch not found" in proc.stderr, proc.stderr
