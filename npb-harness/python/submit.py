@@ -57,7 +57,8 @@ def write_atomic(path, text, mode=0o644):
     os.replace(tmp, path)
 
 
-def submit(args, results_dir_for, out=sys.stdout):
+def submit(args, results_dir_for, out=None):
+    out = out or sys.stdout
     if args.nodes < 1:
         raise SubmitError(f"--nodes {args.nodes}: expected 1 or more")
     if not TIME_RE.fullmatch(args.time):
