@@ -16,9 +16,10 @@ import shlex
 import shutil
 import signal
 import subprocess
+import sys
 import time
 
-from loggp.testbed import HOST_IFACE, TestbedError, run_dir, write_atomic
+from loggp.testbed import HOST_IFACE, TestbedError, UsageError, run_dir, up_state, write_atomic
 
 PACKAGES = "slurm-wlm munge"
 DAEMONS = ("slurmctld", "slurmd", "munged", "mungekey", "scontrol", "sinfo", "nsenter", "unshare")
@@ -231,3 +232,30 @@ def status_lines(name, state):
     lines = [f"  slurm: cluster {cluster_name(name)}, SLURM_CONF={conf_path(name)}"]
     lines += [f"    {node} {s}" for node, s in sorted(states.items())]
     return lines
+
+
+def start_cluster(name, out=sys.stdout):
+    """The Slurm cluster of `up --slurm`; on failure every daemon started is stopped again."""
+    try:
+        start(name, up_state(name), out)
+    except BaseException:
+        stop(name)
+        raise
+
+
+def exec_on_host0(name, program):
+    """`loggp testbed exec`: PROGRAM in host 0's network namespace, with the testbed's Slurm
+    (when up) and libfabric routing in its environment; returns PROGRAM's exit status."""
+    program = program[1:] if program[:1] == ["--"] else program
+    if not program:
+        raise UsageError("exec: no program given (usage: loggp testbed exec -- PROGRAM ARGS...)")
+    state = up_state(name)
+    env = dict(os.environ, FI_TCP_IFACE=HOST_IFACE, LOGGP_TESTBED=name)
+    if enabled(name):
+        env.update(client_environment(name))
+    cmd = [shutil.which("nsenter") or "nsenter", f"--net=/run/netns/{state['hosts'][0][1]}", *program]
+    sys.stdout.flush()
+    try:
+        return subprocess.run(cmd, env=env).returncode
+    except OSError as err:
+        raise TestbedError(f"cannot start {program[0]}: {err}") from None
