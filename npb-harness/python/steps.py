@@ -147,3 +147,41 @@ def run_parallel(study, db, results_dir, facts, pending, progress, parallel, nod
         pool.shutdown(wait=True, cancel_futures=True)
         raise
     pool.shutdown(wait=True)
+
+
+def _spread(values):
+    values = sorted(values)
+    middle = values[len(values) // 2] if len(values) % 2 else (values[len(values) // 2 - 1] + values[len(values) // 2]) / 2
+    return (values[-1] - values[0]) / middle if middle > 0 else 0.0
+
+
+def _median(values):
+    values = sorted(values)
+    n = len(values)
+    return values[n // 2] if n % 2 else (values[n // 2 - 1] + values[n // 2]) / 2
+
+
+def node_set_flags(runs):
+    """Settings whose runs on different node sets differ by more than the study's noise:
+    [(setting, spread between node-set medians, noise)]. The noise is the median, over settings,
+    of the relative spread of a setting's ok runtimes."""
+    by_setting = {}
+    for r in runs:
+        if r["status"] == "ok" and r["runtime_seconds"]:
+            key = (r["benchmark"], r["np"], r["sweep"], r["knobs"])
+            by_setting.setdefault(key, []).append(r)
+    spreads = [_spread([r["runtime_seconds"] for r in rs]) for rs in by_setting.values() if len(rs) > 1]
+    if not spreads:
+        return []
+    noise = _median(spreads)
+    flags = []
+    for key, rs in by_setting.items():
+        per_nodes = {}
+        for r in rs:
+            per_nodes.setdefault(r["host"], []).append(r["runtime_seconds"])
+        if len(per_nodes) < 2:
+            continue
+        between = _spread([_median(v) for v in per_nodes.values()])
+        if between > noise:
+            flags.append((key, between, noise))
+    return flags

@@ -229,6 +229,9 @@ def cmd_status(results_dir):
     in_flight = steps.own_steps(results_dir)
     if in_flight:
         print(f"  Slurm steps in flight: {' '.join(in_flight)}")
+    for (bench, np_, sweep, _), between, noise in steps.node_set_flags(runs):
+        print(f"  node sets differ: {bench} np={np_} {sweep}: medians on different nodes spread "
+              f"{100 * between:.1f} %, more than the study's noise ({100 * noise:.1f} %)")
     bad = [r for r in runs if r["status"] != "ok"]
     if bad:
         print("runs not ok:")

@@ -74,3 +74,20 @@ def test_slurm_time_forms(time_limit):
 @pytest.mark.parametrize("time_limit", ["", "1h", "-1", "1:2:3:4", "soon"])
 def test_bad_time_forms(time_limit):
     assert not submit.TIME_RE.fullmatch(time_limit)
+
+
+def run_row(sweep, host, seconds, status="ok"):
+    return {"benchmark": "b", "np": 2, "sweep": sweep, "knobs": sweep, "host": host,
+            "runtime_seconds": seconds, "status": status}
+
+
+def test_node_sets_flagged_only_beyond_the_noise():
+    runs = [run_row("baseline", "n0", 1.00), run_row("baseline", "n1", 1.005),
+            run_row("L", "n0", 2.00), run_row("L", "n0", 2.02),
+            run_row("g", "n0", 1.50), run_row("g", "n1", 1.80), run_row("g", "n1", 1.81),
+            run_row("o", "n2", 9.0, status="failed")]
+    flags = steps.node_set_flags(runs)
+    assert [key[2] for key, _, _ in flags] == ["g"]
+    key, between, noise = flags[0]
+    assert between == pytest.approx(0.305 / 1.6525) and noise == pytest.approx(0.02 / 2.01)
+    assert steps.node_set_flags(runs[:2]) == []   # one setting: its spread is the noise itself
