@@ -5,7 +5,6 @@ import atexit
 import json
 import os
 import shutil
-import signal
 import subprocess
 import time
 from pathlib import Path
