@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-ROOT_MODULES = {"loggp.cli", "loggp.main", "loggp.testbed"}
+ROOT_MODULES = {"loggp.cli", "loggp.main", "loggp.testbed", "loggp.testbed_slurm", "loggp.testbed_calibrate"}
 PART_MODULES = ["loggp.shim.run", "loggp.shim.bench", "loggp.experiments.probe", "loggp.experiments.fit",
                 "loggp.experiments.calibrate", "loggp.harness.study", "loggp.harness.runner",
                 "loggp.analysis.report"]

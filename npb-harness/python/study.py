@@ -2,6 +2,7 @@
 
   loggp study run STUDY.toml [--results DIR] [--no-report]
   loggp study status DIR
+  loggp study submit STUDY.toml --nodes N --time T [--parallel K] [--dry-run]
   loggp study report DIR [--calibration FILE]
 """
 import contextlib
@@ -16,7 +17,7 @@ import time
 from loggp.analysis.calibration import CalibrationError, load as load_calibration
 from loggp.knobs.command import Command, Parser
 
-from . import runner, store, studyfile
+from . import runner, steps, store, studyfile, submit
 
 DEFAULT_STUDY = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                              "studies", "default.toml")
@@ -36,11 +37,14 @@ def _parser():
     r.add_argument("--results", help="results folder (default: the file's 'results' key, "
                    "else ./loggp-results/NAME)")
     r.add_argument("--no-report", action="store_true", help="do not write the report at the end")
+    r.add_argument("--parallel", type=int, metavar="K", help="runs at once, each a Slurm job step on nodes "
+                   "of its own (needs kind = \"srun\" inside an allocation; default: [launcher] parallel, else 1)")
     r.add_argument("--calibration", help="calibration.json for the report's T0/B axes "
                    "(default: RESULTS/calibration.json when present)")
     s = sub.add_parser("status", help="how far a study is, and which runs failed",
                        example="loggp study status results/my-study")
     s.add_argument("results", help="results folder")
+    submit.add_arguments(sub)
     rep = sub.add_parser("report", help="write the HTML report, plots and CSV; print its path",
                          example="loggp study report results/my-study")
     rep.add_argument("results", help="results folder")
@@ -51,7 +55,8 @@ def _parser():
 
 class StudyCommand(Command):
     name = "study"
-    errors = ((studyfile.StudyError, 2), (store.StoreError, 2), (UsageError, 2), (CalibrationError, 2))
+    errors = ((studyfile.StudyError, 2), (store.StoreError, 2), (UsageError, 2), (CalibrationError, 2),
+              (steps.StepError, 2), (submit.SubmitError, 2))
     interrupted = "interrupted; run the same command again to resume"
 
     def parser(self):
@@ -59,7 +64,10 @@ class StudyCommand(Command):
 
     def run(self, args):
         if args.action == "run":
-            return cmd_run(args.study, args.results, not args.no_report, args.calibration)[0]
+            return cmd_run(args.study, args.results, not args.no_report, args.calibration,
+                           parallel=args.parallel)[0]
+        if args.action == "submit":
+            return submit.submit(args, results_dir_for)
         if args.action == "status":
             return cmd_status(args.results)
         return cmd_report(args.results, args.calibration)
@@ -103,9 +111,13 @@ def _on_term(signum, frame):
 
 
 def cmd_run(study_path, results_override=None, report=True, calibration=None, stream=sys.stderr,
-            print_path=True):
+            print_path=True, parallel=None):
     """Returns (exit status, report path or None)."""
+    if parallel is not None and parallel < 1:
+        raise UsageError(f"--parallel {parallel}: expected 1 or more runs at once")
     study = studyfile.load(study_path)
+    parallel = study.parallel if parallel is None else parallel
+    nodes_per_step = steps.check(study, parallel)
     if calibration is not None:
         load_calibration(calibration)   # a bad file stops us before the runs, not after
     for note in study.skipped:
@@ -118,6 +130,10 @@ def cmd_run(study_path, results_override=None, report=True, calibration=None, st
     previous = signal.signal(signal.SIGTERM, _on_term)
     try:
         with _exclusive(results_dir):
+            if nodes_per_step is not None:
+                stale = steps.cancel_own_steps(results_dir)  # left by a killed driver
+                if stale:
+                    print(f"loggp study: cancelled steps of an earlier driver: {' '.join(stale)}", file=stream)
             runner.clean_stale(results_dir)
             db = store.Store(os.path.join(results_dir, store.DB_NAME))
             try:
@@ -131,7 +147,7 @@ def cmd_run(study_path, results_override=None, report=True, calibration=None, st
                 if state == "edited":
                     print(f"loggp study: {study.path} differs from the file these results began with only in "
                           f"ways that keep the same runs (comments, layout); resuming", file=stream)
-                _run_pending(study, db, results_dir, facts, stream)
+                _run_pending(study, db, results_dir, facts, stream, parallel, nodes_per_step)
                 runs = db.runs()
             finally:
                 db.close()
@@ -152,7 +168,7 @@ def cmd_run(study_path, results_override=None, report=True, calibration=None, st
     return (1 if bad else 0), path
 
 
-def _run_pending(study, db, results_dir, facts, stream):
+def _run_pending(study, db, results_dir, facts, stream, parallel=1, nodes_per_step=None):
     pending = db.pending()
     known = {b.name for b in study.benchmarks}
     # Optional benchmarks missing on this machine stay pending: reported, not run.
@@ -163,6 +179,9 @@ def _run_pending(study, db, results_dir, facts, stream):
               file=stream)
     total = db.plan_size() - len(skipped)
     progress = runner.Progress(total, total - len(pending), db.mean_wall_by_benchmark(), stream)
+    if nodes_per_step is not None:
+        steps.run_parallel(study, db, results_dir, facts, pending, progress, parallel, nodes_per_step)
+        return
     for i, plan_row in enumerate(pending):
         bench = study.benchmark(plan_row["benchmark"])
         progress.starting(plan_row, [p["benchmark"] for p in pending[i:]], study.repetitions)
@@ -175,6 +194,10 @@ def cmd_status(results_dir):
     results_dir = os.path.abspath(results_dir)  # every path it prints is absolute
     path = os.path.join(results_dir, store.DB_NAME)
     if not os.path.isfile(path):
+        job = submit.job_line(results_dir)
+        if job:  # submitted, not started yet
+            print(f"study in {results_dir}: no run started yet\n{job}")
+            return 0
         raise UsageError(f"{results_dir} has no {store.DB_NAME}: not a study results folder")
     db = store.Store(path)
     try:
@@ -200,6 +223,15 @@ def cmd_status(results_dir):
         overall = sum(means.values()) / len(means)
         eta = sum(means.get(p["benchmark"], overall) for p in pending)
         print(f"  remaining time, estimated: {runner._duration(eta)}")
+    job = submit.job_line(results_dir)
+    if job:
+        print(job)
+    in_flight = steps.own_steps(results_dir)
+    if in_flight:
+        print(f"  Slurm steps in flight: {' '.join(in_flight)}")
+    for (bench, np_, sweep, _), between, noise in steps.node_set_flags(runs):
+        print(f"  node sets differ: {bench} np={np_} {sweep}: medians on different nodes spread "
+              f"{100 * between:.1f} %, more than the study's noise ({100 * noise:.1f} %)")
     bad = [r for r in runs if r["status"] != "ok"]
     if bad:
         print("runs not ok:")

@@ -24,7 +24,7 @@ ORDERS = ("shuffle", "interleave")
 
 TOP_KEYS = {"name", "repetitions", "timeout", "np", "class", "order", "seed", "grid",
             "launcher", "sweep", "benchmark", "results", "trace", "jitter"}
-LAUNCHER_KEYS = {"kind", "template", "hostfile"}
+LAUNCHER_KEYS = {"kind", "template", "hostfile", "parallel"}
 BENCH_KEYS = {"name", "kernel", "npb_binary", "npb_dir", "command", "runtime_regex",
               "success_regex", "class", "np", "optional", "timeout"}
 
@@ -86,6 +86,7 @@ class Study:
     skipped: list = field(default_factory=list)
     trace: bool = False         # baseline runs record a trace, for `loggp predict` in the report
     jitter: tuple | None = None  # (L, (spreads...)): jitter_sweep.py
+    parallel: int = 1           # runs at once, each a Slurm job step on nodes of its own
 
     def digest(self):
         return hashlib.sha256(self.text.encode()).hexdigest()
@@ -281,6 +282,13 @@ def from_dict(path, text, data, skip_missing=True):
         hostfile = os.path.join(base, os.path.expanduser(hostfile))
         if not os.path.isfile(hostfile):
             fail(f"[launcher] hostfile {hostfile!r} does not exist", "hostfile", "launcher")
+    parallel = get(launcher_table, "parallel", int, 1, "launcher")
+    if parallel < 1 or parallel > 4096:
+        fail(f"[launcher] parallel must be a whole number of runs at once, 1 or more, got {parallel}",
+             "parallel", "launcher")
+    if parallel > 1 and kind != "srun":
+        fail(f"[launcher] parallel = {parallel} needs kind = \"srun\" (each run is a job step on nodes of "
+             f"its own), not {kind!r}", "parallel", "launcher")
     if kind == "template" and "{hostfile}" in template and hostfile is None:
         fail("[launcher] template uses {hostfile} but no 'hostfile' is given", "template", "launcher")
 
@@ -421,7 +429,8 @@ def from_dict(path, text, data, skip_missing=True):
                          + "; ".join(skipped))
     return Study(path=os.path.abspath(path), text=text, name=name, repetitions=reps,
                  seed=seed, order=order, grid=grid, launcher=launcher, hostfile=hostfile,
-                 benchmarks=benchmarks, sweep=sweep, results=results, skipped=skipped, trace=trace, jitter=jitter)
+                 benchmarks=benchmarks, sweep=sweep, results=results, skipped=skipped, trace=trace, jitter=jitter,
+                 parallel=parallel)
 
 
 def _missing_program(program):

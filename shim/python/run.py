@@ -74,15 +74,15 @@ def jitter_environment(args):
     return env
 
 
-def routing_environment(engine, provider, base_env, single_host):
+def routing_environment(engine, provider, base_env, single_host, launcher=None):
     """Same-node traffic must cross libfabric for the libfabric engine, as in a
     one-process-per-node cluster. The user's own settings win, except that
-    --provider is explicit."""
+    --provider is explicit. srun spreads ranks over nodes: tcp by default."""
     if engine == "pmpi":
         return {}
     env = {name: value for name, value in (("MPIR_CVAR_CH4_NETMOD", "ofi"), ("MPIR_CVAR_NOLOCAL", "1"))
            if name not in base_env}
-    env.update(provider_environment(provider, "shm", base_env, single_host))
+    env.update(provider_environment(provider, "tcp" if launcher == "srun" else "shm", base_env, single_host))
     return env
 
 
@@ -105,7 +105,11 @@ def launcher_command(launcher, np, program, hostfile):
             cmd += ["-f", hostfile]
         return cmd + program
     if launcher == "srun":
-        cmd = [find_program("srun"), "-n", str(np)]
+        # --export=ALL: the knobs travel in each step's environment, so a node needs no knob
+        # file of its own. pmi2 is what the mpich wheel speaks, unless the user chose.
+        cmd = [find_program("srun"), "-n", str(np), "--export=ALL"]
+        if "SLURM_MPI_TYPE" not in os.environ:
+            cmd.append("--mpi=pmi2")
         if hostfile:
             cmd += ["--nodefile", hostfile]
         return cmd + program
@@ -281,7 +285,7 @@ def build(args, base_env, testbed_plan=None):
         cmd = None  # below, once every variable to export is known
     else:
         single_host = args.launcher == "mpiexec" and not args.hostfile
-        routing = routing_environment(args.engine, args.provider, base_env, single_host)
+        routing = routing_environment(args.engine, args.provider, base_env, single_host, args.launcher)
         cmd = launcher_command(args.launcher, args.np, program, args.hostfile)
     env.update(routing)
     if plan is not None:
