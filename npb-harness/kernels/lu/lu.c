@@ -92,8 +92,11 @@ static struct {
     double rsdnm[5], errnm[5], frc;
 } g;
 
+/* i runs over -2..nx+2 (two ghost planes on each side, and the one below
+ * them that a zeta line's stride may point at), j likewise; k over 1..nz. */
+#define LU_PAD 5
 #define AT(arr, i, j, k) \
-    ((arr) + 5 * ((long)(i) + 2 + (long)(g.nx + 4) * ((long)(j) + 2 + (long)(g.ny + 4) * ((long)(k) - 1))))
+    ((arr) + 5 * ((long)(i) + 2 + (long)(g.nx + LU_PAD) * ((long)(j) + 2 + (long)(g.ny + LU_PAD) * ((long)(k) - 1))))
 
 static void *xmalloc(size_t bytes)
 {
@@ -393,7 +396,7 @@ static void residual_line(const double *w, double *out, long stride, int dir, in
  * Exchanges w's ghosts first (north/south, then west/east). */
 static void residual(double *w, double *out)
 {
-    const long sx = 5, sy = 5L * (g.nx + 4), sz = 5L * (g.nx + 4) * (g.ny + 4);
+    const long sx = 5, sy = 5L * (g.nx + LU_PAD), sz = 5L * (g.nx + LU_PAD) * (g.ny + LU_PAD);
     exchange_3(w, 0);
     int nwall = g.north == -1, swall = g.south == -1;
     for (int k = 2; k <= g.nz - 1; k++)
@@ -414,7 +417,7 @@ static void residual(double *w, double *out)
 /* frct = R(exact polynomial), the forcing that makes it the solution. */
 static void erhs(void)
 {
-    memset(g.frct, 0, sizeof(double) * 5 * (size_t)(g.nx + 4) * (g.ny + 4) * g.nz);
+    memset(g.frct, 0, sizeof(double) * 5 * (size_t)(g.nx + LU_PAD) * (g.ny + LU_PAD) * g.nz);
     for (int k = 1; k <= g.nz; k++)
         for (int j = 1; j <= g.ny; j++)
             for (int i = 1; i <= g.nx; i++)
@@ -877,7 +880,7 @@ int main(int argc, char **argv)
 
     /* one spare plane in front, so that the pointer to k = 0 of a
      * zeta line (never dereferenced) stays inside the allocation */
-    size_t plane = 5 * (size_t)(g.nx + 4) * (g.ny + 4);
+    size_t plane = 5 * (size_t)(g.nx + LU_PAD) * (g.ny + LU_PAD);
     double *store[3];
     for (int a = 0; a < 3; a++)
         store[a] = xmalloc(sizeof(double) * plane * (size_t)(g.nz + 1));
