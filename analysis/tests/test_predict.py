@@ -25,13 +25,25 @@ def base_trace(tmp_path_factory):
     return folder
 
 
-def test_the_replay_models_every_call_of_a_plain_program(base_trace):
+def test_the_replay_models_every_call_of_a_plain_program(base_trace, tmp_path):
     programs = predict.load(base_trace)
     assert programs.unmodelled == {}
     assert programs.collectives == {"Bcast": 2, "Allreduce": 2}
     # N ping-pong messages each way, the window's 4 each way, the collectives' own
     assert programs.messages == 2 * N + 2 * 4 + 1 + 2
-    replayed = predict.runtime(programs, predict.DEFAULT_MACHINE)
+    # replayed at this machine's parameters as measured now (this VM's latency changes several-fold
+    # between its fast and slow states); a run slowed by another job is traced again, not widened
+    for attempt in range(3):
+        probe_json = tmp_path / f"probe{attempt}.json"
+        proc = run([installed("loggp"), "probe", "--sizes", "1,8,64,4096,65536", "--time-limit", "1",
+                    "--json", probe_json], timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        replayed = predict.runtime(programs, predict.machine_from_probe(probe_json))
+        if 0.3 * programs.traced_ns < replayed < 3 * programs.traced_ns:
+            break
+        folder = tmp_path / f"again{attempt}"
+        traced(folder)
+        programs = predict.load(folder)
     assert 0.3 * programs.traced_ns < replayed < 3 * programs.traced_ns
 
 
