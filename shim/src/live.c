@@ -24,6 +24,8 @@ _Atomic unsigned loggp_live_seq;
 static _Atomic int64_t current_ps[LOGGP_KNOB_COUNT];
 _Atomic uint64_t loggp_live_ns[4];
 _Atomic int64_t loggp_live_G_ps_per_byte;
+_Atomic int loggp_live_topo;
+static int topology_values;
 
 static uint64_t ps_to_ns(int64_t ps);
 
@@ -38,7 +40,7 @@ static pthread_mutex_t publish_lock = PTHREAD_MUTEX_INITIALIZER; /* one writer o
 static loggp_knobs wanted;
 static int scope_kernel;
 
-static void publish_in_force(const loggp_knobs *knobs);
+static void publish_in_force(const loggp_knobs *knobs, int topo);
 
 void loggp_live_publish(const loggp_knobs *knobs)
 {
@@ -46,8 +48,17 @@ void loggp_live_publish(const loggp_knobs *knobs)
     wanted = *knobs;
     loggp_knobs none = {{0}};
     int off = scope_kernel && atomic_load(&loggp_region) != LOGGP_REGION_KERNEL;
-    publish_in_force(off ? &none : knobs);
+    publish_in_force(off ? &none : knobs, topology_values && !off);
     pthread_mutex_unlock(&publish_lock);
+}
+
+void loggp_live_set_topology(int has_values)
+{
+    pthread_mutex_lock(&publish_lock);
+    topology_values = has_values;
+    loggp_knobs now = wanted;
+    pthread_mutex_unlock(&publish_lock);
+    loggp_live_publish(&now);
 }
 
 void loggp_live_region_changed(void)
@@ -72,7 +83,7 @@ void loggp_live_wanted(loggp_knobs *out)
     pthread_mutex_unlock(&publish_lock);
 }
 
-static void publish_in_force(const loggp_knobs *knobs)
+static void publish_in_force(const loggp_knobs *knobs, int topo)
 {
     unsigned s = atomic_load_explicit(&loggp_live_seq, memory_order_relaxed);
     atomic_store_explicit(&loggp_live_seq, s + 1, memory_order_relaxed);
@@ -87,6 +98,8 @@ static void publish_in_force(const loggp_knobs *knobs)
     atomic_store_explicit(&loggp_live_ns[2], ps_to_ns(knobs->ps[LOGGP_KNOB_GAP]), memory_order_relaxed);
     atomic_store_explicit(&loggp_live_ns[3], ps_to_ns(knobs->ps[LOGGP_KNOB_LATENCY]), memory_order_relaxed);
     atomic_store_explicit(&loggp_live_G_ps_per_byte, knobs->ps[LOGGP_KNOB_GAP_PER_BYTE], memory_order_relaxed);
+    atomic_store_explicit(&loggp_live_topo, topo, memory_order_relaxed);
+    any |= topo;
     atomic_store_explicit(&loggp_live_seq, s + 2, memory_order_release);
     int was = atomic_exchange(&loggp_live_any, any);
     void (*fn)(void) = atomic_load(&on_change);

@@ -14,6 +14,7 @@
 typedef struct {
     uint64_t o_s, o_r, g, L; /* ns */
     int64_t G_ps_per_byte;            /* ps per byte */
+    int topo;                         /* per-pair L and G in force (topology_live.h) */
 } loggp_delays;
 
 /* Nonzero while any knob is nonzero: the one load on the zero-knob path. */
@@ -28,6 +29,7 @@ static inline int loggp_live_active(void)
 extern _Atomic unsigned loggp_live_seq;
 extern _Atomic uint64_t loggp_live_ns[4]; /* o_s, o_r, g, L */
 extern _Atomic int64_t loggp_live_G_ps_per_byte;
+extern _Atomic int loggp_live_topo;
 
 /* A consistent snapshot of the current delays: a handful of loads, no lock. */
 static inline void loggp_live_get(loggp_delays *out)
@@ -40,6 +42,7 @@ static inline void loggp_live_get(loggp_delays *out)
         out->g = atomic_load_explicit(&loggp_live_ns[2], memory_order_relaxed);
         out->L = atomic_load_explicit(&loggp_live_ns[3], memory_order_relaxed);
         out->G_ps_per_byte = atomic_load_explicit(&loggp_live_G_ps_per_byte, memory_order_relaxed);
+        out->topo = atomic_load_explicit(&loggp_live_topo, memory_order_relaxed);
         atomic_thread_fence(memory_order_acquire);
         s2 = atomic_load_explicit(&loggp_live_seq, memory_order_relaxed);
     } while ((s1 & 1) || s1 != s2);
@@ -70,6 +73,10 @@ int loggp_live_scoped_to_kernel(void);
 void loggp_live_wanted(loggp_knobs *out);
 /* The program changed region: republishes the knobs in force (region.c). */
 void loggp_live_region_changed(void);
+
+/* The run's topology has per-pair values (set once, after MPI_Init, by
+ * topology_live.c): they apply wherever the knobs do, scope included. */
+void loggp_live_set_topology(int has_values);
 
 /* Calls fn (from the publishing thread) each time the knobs go from all zero
  * to some nonzero or back: the libfabric layer switches tables then. */

@@ -156,7 +156,10 @@ static void json_document(FILE *f, const loggp_profile_run *run, const loggp_cou
         json_injected(f, &part);
         fputc('}', f);
     }
-    fprintf(f, "}}\n");
+    fputc('}', f);
+    if (run->topology_json) /* what each pair got (pmpi/topology.c) */
+        fprintf(f, ",\n \"pairs\": %s", run->topology_json);
+    fprintf(f, "}\n");
 }
 
 static int make_dirs(const char *dir)

@@ -75,6 +75,7 @@ typedef struct {
     double wall_seconds;
     loggp_profile_clock clock;
     int scope_kernel; /* knobs applied inside the kernel region only */
+    const char *topology_json; /* per-pair classes and values, or NULL */
 } loggp_profile_run;
 
 /* Writes every thread's counters and *run to dir/profile.<rank>.json

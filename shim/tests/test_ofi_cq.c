@@ -130,7 +130,7 @@ Test(ofi_cq, a_stamped_receive_is_held_from_its_send_and_gets_its_data_back)
 {
     set_knob(LOGGP_KNOB_LATENCY, 40 * MS);
     uint64_t sent = clock_ns();
-    queue_entry(FI_RECV | FI_TAGGED | FI_REMOTE_CQ_DATA, 8, stamp_encode(0x1234, 1, sent));
+    queue_entry(FI_RECV | FI_TAGGED | FI_REMOTE_CQ_DATA, 8, stamp_encode(0x1234, 1, sent, 0));
     struct fi_cq_tagged_entry out[1];
     uint64_t end = read_all(1, out);
     cr_assert_geq(end + 16, sent + 40 * MS);

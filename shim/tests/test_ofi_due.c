@@ -44,7 +44,7 @@ Test(receive_due, from_a_stamp_the_least_transit_and_the_knobs)
 {
     /* what cq_hold.c composes for a stamped receive seen at `now` */
     uint64_t sent = 1000000 * 16, now = sent + 7 * US;
-    uint64_t data = stamp_encode(0, 1, sent);
+    uint64_t data = stamp_encode(0, 1, sent, 0);
     transit_min t;
     transit_min_init(&t, now - 1000);
     uint64_t decoded = stamp_send_time(data, now);

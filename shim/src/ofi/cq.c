@@ -51,7 +51,7 @@ static ssize_t cq_read_common(struct fid_cq *cq, void *buf, size_t count, int fr
     loggp_delays d;
     loggp_live_get(&d);
     ofi_in_hook++;
-    ssize_t rc = !d.L && !d.G_ps_per_byte && !d.g && !atomic_load_explicit(&cs->count, memory_order_relaxed)
+    ssize_t rc = !d.L && !d.G_ps_per_byte && !d.g && !d.topo && !atomic_load_explicit(&cs->count, memory_order_relaxed)
                      ? cq_read_overhead_only(cs, o, cq, buf, count, from, src, d.o_r)
                      : cq_read_held(cs, o, cq, buf, count, from, src, &d);
     ofi_in_hook--;

@@ -40,12 +40,19 @@ static uint64_t receive_due(cq_state *cs, struct fi_cq_tagged_entry *e, const lo
     /* taken even when unused, so the post table holds only receives in flight;
      * unknown (a multi-receive buffer): posted long ago, at 0 */
     uint64_t posted_at = 0;
+    int stamped = cs->has_data && is_stamped(e->flags, e->data);
+    loggp_delays of_pair; /* the L and G of the sender's topology class towards us */
+    if (stamped && d->topo && stamp_class(e->data)) {
+        of_pair = *d;
+        loggp_delays_for_class(&of_pair, stamp_class(e->data));
+        d = &of_pair;
+    }
     /* this message's own L (jitter.h); the FIFO keeps arrivals in order */
     uint64_t L = loggp_jittered_L(d->L);
     int posted_before =
         !(e->flags & FI_TAGGED) || receive_posted_before_drain(cs, e->op_context, drained_posts, &posted_at);
     uint64_t extra = receive_hold_ns(d, e->len) + (L - d->L); /* modulo 2^64: L + (k-1)G */
-    if (!cs->has_data || !is_stamped(e->flags, e->data))
+    if (!stamped)
         return extra ? now + extra : 0;
     uint64_t sent = stamp_send_time(e->data, now);
     strip_stamp(&e->flags, &e->data);
@@ -267,7 +274,7 @@ ssize_t cq_read_held(cq_state *cs, const struct fi_ops_cq *o, struct fid_cq *cq,
     if (held_ns || gap_waited_g || gap_waited_bytes || (receives && d.o_r)) {
         loggp_counters *c = loggp_my_counters();
         /* a hold is L's if L is set, else (k-1)G's */
-        c->injected_ns[d.L ? LOGGP_INJ_LATENCY : LOGGP_INJ_GAP_PER_BYTE] += held_ns;
+        c->injected_ns[d.L || d.topo ? LOGGP_INJ_LATENCY : LOGGP_INJ_GAP_PER_BYTE] += held_ns;
         c->injected_ns[LOGGP_INJ_GAP] += gap_waited_g;
         c->injected_ns[LOGGP_INJ_GAP_PER_BYTE] += gap_waited_bytes;
         if (receives && d.o_r) {

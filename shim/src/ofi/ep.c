@@ -19,6 +19,8 @@ static int h_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
                 atomic_store(&s->read_cntr, cs);
         }
     }
+    if (rc == 0 && bfid && bfid->fclass == FI_CLASS_AV)
+        s->av = (struct fid_av *)bfid;
     if (rc == 0 && bfid && bfid->fclass == FI_CLASS_CQ && (flags & FI_RECV))
         atomic_store(&s->recv_cq, cq_state_if_ours(bfid));
     return rc;
@@ -28,6 +30,7 @@ static int h_ep_close(struct fid *fid)
 {
     ep_state *s = STATE(fid->ops, ep_state);
     switch_unregister(&s->node);
+    ofi_forget_endpoint(s->ep);
     int rc = ORIG(fid->ops, struct fi_ops)->close(fid);
     if (rc != 0) {
         switch_register(&s->node);
@@ -134,6 +137,7 @@ void patch_ep(struct fid_ep *ep, int stamps)
         }
     }
     s->ep = ep;
+    ofi_note_endpoint(ep);
     s->node.apply = ep_apply;
     switch_register(&s->node);
 }

@@ -118,6 +118,7 @@ static void patch_domain(struct fid_domain *domain, const struct fi_info *info)
     HOOK(d, struct fi_ops_domain, endpoint, h_endpoint);
     HOOK(d, struct fi_ops_domain, endpoint2, h_endpoint2);
     HOOK(d, struct fi_ops_domain, scalable_ep, h_scalable_ep);
+    HOOK(d, struct fi_ops_domain, av_open, ofi_av_open);
 }
 
 static void domain_opened(struct fi_info *info, struct fid_domain *domain)

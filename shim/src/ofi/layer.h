@@ -1,7 +1,8 @@
 /* Private header of the libfabric layer (shim/src/ofi/): the state every
  * wrapped object carries, how a hook finds it, and what the files share.
  * One fi object class per file: fabric.c (fabrics, domains), ep.c
- * (endpoints), tagged.c / msg.c / rma.c / atomic.c (transfer hooks, each
+ * (endpoints), av.c and peers.c (addresses and their topology classes),
+ * tagged.c / msg.c / rma.c / atomic.c (transfer hooks, each
  * with its ops table below them), cq.c and cq_hold.c (completion queues),
  * cntr.c (counters), provider.c (entry points and layer state), switch.c
  * (provider's tables at zero knobs, ours otherwise), recv_post.c (which
@@ -31,6 +32,7 @@
 #include "profile.h"
 #include "ring.h"
 #include "stamp.h"
+#include "topology_live.h"
 
 /* Nothing here is exported from libloggp.so: the names are the layer's own. */
 #pragma GCC visibility push(hidden)
@@ -58,11 +60,33 @@ extern __thread int ofi_in_hook __attribute__((tls_model("initial-exec")));
 /* Records the provider's name the first time an endpoint is wrapped. */
 void ofi_note_provider(const struct fi_info *info);
 
-/* A stamp of a send leaving now (stamp.h). */
-static inline uint64_t stamp(uint64_t data, int had_data)
+/* A stamp of a send of topology class peer leaving now (stamp.h). */
+static inline uint64_t stamp(uint64_t data, int had_data, unsigned peer)
 {
-    return stamp_encode(data, had_data, clock_ns());
+    return stamp_encode(data, had_data, clock_ns(), peer);
 }
+
+/* ---- the topology class of each destination (peers.c) ---- */
+
+/* Indexed by libfabric address (an AV table's index); filled after MPI_Init. */
+extern uint8_t *ofi_peer_classes;
+extern size_t ofi_peer_count;
+
+static inline unsigned peer_class(fi_addr_t addr)
+{
+    return addr < ofi_peer_count ? ofi_peer_classes[addr] : 0;
+}
+
+/* The first reliable-datagram endpoint, whose name and address vector
+ * (ep_state.av) map addresses to ranks (fabric.c, ep.c tell). */
+void ofi_note_endpoint(struct fid_ep *ep);
+void ofi_forget_endpoint(struct fid_ep *ep);
+
+/* Address vectors (av.c): the domain's av_open, and a copy of the names
+ * inserted into an AV it opened, name_len bytes per address (the caller
+ * frees *names); returns the number of addresses, 0 if it knows none. */
+int ofi_av_open(struct fid_domain *domain, struct fi_av_attr *attr, struct fid_av **av, void *ctx);
+size_t ofi_av_names(struct fid_av *av, unsigned char **names, size_t *name_len);
 
 /* ---- patched ops tables (table.c) ---- */
 
@@ -248,6 +272,7 @@ typedef struct ep_state {
     int stamps;             /* remote CQ data is 8 bytes: stamps fit */
     _Atomic(cntr_state *) write_cntr, read_cntr;
     _Atomic(cq_state *) recv_cq; /* where its receives complete (recv_post.c) */
+    struct fid_av *av;           /* its address vector (peers.c) */
     void *fid_ops, *msg, *tagged, *rma, *atomic, *ep_ops; /* our copies */
     struct fid_ep *ep;
     switch_node node;
@@ -310,15 +335,20 @@ static inline uint64_t iov_bytes(const struct iovec *iov, size_t count)
 }
 
 /* Sends (tagged.c, msg.c): the table pointer names the state; `call` posts
- * with the knobs in d, `plain_call` while every knob is zero. */
-#define SEND_HOOK(table, type, bytes_expr, call, plain_call)                                 \
+ * with the knobs in d (those of the destination's topology class, peer),
+ * `plain_call` while every knob is zero. */
+#define SEND_HOOK(table, type, bytes_expr, dest_expr, call, plain_call)                      \
     ep_state *s = ep_state_of(ep);                                                           \
     const type *o = ORIG(s->table, type);                                                    \
     if (!loggp_live_active() || ofi_in_hook)                                                 \
         return plain_call;                                                                   \
     loggp_delays d;                                                                          \
     post_begin(s, &d);                                                                       \
-    int stamping = s->stamps && (d.L || d.G_ps_per_byte); /* only the holds for L, G read them */    \
+    /* only the holds for L, G read stamps */                                                \
+    int stamping = s->stamps && (d.L || d.G_ps_per_byte || d.topo);                          \
+    unsigned peer = d.topo ? peer_class(dest_expr) : 0;                                      \
+    if (peer)                                                                                \
+        loggp_delays_for_class(&d, peer);                                                    \
     (void)stamping;                                                                          \
     ofi_in_hook++;                                                                           \
     ssize_t rc = call;                                                                       \

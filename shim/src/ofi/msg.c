@@ -4,54 +4,55 @@
 
 static ssize_t h_send(struct fid_ep *ep, const void *buf, size_t len, void *desc, fi_addr_t dest, void *ctx)
 {
-    SEND_HOOK(msg, struct fi_ops_msg, len,
-              stamping ? o->senddata(ep, buf, len, desc, stamp(0, 0), dest, ctx) : o->send(ep, buf, len, desc, dest, ctx),
+    SEND_HOOK(msg, struct fi_ops_msg, len, dest,
+              stamping ? o->senddata(ep, buf, len, desc, stamp(0, 0, peer), dest, ctx) : o->send(ep, buf, len, desc, dest, ctx),
               o->send(ep, buf, len, desc, dest, ctx))
 }
 
 static ssize_t h_sendv(struct fid_ep *ep, const struct iovec *iov, void **desc, size_t count, fi_addr_t dest,
                        void *ctx)
 {
-    SEND_HOOK(msg, struct fi_ops_msg, iov_bytes(iov, count), o->sendv(ep, iov, desc, count, dest, ctx),
+    SEND_HOOK(msg, struct fi_ops_msg, iov_bytes(iov, count), dest, o->sendv(ep, iov, desc, count, dest, ctx),
               o->sendv(ep, iov, desc, count, dest, ctx))
 }
 
-static ssize_t sendmsg_stamped(const struct fi_ops_msg *o, struct fid_ep *ep, const struct fi_msg *msg, uint64_t flags)
+static ssize_t sendmsg_stamped(const struct fi_ops_msg *o, struct fid_ep *ep, const struct fi_msg *msg, uint64_t flags,
+                               unsigned peer)
 {
     struct fi_msg m = *msg;
     int had = (flags & FI_REMOTE_CQ_DATA) != 0;
     if (had && (m.data >> 32))
         return o->sendmsg(ep, msg, flags);
-    m.data = stamp(had ? m.data : 0, had);
+    m.data = stamp(had ? m.data : 0, had, peer);
     return o->sendmsg(ep, &m, flags | FI_REMOTE_CQ_DATA);
 }
 
 static ssize_t h_sendmsg(struct fid_ep *ep, const struct fi_msg *msg, uint64_t flags)
 {
-    SEND_HOOK(msg, struct fi_ops_msg, iov_bytes(msg->msg_iov, msg->iov_count),
-              stamping ? sendmsg_stamped(o, ep, msg, flags) : o->sendmsg(ep, msg, flags),
+    SEND_HOOK(msg, struct fi_ops_msg, iov_bytes(msg->msg_iov, msg->iov_count), msg->addr,
+              stamping ? sendmsg_stamped(o, ep, msg, flags, peer) : o->sendmsg(ep, msg, flags),
               o->sendmsg(ep, msg, flags))
 }
 
 static ssize_t h_inject(struct fid_ep *ep, const void *buf, size_t len, fi_addr_t dest)
 {
-    SEND_HOOK(msg, struct fi_ops_msg, len,
-              stamping ? o->injectdata(ep, buf, len, stamp(0, 0), dest) : o->inject(ep, buf, len, dest),
+    SEND_HOOK(msg, struct fi_ops_msg, len, dest,
+              stamping ? o->injectdata(ep, buf, len, stamp(0, 0, peer), dest) : o->inject(ep, buf, len, dest),
               o->inject(ep, buf, len, dest))
 }
 
 static ssize_t h_senddata(struct fid_ep *ep, const void *buf, size_t len, void *desc, uint64_t data, fi_addr_t dest,
                           void *ctx)
 {
-    SEND_HOOK(msg, struct fi_ops_msg, len,
-              o->senddata(ep, buf, len, desc, stamping && !(data >> 32) ? stamp(data, 1) : data, dest, ctx),
+    SEND_HOOK(msg, struct fi_ops_msg, len, dest,
+              o->senddata(ep, buf, len, desc, stamping && !(data >> 32) ? stamp(data, 1, peer) : data, dest, ctx),
               o->senddata(ep, buf, len, desc, data, dest, ctx))
 }
 
 static ssize_t h_injectdata(struct fid_ep *ep, const void *buf, size_t len, uint64_t data, fi_addr_t dest)
 {
-    SEND_HOOK(msg, struct fi_ops_msg, len,
-              o->injectdata(ep, buf, len, stamping && !(data >> 32) ? stamp(data, 1) : data, dest),
+    SEND_HOOK(msg, struct fi_ops_msg, len, dest,
+              o->injectdata(ep, buf, len, stamping && !(data >> 32) ? stamp(data, 1, peer) : data, dest),
               o->injectdata(ep, buf, len, data, dest))
 }
 

@@ -9,7 +9,8 @@ void note_receive_post_on(cq_state *cq, void *context, uint64_t len)
 {
     /* only a hold reads it; a stale knob read costs one receive its refinement */
     if (!atomic_load_explicit(&loggp_live_ns[3], memory_order_relaxed) &&
-        !atomic_load_explicit(&loggp_live_G_ps_per_byte, memory_order_relaxed))
+        !atomic_load_explicit(&loggp_live_G_ps_per_byte, memory_order_relaxed) &&
+        !atomic_load_explicit(&loggp_live_topo, memory_order_relaxed))
         return;
     post_slot *slots = atomic_load_explicit(&cq->posts, memory_order_acquire);
     if (!slots) {

@@ -3,10 +3,11 @@
 
 #define STAMP_FIELD ((UINT64_C(1) << STAMP_BITS) - 1)
 
-uint64_t stamp_encode(uint64_t data, int had_data, uint64_t send_time)
+uint64_t stamp_encode(uint64_t data, int had_data, uint64_t send_time, unsigned pair_class)
 {
     uint64_t t = (send_time >> STAMP_UNIT_SHIFT) & STAMP_FIELD;
-    return (data & 0xffffffffu) | STAMP_MARK | (had_data ? 0 : STAMP_NO_DATA) | (t << STAMP_SHIFT);
+    return (data & 0xffffffffu) | STAMP_MARK | (had_data ? 0 : STAMP_NO_DATA) |
+           ((uint64_t)(pair_class & 3u) << STAMP_CLASS_SHIFT) | (t << STAMP_SHIFT);
 }
 
 uint64_t stamp_send_time(uint64_t data, uint64_t now)

@@ -5,8 +5,8 @@
 static ssize_t h_tsend(struct fid_ep *ep, const void *buf, size_t len, void *desc, fi_addr_t dest, uint64_t tag,
                        void *ctx)
 {
-    SEND_HOOK(tagged, struct fi_ops_tagged, len,
-              stamping ? o->senddata(ep, buf, len, desc, stamp(0, 0), dest, tag, ctx)
+    SEND_HOOK(tagged, struct fi_ops_tagged, len, dest,
+              stamping ? o->senddata(ep, buf, len, desc, stamp(0, 0, peer), dest, tag, ctx)
                         : o->send(ep, buf, len, desc, dest, tag, ctx),
               o->send(ep, buf, len, desc, dest, tag, ctx))
 }
@@ -15,48 +15,48 @@ static ssize_t h_tsendv(struct fid_ep *ep, const struct iovec *iov, void **desc,
                         uint64_t tag, void *ctx)
 {
     /* Not stamped: turning it into sendmsg would change its completion flags. */
-    SEND_HOOK(tagged, struct fi_ops_tagged, iov_bytes(iov, count), o->sendv(ep, iov, desc, count, dest, tag, ctx),
+    SEND_HOOK(tagged, struct fi_ops_tagged, iov_bytes(iov, count), dest, o->sendv(ep, iov, desc, count, dest, tag, ctx),
               o->sendv(ep, iov, desc, count, dest, tag, ctx))
 }
 
 static ssize_t tsendmsg_stamped(const struct fi_ops_tagged *o, struct fid_ep *ep, const struct fi_msg_tagged *msg,
-                                uint64_t flags)
+                                uint64_t flags, unsigned peer)
 {
     struct fi_msg_tagged m = *msg;
     int had = (flags & FI_REMOTE_CQ_DATA) != 0;
     if (had && (m.data >> 32))
         return o->sendmsg(ep, msg, flags); /* the caller uses the upper bits itself */
-    m.data = stamp(had ? m.data : 0, had);
+    m.data = stamp(had ? m.data : 0, had, peer);
     return o->sendmsg(ep, &m, flags | FI_REMOTE_CQ_DATA);
 }
 
 static ssize_t h_tsendmsg(struct fid_ep *ep, const struct fi_msg_tagged *msg, uint64_t flags)
 {
-    SEND_HOOK(tagged, struct fi_ops_tagged, iov_bytes(msg->msg_iov, msg->iov_count),
-              stamping ? tsendmsg_stamped(o, ep, msg, flags) : o->sendmsg(ep, msg, flags),
+    SEND_HOOK(tagged, struct fi_ops_tagged, iov_bytes(msg->msg_iov, msg->iov_count), msg->addr,
+              stamping ? tsendmsg_stamped(o, ep, msg, flags, peer) : o->sendmsg(ep, msg, flags),
               o->sendmsg(ep, msg, flags))
 }
 
 static ssize_t h_tinject(struct fid_ep *ep, const void *buf, size_t len, fi_addr_t dest, uint64_t tag)
 {
-    SEND_HOOK(tagged, struct fi_ops_tagged, len,
-              stamping ? o->injectdata(ep, buf, len, stamp(0, 0), dest, tag) : o->inject(ep, buf, len, dest, tag),
+    SEND_HOOK(tagged, struct fi_ops_tagged, len, dest,
+              stamping ? o->injectdata(ep, buf, len, stamp(0, 0, peer), dest, tag) : o->inject(ep, buf, len, dest, tag),
               o->inject(ep, buf, len, dest, tag))
 }
 
 static ssize_t h_tsenddata(struct fid_ep *ep, const void *buf, size_t len, void *desc, uint64_t data,
                            fi_addr_t dest, uint64_t tag, void *ctx)
 {
-    SEND_HOOK(tagged, struct fi_ops_tagged, len,
-              o->senddata(ep, buf, len, desc, stamping && !(data >> 32) ? stamp(data, 1) : data, dest, tag, ctx),
+    SEND_HOOK(tagged, struct fi_ops_tagged, len, dest,
+              o->senddata(ep, buf, len, desc, stamping && !(data >> 32) ? stamp(data, 1, peer) : data, dest, tag, ctx),
               o->senddata(ep, buf, len, desc, data, dest, tag, ctx))
 }
 
 static ssize_t h_tinjectdata(struct fid_ep *ep, const void *buf, size_t len, uint64_t data, fi_addr_t dest,
                              uint64_t tag)
 {
-    SEND_HOOK(tagged, struct fi_ops_tagged, len,
-              o->injectdata(ep, buf, len, stamping && !(data >> 32) ? stamp(data, 1) : data, dest, tag),
+    SEND_HOOK(tagged, struct fi_ops_tagged, len, dest,
+              o->injectdata(ep, buf, len, stamping && !(data >> 32) ? stamp(data, 1, peer) : data, dest, tag),
               o->injectdata(ep, buf, len, data, dest, tag))
 }
 

@@ -9,6 +9,7 @@
 
 #include "delay.h"
 #include "jitter.h"
+#include "topology_live.h"
 #include "ofi.h"
 #include "pmpi.h"
 
@@ -83,6 +84,10 @@ void loggp_print_banner(int rank, int engine)
     loggp_jitter_describe(jitter, sizeof jitter);
     if (n < (int)sizeof line)
         n += snprintf(line + n, sizeof line - (size_t)n, "%s", jitter);
+    char pairs[256];
+    loggp_topology_describe(pairs, sizeof pairs);
+    if (n < (int)sizeof line)
+        n += snprintf(line + n, sizeof line - (size_t)n, "%s", pairs);
     if (n < (int)sizeof line)
         n += snprintf(line + n, sizeof line - (size_t)n, "%s", loggp_live_scoped_to_kernel()
                       ? " (inside the kernel region only: loggp_hint IN_KERNEL or MPI_Pcontrol)" : "");
@@ -135,6 +140,8 @@ static void before_init(void)
         loggp_die_before_init(err);
     if (loggp_jitter_start(err, sizeof err) != 0)
         loggp_die_before_init(err);
+    if (loggp_topology_start(err, sizeof err) != 0)
+        loggp_die_before_init(err);
     loggp_ofi_enable(wanted != ENGINE_PMPI);
     if (wanted != ENGINE_PMPI)
         loggp_route_through_libfabric();
@@ -160,6 +167,7 @@ static void after_init(void)
         loggp_ofi_enable(0);
     else
         loggp_synchronise_clocks();
+    loggp_setup_topology();
     if (loggp_trace_open() != 0)
         pmpi.Abort(MPI_COMM_WORLD, 1);
     /* a trace needs the wrappers' books: the same one branch decides */
@@ -206,6 +214,7 @@ static void write_profile(double wall_seconds)
     };
     loggp_live_wanted(&run.knobs);
     run.scope_kernel = loggp_live_scoped_to_kernel();
+    run.topology_json = loggp_topology_profile_json();
     loggp_clock_sync_result(&run.clock);
     loggp_profile_write(dir, &run);
 }

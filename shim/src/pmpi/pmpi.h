@@ -233,6 +233,12 @@ int loggp_single_node(void);
 void loggp_route_through_libfabric(void);
 /* Estimates this rank's clock offset to rank 0 and hands it to the libfabric layer (clocksync.c). */
 void loggp_synchronise_clocks(void);
+
+/* Per-pair L and G from LOGGP_TOPOLOGY or the short form (topology.c):
+ * classes for every rank and libfabric address, then the values on. */
+void loggp_setup_topology(void);
+/* What each pair got, for the profile (NULL without a topology). */
+const char *loggp_topology_profile_json(void);
 /* What the profile reports about that (clocksync.c). */
 void loggp_clock_sync_result(loggp_profile_clock *out);
 
