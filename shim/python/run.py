@@ -11,7 +11,7 @@ from loggp.knobs import ENVIRONMENT, KnobError, environment as knob_variables
 from loggp.knobs.command import Command, CommandError, Parser, positive_int
 from loggp.knobs.programs import find_program, prefix_path
 
-from . import open_mpi
+from . import open_mpi, topology
 
 # Command-line knob flags and the environment variables they set.
 KNOB_FLAGS = {
@@ -188,6 +188,7 @@ def parser():
                             "lognormal:S[:SIGMA] or pareto:S[:ALPHA], S the standard deviation, truncated at 0 "
                             "(docs/jitter.md; default: none)")
     p.add_argument("--seed", type=int, help="seed of the jitter draws, mixed with each rank (default 0)")
+    topology.add_arguments(p)
     p.add_argument("--engine", choices=("auto", "libfabric", "pmpi"), default="auto",
                    help="auto (the default): libfabric when MPI runs over libfabric, else pmpi; libfabric: "
                         "every message crosses the wrapped provider; pmpi: o, g and G on point-to-point "
@@ -303,6 +304,7 @@ def build(args, base_env, testbed_plan=None):
     if args.scope:
         env["LOGGP_SCOPE"] = args.scope
     env.update(jitter_environment(args))
+    env.update(topology.environment(args, args.np, RunError))
     if on_open_mpi:
         cmd = open_mpi.command(args.np, program, args.hostfile, env, base_env.get("PATH"),
                                ofi=args.engine != "pmpi")
