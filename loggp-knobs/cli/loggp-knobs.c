@@ -55,7 +55,24 @@ static int is_help(const char *arg)
 typedef struct {
     loggp_knobs values;
     unsigned given;
+    int scope_given; /* values.scope was given (--scope) */
 } knob_options;
+
+/* "--scope all|kernel" at argv[*i]: 1 if consumed, 0 if not it, -1 after an error. */
+static int parse_scope_option(int argc, char **argv, int *i, knob_options *opts)
+{
+    const char *arg = argv[*i];
+    if (strcmp(arg, "--scope") != 0 && strncmp(arg, "--scope=", 8) != 0)
+        return 0;
+    const char *value = arg[7] == '=' ? arg + 8 : (*i + 1 < argc ? argv[++*i] : "");
+    char err[128];
+    if (loggp_parse_scope(value, &opts->values.scope, err, sizeof err) != 0) {
+        fprintf(stderr, "%s: --%s\n", prog, err);
+        return -1;
+    }
+    opts->scope_given = 1;
+    return 1;
+}
 
 /* Parses one knob option at argv[*i] ("--os 5us" or "--os=5us"). Returns 1 if
  * consumed, 0 if argv[*i] is not a knob option, -1 after printing an error. */
@@ -150,6 +167,8 @@ static void apply_options(loggp_knobs *knobs, const knob_options *opts)
     for (int i = 0; i < LOGGP_KNOB_COUNT; i++)
         if (opts->given & (1u << i))
             knobs->ps[i] = opts->values.ps[i];
+    if (opts->scope_given)
+        knobs->scope = opts->values.scope;
 }
 
 static int knob_path(char *path, size_t len)
@@ -187,7 +206,7 @@ static int write_knobs(const knob_options *opts, int from_zero)
         fprintf(stderr, "%s: %s\n", prog, err);
         return 1;
     }
-    loggp_knobs knobs = {{0}};
+    loggp_knobs knobs = {0};
     int exists;
     if (!from_zero && load_or_report(path, &knobs, &exists) != 0) {
         loggp_knobs_unlock(lock);
@@ -235,6 +254,10 @@ static void print_table(const loggp_knobs *knobs, const char *path, int exists, 
         printf("%-4s %-12s %-19s %s\n", loggp_knob_table[i].name, value, source_of(i, from_env, exists),
                loggp_knob_table[i].meaning);
     }
+    printf("scope: %s\n", knobs->scope == LOGGP_SCOPE_KERNEL
+                               ? "kernel (the knobs apply inside the program's kernel region only: loggp_hint "
+                                 "IN_KERNEL or MPI_Pcontrol)"
+                               : "all (the knobs apply everywhere)");
     printf("file: %s%s\n", path, exists ? "" : " (not written yet: every knob is 0)");
     if (from_env)
         printf("programs started from this shell get these values: the environment overrides the file "
@@ -281,7 +304,8 @@ static void print_json(const loggp_knobs *file, const loggp_knobs *effective, un
         printf("%s\"%s\": {\"value\": \"%s\", \"from\": \"%s\"}", i ? ", " : "", loggp_knob_table[i].name,
                value, source_of(i, from_env, exists));
     }
-    printf("}, \"environment\": {");
+    printf("}, \"scope\": \"%s\", \"effective_scope\": \"%s\", \"environment\": {",
+           loggp_scope_names[file->scope], loggp_scope_names[effective->scope]);
     int any = 0;
     for (int i = 0; i < LOGGP_KNOB_COUNT; i++) {
         const char *v = getenv(loggp_knob_table[i].env);
@@ -296,15 +320,18 @@ static void print_json(const loggp_knobs *file, const loggp_knobs *effective, un
 
 static int cmd_set(int argc, char **argv)
 {
-    knob_options opts = {{{0}}, 0};
+    knob_options opts = {0};
     const char *via = "loggp";
     for (int i = 0; i < argc; i++) {
         if (is_help(argv[i])) {
-            printf("usage: %s set [--o T] [--os T] [--or T] [--g T] [--G T/B] [--L T] [--via loggp|netem]\n"
+            printf("usage: %s set [--o T] [--os T] [--or T] [--g T] [--G T/B] [--L T] [--scope all|kernel]\n"
+                   "       [--via loggp|netem]\n"
                    "Changes only the knobs given; the others keep their values (0 if never set).\n"
                    "  --o T       o_s and o_r together      --os T, --or T  send, receive overhead\n"
                    "  --g T       gap between injections    --L T           latency\n"
                    "  --G T/B     gap per byte\n"
+                   "  --scope all|kernel  where the knobs apply: everywhere (all, the default) or inside the\n"
+                   "              program's kernel region only (loggp_hint IN_KERNEL or MPI_Pcontrol); live\n"
                    "  --via loggp|netem  who applies them (default loggp: libloggp.so); netem: L and G with\n"
                    "              tc/netem on the testbed's links (`loggp testbed`)\n"
                    "Times: 0, 250ns, 1.5us, 2ms; G: 0, 0.5ns/B, 2us/KiB.\n"
@@ -316,14 +343,18 @@ static int cmd_set(int argc, char **argv)
             return EXIT_USAGE;
         if (v)
             continue;
-        int r = parse_knob_option(argc, argv, &i, &opts);
+        int r = parse_scope_option(argc, argv, &i, &opts);
+        if (r == 0)
+            r = parse_knob_option(argc, argv, &i, &opts);
         if (r < 0)
             return EXIT_USAGE;
         if (r == 0)
             return usage_error("set: unknown option '%s'", argv[i]);
     }
-    if (!opts.given)
+    if (!opts.given && !opts.scope_given)
         return usage_error("set: give at least one knob, e.g. `set --o 10us`%s", "");
+    if (opts.scope_given && strcmp(via, "netem") == 0)
+        return usage_error("set: --via netem has no scope: the kernel's emulation cannot see regions%s", "");
     if (strcmp(via, "netem") == 0) {
         unsigned netem_ok = (1u << LOGGP_KNOB_LATENCY) | (1u << LOGGP_KNOB_GAP_PER_BYTE);
         if (opts.given & ~netem_ok)
@@ -372,7 +403,10 @@ static int cmd_show(int argc, char **argv)
     loggp_knobs effective = knobs;
     unsigned from_env = 0;
     char err[512];
-    if (loggp_knobs_apply_env(&effective, &from_env, err, sizeof err) != 0) {
+    int env_scope = 0, scope_set = loggp_scope_from_env(&env_scope, err, sizeof err);
+    if (scope_set > 0)
+        effective.scope = env_scope;
+    if (scope_set < 0 || loggp_knobs_apply_env(&effective, &from_env, err, sizeof err) != 0) {
         fprintf(stderr, "%s: %s\n(MPI programs started from this shell would stop at MPI_Init; fix or unset it)\n",
                 prog, err);
         return 1;
@@ -402,14 +436,14 @@ static int cmd_reset(int argc, char **argv)
     }
     if (strcmp(via, "netem") == 0)
         return run_netem("reset", argc, argv);
-    knob_options none = {{{0}}, 0};
+    knob_options none = {0};
     return write_knobs(&none, 1);
 }
 
 static int cmd_env(int argc, char **argv)
 {
     const char *format = "sh";
-    knob_options opts = {{{0}}, 0};
+    knob_options opts = {0};
     for (int i = 0; i < argc; i++) {
         if (is_help(argv[i])) {
             printf("usage: %s env [--format sh|mpiexec|srun] [--o T] [--os T] [--or T] [--g T] [--G T/B] [--L T]\n"
@@ -460,6 +494,12 @@ static int cmd_env(int argc, char **argv)
         else
             printf("%s%s=%s", i ? "," : "--export=ALL,", name, value);
     }
+    if (knobs.scope == LOGGP_SCOPE_KERNEL) {
+        if (strcmp(format, "sh") == 0)
+            printf("export LOGGP_SCOPE=kernel\n");
+        else
+            printf(strcmp(format, "mpiexec") == 0 ? " -genv LOGGP_SCOPE kernel" : ",LOGGP_SCOPE=kernel");
+    }
     if (strcmp(format, "sh") != 0)
         printf("\n");
     return 0;
@@ -469,7 +509,7 @@ static int cmd_env(int argc, char **argv)
  * the values (the study runner, the analysis) without a parser of their own. */
 static int cmd_parse(int argc, char **argv)
 {
-    knob_options opts = {{{0}}, 0};
+    knob_options opts = {0};
     for (int i = 0; i < argc; i++) {
         if (is_help(argv[i])) {
             printf("usage: %s parse [--o T] [--os T] [--or T] [--g T] [--G T/B] [--L T]\n"

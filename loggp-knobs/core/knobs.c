@@ -304,6 +304,32 @@ int loggp_knob_by_flag(const char *flag)
     return -1;
 }
 
+const char *const loggp_scope_names[2] = {"all", "kernel"};
+
+int loggp_parse_scope(const char *text, int *scope, char *err, size_t errlen)
+{
+    for (int s = 0; s < 2; s++)
+        if (strcmp(text, loggp_scope_names[s]) == 0) {
+            *scope = s;
+            return 0;
+        }
+    loggp_set_err(err, errlen, "scope '%s': expected all or kernel", text);
+    return -1;
+}
+
+int loggp_scope_from_env(int *scope, char *err, size_t errlen)
+{
+    const char *value = getenv("LOGGP_SCOPE");
+    if (!value || !*value)
+        return 0;
+    char why[128];
+    if (loggp_parse_scope(value, scope, why, sizeof why) != 0) {
+        loggp_set_err(err, errlen, "LOGGP_SCOPE=%s: expected all or kernel", value);
+        return -1;
+    }
+    return 1;
+}
+
 int loggp_knobs_apply_env(loggp_knobs *knobs, unsigned *from_env, char *err, size_t errlen)
 {
     unsigned mask = 0;

@@ -30,7 +30,20 @@ extern const loggp_knob_info loggp_knob_table[LOGGP_KNOB_COUNT];
  * increment >= 0 over what the machine itself costs. */
 typedef struct {
     int64_t ps[LOGGP_KNOB_COUNT];
+    int scope; /* where they apply: LOGGP_SCOPE_ALL or LOGGP_SCOPE_KERNEL */
 } loggp_knobs;
+
+/* Scope: everywhere (the default), or inside the program's kernel region only
+ * (loggp_hint IN_KERNEL or MPI_Pcontrol). File item "scope = kernel",
+ * environment LOGGP_SCOPE. */
+enum { LOGGP_SCOPE_ALL, LOGGP_SCOPE_KERNEL };
+extern const char *const loggp_scope_names[2];
+
+/* Parses "all" or "kernel"; -1 with a message naming the value. */
+int loggp_parse_scope(const char *text, int *scope, char *err, size_t errlen);
+
+/* LOGGP_SCOPE: 1 and *scope if set, 0 if not, -1 with a message if bad. */
+int loggp_scope_from_env(int *scope, char *err, size_t errlen);
 
 /* Largest accepted value: 10 s (per byte for G). */
 #define LOGGP_KNOB_MAX_PS INT64_C(10000000000000)

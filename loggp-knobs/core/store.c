@@ -56,6 +56,11 @@ size_t loggp_knobs_serialise(const loggp_knobs *knobs, char *buf, size_t len)
         if (n > 0)
             used += (size_t)n;
     }
+    if (knobs->scope == LOGGP_SCOPE_KERNEL && used < len) {
+        n = snprintf(buf + used, len - used, "scope = kernel\n");
+        if (n > 0)
+            used += (size_t)n;
+    }
     return used < len ? used : len - 1;
 }
 
@@ -78,10 +83,19 @@ int loggp_knobs_parse_item(char *item, int o_alias, loggp_knobs *knobs, unsigned
     }
     *eq = '\0';
     char *key = trim(item), *value = trim(eq + 1);
+    if (!strcmp(key, "scope")) {
+        unsigned bit = 1u << LOGGP_KNOB_COUNT;
+        if (*seen & bit) {
+            loggp_set_err(err, errlen, "'scope' given twice");
+            return -1;
+        }
+        *seen |= bit;
+        return loggp_parse_scope(value, &knobs->scope, err, errlen);
+    }
     int both = o_alias && !strcmp(key, "o");
     int id = both ? LOGGP_KNOB_O_S : loggp_knob_by_name(key);
     if (id < 0) {
-        loggp_set_err(err, errlen, "unknown knob '%s' (known: %so_s, o_r, g, G, L)", key, o_alias ? "o, " : "");
+        loggp_set_err(err, errlen, "unknown knob '%s' (known: %so_s, o_r, g, G, L, scope)", key, o_alias ? "o, " : "");
         return -1;
     }
     unsigned bits = both ? (1u << LOGGP_KNOB_O_S) | (1u << LOGGP_KNOB_O_R) : 1u << id;
@@ -102,7 +116,7 @@ int loggp_knobs_parse_item(char *item, int o_alias, loggp_knobs *knobs, unsigned
 
 int loggp_knobs_parse_text(const char *text, loggp_knobs *knobs, char *err, size_t errlen)
 {
-    loggp_knobs parsed = {{0}};
+    loggp_knobs parsed = {0};
     unsigned seen = 0;
     size_t textlen = strlen(text);
     if (textlen >= KNOB_FILE_MAX) {

@@ -41,7 +41,7 @@ static void write_file(const char *p, const char *text, mode_t mode)
 
 Test(knob_store, missing_file_means_all_zero)
 {
-    loggp_knobs k = {{1, 1, 1, 1, 1}};
+    loggp_knobs k = {.ps = {1, 1, 1, 1, 1}};
     int exists = 7;
     char err[512];
     cr_assert_eq(loggp_knobs_load(path, &k, &exists, err, sizeof err), 0, "%s", err);
@@ -52,7 +52,7 @@ Test(knob_store, missing_file_means_all_zero)
 
 Test(knob_store, save_then_load_round_trips_with_private_modes)
 {
-    loggp_knobs k = {{10000000, 333, 1500000, 500, 42000000}}, back;
+    loggp_knobs k = {.ps = {10000000, 333, 1500000, 500, 42000000}}, back;
     char err[512];
     cr_assert_eq(loggp_knobs_save(path, &k, err, sizeof err), 0, "%s", err);
     int exists = 0;
@@ -71,7 +71,7 @@ Test(knob_store, save_then_load_round_trips_with_private_modes)
 
 Test(knob_store, save_leaves_no_temporary_files)
 {
-    loggp_knobs k = {{1000, 0, 0, 0, 0}};
+    loggp_knobs k = {.ps = {1000, 0, 0, 0, 0}};
     char err[512], parent[PATH_MAX];
     for (int i = 0; i < 5; i++)
         cr_assert_eq(loggp_knobs_save(path, &k, err, sizeof err), 0, "%s", err);
@@ -83,7 +83,7 @@ Test(knob_store, save_leaves_no_temporary_files)
 
 Test(knob_store, file_text_is_readable)
 {
-    loggp_knobs k = {{10000000, 10000000, 0, 500, 0}};
+    loggp_knobs k = {.ps = {10000000, 10000000, 0, 500, 0}};
     char text[1024];
     loggp_knobs_serialise(&k, text, sizeof text);
     cr_expect(strstr(text, "o_s = 10us\n") != NULL, "%s", text);
@@ -93,7 +93,7 @@ Test(knob_store, file_text_is_readable)
 
 Test(knob_store, a_knob_the_file_does_not_name_is_zero)
 {
-    loggp_knobs k = {{7, 7, 7, 7, 7}};
+    loggp_knobs k = {.ps = {7, 7, 7, 7, 7}};
     char err[512] = "";
     cr_assert_eq(loggp_knobs_parse_text("# hand-edited\no_s = 1us\nG = 0.5ns/B\n", &k, err, sizeof err), 0, "%s", err);
     cr_expect_eq(k.ps[LOGGP_KNOB_O_S], 1000000);
@@ -120,7 +120,7 @@ Test(knob_store, corrupt_files_are_refused_with_the_line)
     mkdir(conf, 0700);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         write_file(path, cases[i].text, 0600);
-        loggp_knobs k = {{7, 7, 7, 7, 7}};
+        loggp_knobs k = {.ps = {7, 7, 7, 7, 7}};
         char err[512] = "";
         cr_expect_eq(loggp_knobs_load(path, &k, NULL, err, sizeof err), -1, "case %zu accepted", i);
         cr_expect(strstr(err, cases[i].mention) != NULL, "case %zu: '%s' lacks '%s'", i, err, cases[i].mention);
@@ -131,7 +131,7 @@ Test(knob_store, corrupt_files_are_refused_with_the_line)
 
 Test(knob_store, symlink_and_unsafe_modes_are_refused)
 {
-    loggp_knobs k = {{0}};
+    loggp_knobs k = {0};
     char err[512];
     cr_assert_eq(loggp_knobs_save(path, &k, err, sizeof err), 0, "%s", err);
 
@@ -149,7 +149,7 @@ Test(knob_store, symlink_and_unsafe_modes_are_refused)
     cr_expect(strstr(err, "symbolic link") != NULL, "%s", err);
 
     /* Saving over a symlink replaces the link; it never writes through it. */
-    loggp_knobs big = {{5000, 0, 0, 0, 0}};
+    loggp_knobs big = {.ps = {5000, 0, 0, 0, 0}};
     chmod(dir, 0700);
     cr_assert_eq(loggp_knobs_save(link, &big, err, sizeof err), 0, "%s", err);
     struct stat st;
@@ -200,4 +200,24 @@ Test(knob_store, lock_serialises_writers)
     cr_expect_neq(system(cmd), 0, "a second locker must wait while the lock is held");
     loggp_knobs_unlock(fd);
     cr_expect_eq(system(cmd), 0, "the lock must be free after unlock");
+}
+
+Test(knob_store, scope_is_a_file_item_written_only_when_kernel)
+{
+    loggp_knobs k = {0};
+    char err[512] = "", buf[1024];
+    cr_assert_eq(loggp_knobs_parse_text("L = 10us\nscope = kernel\n", &k, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(k.scope, LOGGP_SCOPE_KERNEL);
+    loggp_knobs_serialise(&k, buf, sizeof buf);
+    cr_assert(strstr(buf, "scope = kernel\n"));
+    loggp_knobs back = {0};
+    cr_assert_eq(loggp_knobs_parse_text(buf, &back, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(back.scope, LOGGP_SCOPE_KERNEL);
+    k.scope = LOGGP_SCOPE_ALL;
+    loggp_knobs_serialise(&k, buf, sizeof buf);
+    cr_assert_null(strstr(buf, "scope"));
+    cr_assert_eq(loggp_knobs_parse_text("scope = inside\n", &k, err, sizeof err), -1);
+    cr_assert(strstr(err, "line 1: scope 'inside': expected all or kernel"), "%s", err);
+    cr_assert_eq(loggp_knobs_parse_text("scope = all\nscope = kernel\n", &k, err, sizeof err), -1);
+    cr_assert(strstr(err, "given twice"), "%s", err);
 }

@@ -38,7 +38,8 @@ static knob_watch watcher_events;
 
 static pthread_mutex_t publish_lock = PTHREAD_MUTEX_INITIALIZER; /* one writer of the seqlock */
 static loggp_knobs wanted;
-static int scope_kernel;
+static _Atomic int scope_kernel; /* the knobs' scope: the file's, or LOGGP_SCOPE's */
+static int env_scope = -1;       /* LOGGP_SCOPE, or -1 */
 
 static void publish_in_force(const loggp_knobs *knobs, int topo);
 
@@ -46,7 +47,8 @@ void loggp_live_publish(const loggp_knobs *knobs)
 {
     pthread_mutex_lock(&publish_lock);
     wanted = *knobs;
-    loggp_knobs none = {{0}};
+    atomic_store(&scope_kernel, knobs->scope == LOGGP_SCOPE_KERNEL);
+    loggp_knobs none = {0};
     int off = scope_kernel && atomic_load(&loggp_region) != LOGGP_REGION_KERNEL;
     publish_in_force(off ? &none : knobs, topology_values && !off);
     pthread_mutex_unlock(&publish_lock);
@@ -182,6 +184,8 @@ static int load_effective(loggp_knobs *out, char *err, size_t errlen)
     for (int i = 0; i < LOGGP_KNOB_COUNT; i++)
         if (env_mask & (1u << i))
             out->ps[i] = env_values.ps[i];
+    if (env_scope >= 0)
+        out->scope = env_scope;
     return 0;
 }
 
@@ -212,15 +216,15 @@ static void *watch(void *arg)
 
 int loggp_live_start(char *err, size_t errlen)
 {
-    const char *scope = getenv("LOGGP_SCOPE");
-    if (scope && *scope && strcmp(scope, "all") != 0 && strcmp(scope, "kernel") != 0) {
-        snprintf(err, errlen, "LOGGP_SCOPE=%s: expected all or kernel", scope);
+    int scope;
+    int scope_set = loggp_scope_from_env(&scope, err, errlen);
+    if (scope_set < 0)
         return -1;
-    }
-    scope_kernel = scope && strcmp(scope, "kernel") == 0;
+    env_scope = scope_set ? scope : -1;
     memset(&env_values, 0, sizeof env_values);
     if (loggp_knobs_apply_env(&env_values, &env_mask, err, errlen) != 0)
         return -1;
+    env_values.scope = scope_set ? scope : LOGGP_SCOPE_ALL;
     if (loggp_knob_file_path(knob_file, sizeof knob_file, err, errlen) != 0) {
         /* No place for a file: only the environment can give knobs. */
         knob_file[0] = '\0';
@@ -237,7 +241,7 @@ int loggp_live_start(char *err, size_t errlen)
         snprintf(err, errlen, "LOGGP_LIVE=%s: expected 0 or 1", live);
         return -1;
     }
-    int all_from_env = env_mask == (1u << LOGGP_KNOB_COUNT) - 1;
+    int all_from_env = env_mask == (1u << LOGGP_KNOB_COUNT) - 1 && env_scope >= 0;
     if ((live && strcmp(live, "0") == 0) || all_from_env)
         return 0;
     knob_watch_open(&watcher_events, knob_file);

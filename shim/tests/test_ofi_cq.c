@@ -63,13 +63,13 @@ static void open_cq(void)
 static void close_cq(void)
 {
     fi_close(&fake_cq.fid);
-    loggp_knobs none = {{0}};
+    loggp_knobs none = {0};
     loggp_live_publish(&none);
 }
 
 static void set_knob(int knob, uint64_t ns)
 {
-    loggp_knobs k = {{0}};
+    loggp_knobs k = {0};
     k.ps[knob] = (int64_t)ns * 1000;
     loggp_live_publish(&k);
 }

@@ -44,6 +44,26 @@ def test_knobs_scoped_to_the_kernel_apply_inside_it_only(tmp_path, mark):
     assert receiver["outside"]["injected_ns"]["o_r"] == 0
 
 
+def test_the_knob_file_scopes_the_knobs_like_the_flag(tmp_path):
+    """`loggp-knobs set --scope kernel` writes the scope into the knob file, which
+    every program started later (and every running one, live) applies."""
+    env = dict(os.environ, LOGGP_KNOB_FILE=str(tmp_path / "knobs"))
+    setting = run([installed("loggp-knobs"), "set", "--o", "100us", "--scope", "kernel"], env=env)
+    assert setting.returncode == 0 and "scope: kernel" in setting.stdout, setting.stderr
+    folder = tmp_path / "prof"
+    proc = run([installed("loggp"), "run", "-n", "2", "--profile", folder, "--",
+                built("shim/tests/loggp-test-regions"), BEFORE, INSIDE, AFTER, "pcontrol"], timeout=120, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert "inside the kernel region only" in proc.stderr
+    sender = json.loads((folder / "profile.0.json").read_text())["regions"]
+    assert sender["scope"] == "kernel"
+    assert sender["kernel"]["injected_ns"]["o_s"] == INSIDE * 100_000
+    assert sender["outside"]["injected_ns"]["o_s"] == 0
+    back = run([installed("loggp-knobs"), "set", "--scope", "all"], env=env)
+    assert back.returncode == 0 and "scope: all" in back.stdout
+    assert "scope" not in (tmp_path / "knobs").read_text()
+
+
 def test_unscoped_knobs_apply_in_both_regions(tmp_path):
     _, (sender, _) = profile_of(tmp_path, "--o", "100us")
     assert sender["kernel"]["injected_ns"]["o_s"] == INSIDE * 100_000
