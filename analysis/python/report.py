@@ -16,7 +16,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from loggp.knobs.files import created_mode  # noqa: E402
 
-from . import analyze, calibration as calib, jitter_report, models, trace_prediction  # noqa: E402
+from . import analyze, calibration as calib, jitter_report, models, topology_report, trace_prediction  # noqa: E402
 
 REPORT_DIR = "report"
 METHOD = ("Slowdown is the ratio of median runtimes T(knob)/T(baseline), T being the benchmark's own "
@@ -358,6 +358,11 @@ def write(results_dir, calibration_path=None):
     if jitter:
         _atomic_write(os.path.join(out_dir, "jitter.csv"), _csv_text(jitter_report.HEADER, jitter_report.rows(jitter)))
         figures["jitter"] = _save_figure(jitter_report.figure(jitter, plt), out_dir, "jitter")
+    topology = topology_report.topology_curves(a.runs)
+    if topology:
+        _atomic_write(os.path.join(out_dir, "topology.csv"),
+                      _csv_text(topology_report.HEADER, topology_report.rows(topology)))
+        figures["topology"] = _save_figure(topology_report.figure(topology, plt), out_dir, "topology")
 
     f = a.facts
     ok = sum(1 for r in a.runs if r["status"] == "ok")
@@ -418,6 +423,11 @@ def write(results_dir, calibration_path=None):
     if "jitter" in figures:
         sections.append("<h2>Latency jitter at a fixed mean</h2>" + _img(figures["jitter"], "slowdown against jitter")
                         + _table(jitter_report.HEADER, jitter_report.rows(jitter)))
+    if "topology" in figures:
+        sections.append("<h2>Latency and per-byte gap between nodes</h2><p>The study's [topology] table: the "
+                        "value swept applies to pairs of ranks on different nodes only (docs/topology.md).</p>"
+                        + _img(figures["topology"], "slowdown against the inter-node value")
+                        + _table(topology_report.HEADER, topology_report.rows(topology)))
     if "linear" in figures:
         sections.append("<h2>Against the linear model T(m) = T0 + m/B</h2>"
                         "<p>o and L both raise the one-way start-up cost T0 (o by o_s + o_r); "

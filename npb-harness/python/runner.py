@@ -14,7 +14,7 @@ import subprocess
 import sys
 import time
 
-from . import jitter_sweep, npb_output, store, units
+from . import jitter_sweep, npb_output, store, topology_sweep, units
 
 RUNS_DIR = "runs"
 TRACE_DIR = "trace"  # a baseline run's trace (study files with trace = true), in runs/<id>/
@@ -36,6 +36,7 @@ def build_command(study, bench, plan_row, profile_dir):
         # All five, so the user's knob file cannot leak into a study.
         cmd += [units.FLAGS[knob], knobs[knob]]
     cmd += jitter_sweep.run_flags(knobs)
+    cmd += topology_sweep.run_flags(knobs)
     cmd += ["--profile", profile_dir, "--launcher", study.launcher]
     if study.trace and plan_row["sweep"] == "baseline":
         # beside the profile, so it moves into runs/<id>/ with the run's other files
@@ -118,7 +119,7 @@ def execute(study, bench, plan_row, results_dir, facts):
         try:
             proc = subprocess.Popen(cmd, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
                                     start_new_session=True, preexec_fn=_pdeathsig,
-                                    env=jitter_sweep.study_environment(os.environ))
+                                    env=topology_sweep.study_environment(jitter_sweep.study_environment(os.environ)))
         except OSError as e:
             err.write(f"loggp study: cannot start {cmd[0]}: {e}\n".encode())
             proc = None
@@ -282,7 +283,8 @@ class Progress:
         eta = self.eta(remaining_benchmarks)
         knobs = json.loads(plan_row["knobs"])
         moved = [f"{k}={v}" for k, v in knobs.items()
-                 if (v != "none" if k == jitter_sweep.SWEEP else units.parse(k, v) > 0)] or ["baseline"]
+                 if k in topology_sweep.EXTRA or (v != "none" if k == jitter_sweep.SWEEP else units.parse(k, v) > 0)]
+        moved = moved or ["baseline"]
         print(f"[{self.done:>{len(str(self.total))}}/{self.total}] round {plan_row['round'] + 1}/{reps} "
               f"{plan_row['benchmark']} np={plan_row['np']} {' '.join(moved)} | "
               f"elapsed {_duration(time.monotonic() - self.start)} | "

@@ -12,7 +12,7 @@ import shlex
 import tomllib
 from dataclasses import dataclass, field
 
-from . import jitter_sweep, units
+from . import jitter_sweep, topology_sweep, units
 
 KERNELS = ("ep", "is", "cg", "mg", "ft", "lu")
 # The classes each of our kernels accepts (its npb_parse_args call in
@@ -23,7 +23,7 @@ LAUNCHER_KINDS = ("mpiexec", "srun", "template")
 ORDERS = ("shuffle", "interleave")
 
 TOP_KEYS = {"name", "repetitions", "timeout", "np", "class", "order", "seed", "grid",
-            "launcher", "sweep", "benchmark", "results", "trace", "jitter"}
+            "launcher", "sweep", "benchmark", "results", "trace", "jitter", "topology"}
 LAUNCHER_KEYS = {"kind", "template", "hostfile", "parallel"}
 BENCH_KEYS = {"name", "kernel", "npb_binary", "npb_dir", "command", "runtime_regex",
               "success_regex", "class", "np", "optional", "timeout"}
@@ -86,6 +86,7 @@ class Study:
     skipped: list = field(default_factory=list)
     trace: bool = False         # baseline runs record a trace, for `loggp predict` in the report
     jitter: tuple | None = None  # (L, (spreads...)): jitter_sweep.py
+    topology: tuple | None = None  # (ranks per node, {sweep: values}): topology_sweep.py
     parallel: int = 1           # runs at once, each a Slurm job step on nodes of its own
 
     def digest(self):
@@ -125,11 +126,12 @@ class Study:
                         knobs[real] = t
                     configs.append((knob, knobs))
         configs += jitter_sweep.configs(self.jitter, zero)
+        configs += topology_sweep.configs(self.topology, zero)
         out = []
         for b in self.benchmarks:
             for np_ in b.nps:
                 for sweep, knobs in configs:
-                    extra = ((jitter_sweep.SWEEP, knobs[jitter_sweep.SWEEP]),) if jitter_sweep.SWEEP in knobs else ()
+                    extra = tuple((k, knobs[k]) for k in (jitter_sweep.SWEEP,) + topology_sweep.EXTRA if k in knobs)
                     out.append(Setting(b.name, np_, b.klass, sweep,
                                        tuple((k, knobs[k]) for k in units.KNOBS) + extra))
         return out
@@ -427,9 +429,12 @@ def from_dict(path, text, data, skip_missing=True):
     if not benchmarks:
         raise StudyError(path, "every benchmark is optional and missing: "
                          + "; ".join(skipped))
+    topology = topology_sweep.parse_table(data.get("topology"), lambda m, key: fail(m, key, "topology"),
+                                          [n for b in benchmarks for n in b.nps])
     return Study(path=os.path.abspath(path), text=text, name=name, repetitions=reps,
                  seed=seed, order=order, grid=grid, launcher=launcher, hostfile=hostfile,
                  benchmarks=benchmarks, sweep=sweep, results=results, skipped=skipped, trace=trace, jitter=jitter,
+                 topology=topology,
                  parallel=parallel)
 
 
