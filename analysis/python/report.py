@@ -443,6 +443,10 @@ def write(results_dir, calibration_path=None):
     if a.notes:
         sections.append("<ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in a.notes) + "</ul>")
     sections.append("<h2>Baseline stability</h2>" + _img(figures["drift"], "baseline drift"))
+    where = _nodes_table(a.runs)
+    if where:
+        sections.append("<h2>Where the runs ran</h2><p>The hosts (or the Slurm step's node list) of each run, "
+                        "from its ranks' profiles; runs.csv has them per run.</p>" + where)
     sections.append(f"<h2>Method</h2><p class='note'>{html.escape(METHOD)}</p>"
                     # The models' formulas keep their lines: a paragraph would run them together.
                     f"<pre class='note'>{html.escape(models.__doc__.strip())}</pre>"
@@ -455,6 +459,20 @@ def write(results_dir, calibration_path=None):
     path = os.path.join(out_dir, "report.html")
     _atomic_write(path, page)
     return path
+
+
+def _nodes_table(runs):
+    """Node sets and how many runs of each benchmark ran on each, or "" when
+    every run ran on one and the same host."""
+    counts = {}
+    for r in runs:
+        counts.setdefault(r.get("host") or "?", {}).setdefault(r["benchmark"], 0)
+        counts[r.get("host") or "?"][r["benchmark"]] += 1
+    if len(counts) < 2 and not any("," in h for h in counts):
+        return ""
+    rows = [[nodes, sum(by.values()), ", ".join(f"{b} {n}" for b, n in sorted(by.items()))]
+            for nodes, by in sorted(counts.items())]
+    return _table(["nodes", "runs", "runs per benchmark"], rows)
 
 
 def _glance_table(curves):

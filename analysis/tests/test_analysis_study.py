@@ -271,3 +271,13 @@ def test_report_on_thin_results_does_not_crash(tmp_path, keep):
         assert by_bench[("lin", 5.0)] == pytest.approx(1.10, abs=0.01)
         assert by_bench[("hidden", 5.0)] == pytest.approx(1.0, abs=0.01)
         assert os.path.getsize(os.path.join(out, "knob_o.png")) > 1000
+
+
+def test_the_report_lists_where_runs_ran_when_nodes_differ():
+    runs = [{"benchmark": "cg", "host": "n1,n2"}, {"benchmark": "cg", "host": "n3,n4"},
+            {"benchmark": "mg", "host": "n1,n2"}]
+    table = report._nodes_table(runs)
+    assert "<td>n1,n2</td><td>2</td><td>cg 1, mg 1</td>" in table
+    assert "<td>n3,n4</td><td>1</td><td>cg 1</td>" in table
+    # one host for every run: nothing to say
+    assert report._nodes_table([{"benchmark": "cg", "host": "laptop"}] * 3) == ""
