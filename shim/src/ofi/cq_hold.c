@@ -193,7 +193,13 @@ ssize_t cq_read_held(cq_state *cs, const struct fi_ops_cq *o, struct fid_cq *cq,
             fi_addr_t e_src = src ? src[first + (size_t)i] : FI_ADDR_NOTAVAIL;
             uint64_t due = 0;
             if (e->flags & (FI_RECV | FI_MULTI_RECV)) {
-                due = receive_due(cs, e, &d, seen, drained_at, drained_posts, polling);
+                /* a read that returns several entries took take_ns for each: the
+                 * i-th was there by then, not only at the read's end. shm copies
+                 * rendezvous data inside the read, so taking its end for every
+                 * entry counted each copy twice: once before the first hold and
+                 * again in the receive gap (docs/benchmarks.md) */
+                uint64_t seen_i = start + (uint64_t)(i + 1) * take_ns;
+                due = receive_due(cs, e, &d, seen_i < seen ? seen_i : seen, drained_at, drained_posts, polling);
                 if (!is_receive(e->flags))
                     due = 0; /* a peek reports without waiting, so Iprobe never blocks */
             }
