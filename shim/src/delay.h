@@ -129,15 +129,21 @@ static inline uint64_t loggp_post_go(uint64_t called, uint64_t o_s_ns, uint64_t 
     return called + o_s_ns > gap_due ? called + o_s_ns : gap_due;
 }
 
-/* When a reception owing owed_ns (g + (k-1)G) may be handed over, if the
- * previous one was received at released_at (0: none; loggp_reception_at) and the provider
- * takes take_ns to hand one over (the machine's own part of the receive
- * gap). 0 when nothing is owed. */
-static inline uint64_t loggp_receive_gap_due(uint64_t released_at, uint64_t owed_ns, uint64_t take_ns)
+/* When a reception owing g_ns and bytes_ns ((k-1)G) may be handed over, if
+ * the previous one was received at released_at (0: none; loggp_reception_at).
+ * g is a minimum spacing over the machine's own per-message time, hand_ns
+ * (what the provider takes to hand over any one completion); (k-1)G adds to
+ * the machine's own time for this message's bytes, take_ns (its share of
+ * the read that returned it, which holds a copy done inside the read), as
+ * LogGP's receptions are (k-1)(G_machine + G) apart. The two overlap, as g
+ * and (k-1)G do in LogGP. 0 when nothing is owed. */
+static inline uint64_t loggp_receive_gap_due(uint64_t released_at, uint64_t g_ns, uint64_t bytes_ns,
+                                             uint64_t hand_ns, uint64_t take_ns)
 {
-    if (!owed_ns || !released_at)
+    if ((!g_ns && !bytes_ns) || !released_at)
         return 0;
-    return released_at + take_ns + owed_ns;
+    uint64_t for_g = g_ns ? hand_ns + g_ns : 0, for_bytes = bytes_ns ? take_ns + bytes_ns : 0;
+    return released_at + (for_g > for_bytes ? for_g : for_bytes);
 }
 
 /* When a reception handed over at `now` counts as received, for the next

@@ -35,11 +35,20 @@ Test(post_go, o_s_and_the_gap_overlap)
     cr_assert_eq(loggp_post_go(1000, 0, 0), 1000);
 }
 
-Test(receive_gap_due, counts_from_the_last_release_plus_the_providers_take)
+Test(receive_gap_due, g_counts_from_the_last_release_plus_the_providers_hand_over)
 {
-    cr_assert_eq(loggp_receive_gap_due(10000, 5 * US, 120), 10000 + 120 + 5 * US);
-    cr_assert_eq(loggp_receive_gap_due(10000, 0, 120), 0);
-    cr_assert_eq(loggp_receive_gap_due(0, 5 * US, 120), 0); /* first reception */
+    cr_assert_eq(loggp_receive_gap_due(10000, 5 * US, 0, 120, 4000), 10000 + 120 + 5 * US);
+    cr_assert_eq(loggp_receive_gap_due(10000, 0, 0, 120, 4000), 0);
+    cr_assert_eq(loggp_receive_gap_due(0, 5 * US, 0, 120, 4000), 0); /* first reception */
+}
+
+Test(receive_gap_due, bytes_add_to_the_machines_own_time_for_the_message)
+{
+    /* (k-1)G after the machine's own share of the read (a copy inside it), not its hand-over */
+    cr_assert_eq(loggp_receive_gap_due(10000, 0, 1 * US, 120, 5 * US), 10000 + 6 * US);
+    /* g and (k-1)G overlap: the longer spacing wins */
+    cr_assert_eq(loggp_receive_gap_due(10000, 10 * US, 1 * US, 120, 5 * US), 10000 + 120 + 10 * US);
+    cr_assert_eq(loggp_receive_gap_due(10000, 1 * US, 1 * US, 120, 5 * US), 10000 + 6 * US);
 }
 
 /* ---- the LogP examples on a virtual clock --------------------------------- */
@@ -143,7 +152,7 @@ static uint64_t receive_interval_after(uint64_t g_ns, uint64_t take_ns, uint64_t
     for (int i = 0; i < n; i++) {
         uint64_t arrives = first + (uint64_t)i * arrival_ns;
         uint64_t bound = arrives > away_until ? arrives : last_empty;
-        uint64_t due = loggp_receive_gap_due(received, g_ns, take_ns);
+        uint64_t due = loggp_receive_gap_due(received, g_ns, 0, take_ns, take_ns);
         prev = handed;
         handed = t > arrives ? t : arrives;
         if (due > handed)

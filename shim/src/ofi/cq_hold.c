@@ -72,13 +72,14 @@ static uint64_t receive_due(cq_state *cs, struct fi_cq_tagged_entry *e, const lo
     return arrival + extra;
 }
 
-/* The earliest a receive owing gap_ns may be handed over: LogP's gap as a
- * minimum spacing between receptions (delay.h), counted from the previous
- * reception (released_at) plus the provider's own time to hand one over;
- * o_r and the caller's own time overlap it. */
-static inline uint64_t gap_floor(uint64_t released_at, uint64_t gap_ns, uint64_t take_ns)
+/* The earliest a receive owing g and (k-1)G (gap_ns, of which gap_g_ns is
+ * g) may be handed over: LogP's gap as a minimum spacing between receptions
+ * and LogGP's bytes added to the machine's own (delay.h), counted from the
+ * previous reception (released_at); o_r and the caller's own time overlap it. */
+static inline uint64_t gap_floor(uint64_t released_at, uint64_t gap_ns, uint64_t gap_g_ns, uint64_t hand_ns,
+                                 uint64_t take_ns)
 {
-    return loggp_receive_gap_due(released_at, gap_ns, take_ns);
+    return loggp_receive_gap_due(released_at, gap_g_ns, gap_ns - gap_g_ns, hand_ns, take_ns);
 }
 
 /* The previous reception: the last one this read handed out, if any, else
@@ -97,20 +98,21 @@ static void copy_out(cq_state *cs, void *buf, size_t index, const struct fi_cq_t
  * the reception at released_at (last_reception). Several receptions may go
  * in one read when the gap already spaced them (a backlog): each counts from
  * the one before it. */
-static inline uint64_t entry_due(uint64_t due, uint64_t gap_ns, uint64_t take_ns, uint64_t released_at)
+static inline uint64_t entry_due(uint64_t due, uint64_t gap_ns, uint64_t gap_g_ns, uint64_t hand_ns,
+                                 uint64_t take_ns, uint64_t released_at)
 {
     if (atomic_load_explicit(&ofi_flushing, memory_order_relaxed))
         return 0;
     if (!gap_ns)
         return due;
-    uint64_t floor = gap_floor(released_at, gap_ns, take_ns);
+    uint64_t floor = gap_floor(released_at, gap_ns, gap_g_ns, hand_ns, take_ns);
     return floor > due ? floor : due;
 }
 
 static inline uint64_t head_due(const cq_state *cs, uint64_t released_at)
 {
     const held_entry *h = &cs->ring[cs->head];
-    return entry_due(h->due, h->gap_ns, h->take_ns, released_at);
+    return entry_due(h->due, h->gap_ns, h->gap_g_ns, h->hand_ns, h->take_ns, released_at);
 }
 
 /* Hands out held entries due by now, in order, into buf[out..count). */
@@ -182,6 +184,9 @@ ssize_t cq_read_held(cq_state *cs, const struct fi_ops_cq *o, struct fid_cq *cq,
         if (drained)
             atomic_store_explicit(&cs->drained_posts, posts_now, memory_order_relaxed);
         uint64_t take_ns = inner_rc > 0 ? (now - start) / (uint64_t)inner_rc : 0;
+        uint64_t hand_ns = inner_rc > 0 && gapped ? transit_min_update(&cs->hand, 0, take_ns, now,
+                                                       atomic_load_explicit(&ofi_transit_window_ns, memory_order_relaxed))
+                                                 : take_ns;
         for (ssize_t i = 0; i < inner_rc; i++) {
             char *slot = (char *)buf + (first + (size_t)i) * cs->entry_size;
             struct fi_cq_tagged_entry local, *e = (struct fi_cq_tagged_entry *)slot;
@@ -206,7 +211,9 @@ ssize_t cq_read_held(cq_state *cs, const struct fi_ops_cq *o, struct fid_cq *cq,
             uint64_t gap_ns = 0;
             if (e->flags & FI_RECV)
                 gap_ns = d.g + loggp_bytes_delay_ns(d.G_ps_per_byte, e->len);
-            uint64_t go = is_receive(e->flags) ? entry_due(due, gap_ns, take_ns, last_reception(cs, receives, reception)) : 0;
+            uint64_t go = is_receive(e->flags)
+                              ? entry_due(due, gap_ns, gap_ns ? d.g : 0, hand_ns, take_ns, last_reception(cs, receives, reception))
+                              : 0;
             int must_wait = is_receive(e->flags) && (cs->count || go > now);
             if (must_wait && !cs->count && go <= now + SPIN_INLINE_NS) {
                 /* due within a clock read or two (L = 1 ns, g = 1 ns): wait
@@ -249,6 +256,7 @@ ssize_t cq_read_held(cq_state *cs, const struct fi_ops_cq *o, struct fid_cq *cq,
             h->gap_ns = gap_ns;
             h->gap_g_ns = gap_ns ? d.g : 0;
             h->take_ns = take_ns;
+            h->hand_ns = hand_ns;
             if (due > now)
                 held_ns += due - now;
             atomic_store_explicit(&cs->count, cs->count + 1, memory_order_relaxed);

@@ -173,7 +173,8 @@ typedef struct {
     uint64_t due;
     uint64_t gap_ns;   /* g + (k-1)G this receive owes after the previous one */
     uint64_t gap_g_ns; /* the g in it */
-    uint64_t take_ns;  /* the provider's own time to hand it over (its share of a read) */
+    uint64_t take_ns;  /* its share of the read that returned it (which may hold a copy) */
+    uint64_t hand_ns;  /* the provider's least time to hand over one completion, lately */
 } held_entry;
 
 typedef struct {
@@ -186,6 +187,9 @@ typedef struct {
     /* Natural transit time (first seen - send time) per size class: a windowed
      * minimum, which also absorbs a constant clock offset between hosts. */
     transit_min transit;
+    /* The least per-entry time of a read lately (bucket 0): the provider's
+     * own hand-over time, which g's spacing counts on top of (delay.h). */
+    transit_min hand;
     /* End of the last read through this layer that left the CQ drained
      * (0: unknown). A receive posted before then and seen later was not there
      * yet, which bounds its natural arrival from below even when transit times
