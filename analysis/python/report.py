@@ -16,7 +16,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from loggp.knobs.files import created_mode  # noqa: E402
 
-from . import analyze, calibration as calib, jitter_report, models, topology_report, trace_prediction  # noqa: E402
+from . import analyze, calibration as calib, jitter_report, models, region_report, topology_report, trace_prediction  # noqa: E402
 
 REPORT_DIR = "report"
 METHOD = ("Slowdown is the ratio of median runtimes T(knob)/T(baseline), T being the benchmark's own "
@@ -423,6 +423,16 @@ def write(results_dir, calibration_path=None):
     if "jitter" in figures:
         sections.append("<h2>Latency jitter at a fixed mean</h2>" + _img(figures["jitter"], "slowdown against jitter")
                         + _table(jitter_report.HEADER, jitter_report.rows(jitter)))
+    regions = region_report.region_rows(a.runs, _setting)
+    if regions:
+        _atomic_write(os.path.join(out_dir, "regions.csv"), _csv_text(region_report.HEADER, regions))
+        sections.append("<h2>By region: kernel and outside</h2><p>Messages the ranks sent, bytes and the "
+                        "delay the knobs injected, inside the programs' kernel region (<code>loggp_hint"
+                        "(\"IN_KERNEL\", ...)</code> or <code>MPI_Pcontrol</code>; our kernels mark their "
+                        "timed section) and outside it, summed over ranks, median over a setting's runs. "
+                        "With the study's <code>scope = \"kernel\"</code> the knobs apply inside only, "
+                        "so the set-up's messages do not dilute a sensitivity (regions.csv).</p>"
+                        + _table(region_report.HEADER, regions))
     if "topology" in figures:
         sections.append("<h2>Latency and per-byte gap between nodes</h2><p>The study's [topology] table: the "
                         "value swept applies to pairs of ranks on different nodes only (docs/topology.md).</p>"

@@ -37,6 +37,8 @@ def build_command(study, bench, plan_row, profile_dir):
         cmd += [units.FLAGS[knob], knobs[knob]]
     cmd += jitter_sweep.run_flags(knobs)
     cmd += topology_sweep.run_flags(knobs)
+    # always, so the knob file's own scope cannot leak into a study either
+    cmd += ["--scope", study.scope]
     cmd += ["--profile", profile_dir, "--launcher", study.launcher]
     if study.trace and plan_row["sweep"] == "baseline":
         # beside the profile, so it moves into runs/<id>/ with the run's other files

@@ -23,7 +23,8 @@ LAUNCHER_KINDS = ("mpiexec", "srun", "template")
 ORDERS = ("shuffle", "interleave")
 
 TOP_KEYS = {"name", "repetitions", "timeout", "np", "class", "order", "seed", "grid",
-            "launcher", "sweep", "benchmark", "results", "trace", "jitter", "topology"}
+            "launcher", "sweep", "benchmark", "results", "trace", "jitter", "topology", "scope"}
+SCOPES = ("all", "kernel")
 LAUNCHER_KEYS = {"kind", "template", "hostfile", "parallel"}
 BENCH_KEYS = {"name", "kernel", "npb_binary", "npb_dir", "command", "runtime_regex",
               "success_regex", "class", "np", "optional", "timeout"}
@@ -85,6 +86,7 @@ class Study:
     results: str | None = None  # default results folder, relative to the file
     skipped: list = field(default_factory=list)
     trace: bool = False         # baseline runs record a trace, for `loggp predict` in the report
+    scope: str = "all"          # knobs everywhere, or inside the programs' kernel regions only
     jitter: tuple | None = None  # (L, (spreads...)): jitter_sweep.py
     topology: tuple | None = None  # (ranks per node, {sweep: values}): topology_sweep.py
     parallel: int = 1           # runs at once, each a Slurm job step on nodes of its own
@@ -100,6 +102,7 @@ class Study:
         runs = [[r, pos, s.key(), s.benchmark, s.np, s.klass, s.sweep, [list(k) for k in s.knobs]]
                 for r, pos, s in self.plan()]
         what = [self.name, self.launcher, self.hostfile, benchmarks, runs] + (["trace"] if self.trace else [])
+        what += [["scope", self.scope]] if self.scope != "all" else []
         return hashlib.sha256(json.dumps(what, sort_keys=True).encode()).hexdigest()
 
     def settings(self):
@@ -245,6 +248,10 @@ def from_dict(path, text, data, skip_missing=True):
         fail(f"'order' must be one of {', '.join(ORDERS)}, got {order!r}", "order")
     grid = get(data, "grid", bool, False, typename="true or false")
     trace = get(data, "trace", bool, False, typename="true or false")
+    scope = get(data, "scope", str, "all")
+    if scope not in SCOPES:
+        fail(f"'scope' must be all or kernel (the knobs inside the programs' kernel regions only), got {scope!r}",
+             "scope")
     default_timeout = _timeout(data.get("timeout", "600s"), lambda m: fail(m, "timeout"))
     default_np = _nps(data.get("np", [2]), lambda m: fail(m, "np"))
     default_class = get(data, "class", str, None)
@@ -434,7 +441,7 @@ def from_dict(path, text, data, skip_missing=True):
     return Study(path=os.path.abspath(path), text=text, name=name, repetitions=reps,
                  seed=seed, order=order, grid=grid, launcher=launcher, hostfile=hostfile,
                  benchmarks=benchmarks, sweep=sweep, results=results, skipped=skipped, trace=trace, jitter=jitter,
-                 topology=topology,
+                 topology=topology, scope=scope,
                  parallel=parallel)
 
 

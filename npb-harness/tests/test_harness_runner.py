@@ -216,9 +216,30 @@ def test_command_passes_all_five_knobs_profile_launcher_and_hostfile(write_study
     cmd = runner.build_command(study, study.benchmarks[0], plan_row, "/p")
     i = cmd.index("run")
     assert cmd[i:] == ["run", "-n", "4", "--os", "0ns", "--or", "0ns", "--g", "0ns",
-                       "--G", "2us/KiB", "--L", "0ns", "--profile", "/p", "--launcher", "srun",
+                       "--G", "2us/KiB", "--L", "0ns", "--scope", "all", "--profile", "/p", "--launcher", "srun",
                        "--hostfile", str(hosts), "--", study.benchmarks[0].argv_template[0],
                        "S", "--sleep", "0"]
+
+
+def test_a_study_scoped_to_the_kernel_passes_its_scope_and_changes_its_digest(write_study):
+    text = """
+        {scope}
+        [sweep]
+        L = ["10us"]
+        [[benchmark]]
+        command = "{{fake}} S --sleep 0"
+        runtime_regex = '(x)'
+        """
+    scoped = studyfile.load(write_study(text.format(scope='scope = "kernel"')))
+    plain = studyfile.load(write_study(text.format(scope="")))
+    from loggp.harness import runner
+    s = next(s for s in scoped.settings() if s.sweep == "L")
+    row = {"np": s.np, "class": s.klass, "knobs": __import__("json").dumps(dict(s.knobs))}
+    cmd = runner.build_command(scoped, scoped.benchmarks[0], row, "/p")
+    assert cmd[cmd.index("--scope") + 1] == "kernel"
+    assert scoped.digest() != plain.digest()  # resuming with another scope is refused
+    with pytest.raises(studyfile.StudyError, match="'scope' must be all or kernel"):
+        studyfile.load(write_study(text.format(scope='scope = "solver"')))
 
 
 def test_second_runner_on_the_same_results_is_refused(write_study, tmp_path, capsys):
