@@ -65,6 +65,8 @@ def main_job(out, skip_calibration):
     minutes = (time.monotonic() - started) / 60
     print(f"[loggp main] done in {minutes:.1f} min", file=sys.stderr)
     print(f"report: {os.path.abspath(report)}")
+    print(f"  with Martin's figure set (figure_set_N.png: o, g, L, G per kernel) and the T0 + n/B view "
+          f"(t0_nb.png) beside it; blocking vs non-blocking: {out / 'modes' / 'modes.png'}")
     missed = calibration_misses(calibration)
     if missed:
         print(f"[loggp main] calibration: {', '.join(missed)} missed the accuracy goal on this machine "

@@ -16,7 +16,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from loggp.knobs.files import created_mode  # noqa: E402
 
-from . import analyze, calibration as calib, jitter_report, models, region_report, topology_report, trace_prediction  # noqa: E402
+from . import analyze, calibration as calib, figure_set, jitter_report, models, region_report, topology_report  # noqa: E402
+from . import trace_prediction  # noqa: E402
 
 REPORT_DIR = "report"
 METHOD = ("Slowdown is the ratio of median runtimes T(knob)/T(baseline), T being the benchmark's own "
@@ -354,6 +355,12 @@ def write(results_dir, calibration_path=None):
             figures["linear"] = _save_figure(linear_model_figure(a.curves, colours, regimes),
                                              out_dir, "linear_model")
     figures["drift"] = _save_figure(drift_figure(a.runs, bench_colours), out_dir, "drift")
+    martin = {}  # Martin's figure set: four panels per application
+    for i, label in enumerate(figure_set.applications(a.curves)):
+        martin[label] = _save_figure(figure_set.figure(a.curves, label, plt), out_dir, f"figure_set_{i + 1}")
+    profiles = figure_set.baseline_profile(a.runs, _label)
+    if profiles:
+        figures["t0_nb"] = _save_figure(figure_set.t0_nb_figure(profiles, regimes, plt), out_dir, "t0_nb")
     jitter = jitter_report.jitter_curves(a.runs)
     if jitter:
         _atomic_write(os.path.join(out_dir, "jitter.csv"), _csv_text(jitter_report.HEADER, jitter_report.rows(jitter)))
@@ -423,6 +430,21 @@ def write(results_dir, calibration_path=None):
     if "jitter" in figures:
         sections.append("<h2>Latency jitter at a fixed mean</h2>" + _img(figures["jitter"], "slowdown against jitter")
                         + _table(jitter_report.HEADER, jitter_report.rows(jitter)))
+    if martin:
+        sections.append("<h2>Martin's figure set</h2><p>Per application, slowdown against o, g, L and G on one "
+                        "page, as in Martin's thesis: the measured points with their 95 % intervals, the "
+                        "linear fit and the count x delta model (files figure_set_N.png, in this order).</p>"
+                        + "".join(f"<h3>{html.escape(label)}</h3>" + _img(png, f"figure set of {label}")
+                                  for label, png in martin.items()))
+    if "t0_nb" in figures:
+        regime_table = (_table(["application", "regime", "T0 (us)", "B (bytes/us)", "messages", "bytes"],
+                               figure_set.regime_rows(profiles, regimes)) if regimes else
+                        "<p>No calibration beside this study (calibration.json, or `loggp study report "
+                        "--calibration`): message sizes only.</p>")
+        sections.append("<h2>T0 + n/B: where the messages fall</h2><p>The baseline run's messages per size "
+                        "range, summed over ranks, coloured by the calibrated protocol regime they fall in, "
+                        "with the machine's T(m) = T0 + m/B of each regime (t0_nb.png).</p>"
+                        + _img(figures["t0_nb"], "message sizes on T(m)") + regime_table)
     regions = region_report.region_rows(a.runs, _setting)
     if regions:
         _atomic_write(os.path.join(out_dir, "regions.csv"), _csv_text(region_report.HEADER, regions))
@@ -520,6 +542,12 @@ def _glance_table(curves):
 
 def _pct(fraction):
     return "" if fraction is None else f"{100 * fraction:.1f} %"
+
+
+def _label(run):
+    """A run's application as the curves name it (analyze.Curve.label)."""
+    c = f" class {run['class']}" if run.get("class") else ""
+    return f"{run['benchmark']}{c} np={run['np']}"
 
 
 def _setting(run):

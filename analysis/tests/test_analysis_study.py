@@ -225,7 +225,9 @@ def test_report_writes_html_plots_and_csv(tmp_path):
     page = open(path).read()
     assert page.count("data:image/png;base64,") >= 4
     assert "calibration.json" in page and "unverified" in page and "model agrees" in page
-    for stem in ("sensitivity", "knob_o", "knob_L", "linear_model", "drift"):
+    assert "Martin's figure set" in page and "T0 + n/B: where the messages fall" in page
+    for stem in ("sensitivity", "knob_o", "knob_L", "linear_model", "drift", "figure_set_1", "figure_set_2",
+                 "t0_nb"):
         for ext in ("png", "svg"):
             assert os.path.getsize(os.path.join(out, f"{stem}.{ext}")) > 1000
     with open(os.path.join(out, "runs.csv")) as f:
