@@ -9,7 +9,7 @@ import numpy as np
 
 from loggp.harness.jitter_sweep import SWEEP, spread_ns
 
-from . import stats
+from . import groups, stats
 
 HEADER = ["benchmark", "np", "class", "L", "jitter", "spread_us", "runs", "median_s", "slowdown", "low", "high",
           "over_constant_L"]
@@ -20,15 +20,10 @@ def jitter_curves(runs, rng_seed=0):
     successful runs: per spread, the slowdown over the baseline with its
     95 % bootstrap interval, and the ratio to the constant-L runs."""
     rng = np.random.default_rng(rng_seed)
-    ok = [r for r in runs if r["status"] == "ok" and r["runtime_seconds"] is not None]
-    groups = {}
-    for r in ok:
-        groups.setdefault((r["benchmark"], r["np"], r["class"]), []).append(r)
     out = {}
-    for key, rows in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][2] or "")):
-        base = [r["runtime_seconds"] for r in rows if r["sweep"] == "baseline"]
+    for key, rows, base in groups.by_application(runs):
         jit = [r for r in rows if r["sweep"] == SWEEP]
-        if not base or not jit or min(base) <= 0:
+        if not jit:
             continue
         by_text = {}
         for r in jit:

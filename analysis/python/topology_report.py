@@ -8,7 +8,7 @@ import numpy as np
 
 from loggp.harness.topology_sweep import RANKS_PER_NODE, SWEEPS, value_ns
 
-from . import stats
+from . import groups, stats
 
 HEADER = ["benchmark", "np", "class", "swept", "ranks_per_node", "value", "value_ns", "runs", "median_s", "slowdown",
           "low", "high"]
@@ -17,15 +17,8 @@ HEADER = ["benchmark", "np", "class", "swept", "ranks_per_node", "value", "value
 def topology_curves(runs, rng_seed=0):
     """{(benchmark, np, class, sweep): {"ranks_per_node": n or None, "points": [dict...]}}."""
     rng = np.random.default_rng(rng_seed)
-    ok = [r for r in runs if r["status"] == "ok" and r["runtime_seconds"] is not None]
-    groups = {}
-    for r in ok:
-        groups.setdefault((r["benchmark"], r["np"], r["class"]), []).append(r)
     out = {}
-    for key, rows in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][2] or "")):
-        base = [r["runtime_seconds"] for r in rows if r["sweep"] == "baseline"]
-        if not base or min(base) <= 0:
-            continue
+    for key, rows, base in groups.by_application(runs):
         for sweep in SWEEPS:
             by_text, rpn = {}, None
             for r in rows:

@@ -304,6 +304,16 @@ int loggp_knob_by_flag(const char *flag)
     return -1;
 }
 
+char *loggp_trim(char *s)
+{
+    while (*s == ' ' || *s == '\t')
+        s++;
+    size_t n = strlen(s);
+    while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r'))
+        s[--n] = '\0';
+    return s;
+}
+
 const char *const loggp_scope_names[2] = {"all", "kernel"};
 
 int loggp_parse_scope(const char *text, int *scope, char *err, size_t errlen)

@@ -7,4 +7,7 @@
 /* snprintf into an optional error buffer. */
 void loggp_set_err(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+/* s without leading and trailing blanks (and a trailing CR), in place. */
+char *loggp_trim(char *s);
+
 #endif

@@ -64,25 +64,15 @@ size_t loggp_knobs_serialise(const loggp_knobs *knobs, char *buf, size_t len)
     return used < len ? used : len - 1;
 }
 
-static char *trim(char *s)
-{
-    while (*s == ' ' || *s == '\t')
-        s++;
-    size_t n = strlen(s);
-    while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r'))
-        s[--n] = '\0';
-    return s;
-}
-
 int loggp_knobs_parse_item(char *item, int o_alias, loggp_knobs *knobs, unsigned *seen, char *err, size_t errlen)
 {
     char *eq = strchr(item, '=');
     if (!eq) {
-        loggp_set_err(err, errlen, "'%s' is not name=value", trim(item));
+        loggp_set_err(err, errlen, "'%s' is not name=value", loggp_trim(item));
         return -1;
     }
     *eq = '\0';
-    char *key = trim(item), *value = trim(eq + 1);
+    char *key = loggp_trim(item), *value = loggp_trim(eq + 1);
     if (!strcmp(key, "scope")) {
         unsigned bit = 1u << LOGGP_KNOB_COUNT;
         if (*seen & bit) {
@@ -132,7 +122,7 @@ int loggp_knobs_parse_text(const char *text, loggp_knobs *knobs, char *err, size
         if (next)
             *next++ = '\0';
         lineno++;
-        char *s = trim(line);
+        char *s = loggp_trim(line);
         if (*s != '\0' && *s != '#') {
             char why[320];
             if (loggp_knobs_parse_item(s, 0, &parsed, &seen, why, sizeof why) != 0) {

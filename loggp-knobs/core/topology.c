@@ -17,16 +17,6 @@ const char *const loggp_topo_class_names[LOGGP_TOPO_CLASSES] = {"intra-node", "i
                                                                  "inter-group"};
 static const char *const level_names[LOGGP_TOPO_LEVELS] = {"node", "switch", "group"};
 
-static char *trim(char *s)
-{
-    while (*s == ' ' || *s == '\t')
-        s++;
-    size_t n = strlen(s);
-    while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r'))
-        s[--n] = '\0';
-    return s;
-}
-
 static int parse_count(const char *text, int *out)
 {
     char *end;
@@ -182,14 +172,14 @@ int loggp_topology_parse(const char *text, loggp_topology *t, char *err, size_t 
         char *hash = strchr(line, '#');
         if (hash)
             *hash = '\0';
-        line = trim(line);
+        line = loggp_trim(line);
         if (!*line)
             continue;
         char *eq = strchr(line, '=');
         if (eq) {
             *eq = '\0';
             in_matrix = 0;
-            rc = parse_item(t, trim(line), trim(eq + 1), &seen, &in_matrix, lerr, sizeof lerr);
+            rc = parse_item(t, loggp_trim(line), loggp_trim(eq + 1), &seen, &in_matrix, lerr, sizeof lerr);
         } else if (in_matrix) {
             rc = add_row(t, line, &rows, lerr, sizeof lerr);
         } else {
