@@ -95,7 +95,7 @@ void loggp_topology_describe(char *buf, size_t len)
     }
     const int *r = topology.ranks_per;
     int n = topology.matrix_n ? snprintf(buf + used, used < len ? len - used : 0, " (from a %d-rank matrix)", topology.matrix_n)
-            : r[0] ? snprintf(buf + used, used < len ? len - used : 0, " (%d ranks per node%s)", r[0], r[1] ? ", ..." : "")
+            : r[0] ? snprintf(buf + used, used < len ? len - used : 0, " (%d rank%s per node%s)", r[0], r[0] == 1 ? "" : "s", r[1] ? ", ..." : "")
                    : snprintf(buf + used, used < len ? len - used : 0, " (nodes are the hosts)");
     (void)n;
 }
