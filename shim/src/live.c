@@ -25,7 +25,8 @@ static _Atomic int64_t current_ps[LOGGP_KNOB_COUNT];
 _Atomic uint64_t loggp_live_ns[4];
 _Atomic int64_t loggp_live_G_ps_per_byte;
 _Atomic int loggp_live_topo;
-static int topology_values;
+_Atomic int loggp_live_stamp_only;
+static int topology_values, topology_G;
 
 static uint64_t ps_to_ns(int64_t ps);
 
@@ -54,10 +55,11 @@ void loggp_live_publish(const loggp_knobs *knobs)
     pthread_mutex_unlock(&publish_lock);
 }
 
-void loggp_live_set_topology(int has_values)
+void loggp_live_set_topology(int has_values, int has_G)
 {
     pthread_mutex_lock(&publish_lock);
     topology_values = has_values;
+    topology_G = has_G;
     loggp_knobs now = wanted;
     pthread_mutex_unlock(&publish_lock);
     loggp_live_publish(&now);
@@ -102,6 +104,11 @@ static void publish_in_force(const loggp_knobs *knobs, int topo)
     atomic_store_explicit(&loggp_live_G_ps_per_byte, knobs->ps[LOGGP_KNOB_GAP_PER_BYTE], memory_order_relaxed);
     atomic_store_explicit(&loggp_live_topo, topo, memory_order_relaxed);
     any |= topo;
+    const int64_t *ps = knobs->ps;
+    atomic_store_explicit(&loggp_live_stamp_only,
+                          !ps[LOGGP_KNOB_O_S] && !ps[LOGGP_KNOB_GAP] && !ps[LOGGP_KNOB_GAP_PER_BYTE] &&
+                              !(topo && topology_G) && (ps[LOGGP_KNOB_LATENCY] || topo),
+                          memory_order_relaxed);
     atomic_store_explicit(&loggp_live_seq, s + 2, memory_order_release);
     int was = atomic_exchange(&loggp_live_any, any);
     void (*fn)(void) = atomic_load(&on_change);

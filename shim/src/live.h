@@ -30,6 +30,9 @@ extern _Atomic unsigned loggp_live_seq;
 extern _Atomic uint64_t loggp_live_ns[4]; /* o_s, o_r, g, L */
 extern _Atomic int64_t loggp_live_G_ps_per_byte;
 extern _Atomic int loggp_live_topo;
+/* The knobs in force ask nothing of a send but its stamp (L, or per-pair L,
+ * alone): the send hooks skip the snapshot and the pacer (layer.h). */
+extern _Atomic int loggp_live_stamp_only;
 
 /* A consistent snapshot of the current delays: a handful of loads, no lock. */
 static inline void loggp_live_get(loggp_delays *out)
@@ -76,7 +79,7 @@ void loggp_live_region_changed(void);
 
 /* The run's topology has per-pair values (set once, after MPI_Init, by
  * topology_live.c): they apply wherever the knobs do, scope included. */
-void loggp_live_set_topology(int has_values);
+void loggp_live_set_topology(int has_values, int has_G);
 
 /* Calls fn (from the publishing thread) each time the knobs go from all zero
  * to some nonzero or back: the libfabric layer switches tables then. */

@@ -59,7 +59,7 @@ int loggp_topology_setup(int rank, int size, const int *node_of, char *err, size
 void loggp_topology_enable(void)
 {
     if (configured)
-        loggp_live_set_topology(loggp_topology_has_values(&topology));
+        loggp_live_set_topology(loggp_topology_has_values(&topology), topology.G_set != 0);
 }
 
 int loggp_topology_class_to(int r)

@@ -346,6 +346,17 @@ static inline uint64_t iov_bytes(const struct iovec *iov, size_t count)
     const type *o = ORIG(s->table, type);                                                    \
     if (!loggp_live_active() || ofi_in_hook)                                                 \
         return plain_call;                                                                   \
+    if (atomic_load_explicit(&loggp_live_stamp_only, memory_order_relaxed) &&                \
+        !pacer_owed(&s->pacer)) {                                                            \
+        /* L alone: no o_s to spend, no gap owed, no knob snapshot: only the stamp */        \
+        int stamping = s->stamps;                                                            \
+        unsigned peer = peer_class(dest_expr);                                               \
+        (void)stamping, (void)peer;                                                          \
+        ofi_in_hook++;                                                                       \
+        ssize_t rc = call;                                                                   \
+        ofi_in_hook--;                                                                       \
+        return rc;                                                                           \
+    }                                                                                        \
     loggp_delays d;                                                                          \
     post_begin(s, &d);                                                                       \
     /* only the holds for L, G read stamps */                                                \
