@@ -77,6 +77,20 @@ def size_histogram(profile):
     return [(lo, hi, m, n) for (lo, hi), (m, n) in sorted(sums.items())]
 
 
+def no_point_to_point(profile):
+    """What to say of an application that sent no point-to-point message: its
+    collectives (the profile counts their calls and bytes, not their messages)."""
+    calls = nbytes = 0
+    for rank in (profile or {}).get("ranks", [])[:1]:
+        for c in (rank.get("collectives") or {}).values():
+            calls += c.get("calls", 0)
+            nbytes += c.get("bytes", 0)
+    if not calls:
+        return "no messages in the profile"
+    return (f"collectives only: {calls} calls on rank 0, {nbytes / calls:.0f} bytes per call on average "
+            f"(the profile does not size the messages inside them)")
+
+
 def regime_of(size, regimes):
     """Index of the calibrated regime a message of `size` bytes falls in (the
     first whose range holds it; past the last, the last)."""
@@ -127,8 +141,10 @@ def t0_nb_figure(profiles, regimes, plt):
     for ax, label in zip(axes[:, 0], labels):
         hist = size_histogram(profiles[label])
         if not hist:
-            ax.text(0.5, 0.5, f"{label}: no messages in the profile", ha="center", va="center",
+            ax.text(0.5, 0.5, f"{label}: {no_point_to_point(profiles[label])}", ha="center", va="center",
                     transform=ax.transAxes, color="grey")
+            ax.set_xticks([])
+            ax.set_yticks([])
             continue
         for lo, hi, m, n in hist:
             i = regime_of(mean_size(lo, m, n), regimes) if regimes else 0

@@ -57,3 +57,9 @@ def test_the_figures_exist_and_are_not_empty(tmp_path):
         fig.savefig(tmp_path / "t0nb.png")
         assert (tmp_path / "t0nb.png").stat().st_size > 5000
     assert (tmp_path / "set.png").stat().st_size > 5000
+
+
+def test_an_application_of_collectives_only_is_said_so():
+    profile = {"ranks": [{"sent": {"by_size": []}, "collectives": {"MPI_Alltoall": {"calls": 4, "bytes": 4096}}}]}
+    assert figure_set.no_point_to_point(profile).startswith("collectives only: 4 calls on rank 0, 1024 bytes")
+    assert figure_set.no_point_to_point({"ranks": [{"sent": {"by_size": []}}]}) == "no messages in the profile"
