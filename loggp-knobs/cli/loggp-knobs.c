@@ -1,7 +1,7 @@
 /* loggp-knobs: set, show and reset the LogGP knobs that libloggp.so applies,
  * and print the environment that carries them to ranks on other nodes. */
+#include "cli.h"
 #include "knobs.h"
-#include "topology.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -9,9 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#define EXIT_USAGE 2
 
-static const char *prog = "loggp-knobs";
+const char *prog = "loggp-knobs";
 
 static void usage_main(FILE *out)
 {
@@ -38,7 +37,7 @@ static void usage_main(FILE *out)
             prog, prog, prog, prog, prog);
 }
 
-static int usage_error(const char *fmt, const char *arg)
+int usage_error(const char *fmt, const char *arg)
 {
     fprintf(stderr, "%s: ", prog);
     fprintf(stderr, fmt, arg);
@@ -46,7 +45,7 @@ static int usage_error(const char *fmt, const char *arg)
     return EXIT_USAGE;
 }
 
-static int is_help(const char *arg)
+int is_help(const char *arg)
 {
     return strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0;
 }
@@ -553,64 +552,6 @@ static int cmd_path(int argc, char **argv)
     if (knob_path(path, sizeof path) != 0)
         return 1;
     printf("%s\n", path);
-    return 0;
-}
-
-/* Checks a topology file (per-pair L and G, docs/topology.md) and prints it
- * as JSON, so `loggp run` refuses a bad file before any rank starts. */
-static int cmd_topology(int argc, char **argv)
-{
-    const char *file = NULL;
-    long ranks = 0;
-    for (int i = 0; i < argc; i++) {
-        if (is_help(argv[i])) {
-            printf("usage: %s topology FILE [--ranks N]\n"
-                   "Checks a topology file (per-pair L and G by node, switch and group, or a rank-pair matrix;\n"
-                   "docs/topology.md) and prints its classes as JSON; with --ranks, also that a run of N ranks\n"
-                   "fits it and the class of every (sender, receiver) pair when ranks_per_node is given.\n"
-                   "example: %s topology fat-tree.topo --ranks 8\n", prog, prog);
-            return 0;
-        }
-        if (strcmp(argv[i], "--ranks") == 0) {
-            char *end;
-            if (i + 1 >= argc)
-                return usage_error("topology: --ranks needs a number%s", "");
-            errno = 0;
-            ranks = strtol(argv[++i], &end, 10);
-            if (errno || *end || end == argv[i] || ranks < 1 || ranks > 1000000)
-                return usage_error("topology: --ranks '%s': expected a whole number >= 1", argv[i]);
-        } else if (argv[i][0] == '-' || file) {
-            return usage_error("topology: unexpected argument '%s'", argv[i]);
-        } else {
-            file = argv[i];
-        }
-    }
-    if (!file)
-        return usage_error("topology: give the file, e.g. `topology fat-tree.topo`%s", "");
-    loggp_topology t;
-    char err[1024];
-    if (loggp_topology_load(file, &t, err, sizeof err) != 0 ||
-        (ranks && loggp_topology_check_size(&t, (int)ranks, err, sizeof err) != 0)) {
-        fprintf(stderr, "%s: %s\n", prog, err);
-        loggp_topology_free(&t);
-        return EXIT_USAGE;
-    }
-    char json[2048];
-    loggp_topology_json(&t, json, sizeof json);
-    json[strlen(json) - 1] = '\0'; /* reopen the object for the pairs */
-    printf("%s", json);
-    if (ranks && (t.ranks_per[0] || t.matrix_n)) {
-        printf(", \"pairs\": [");
-        for (int a = 0; a < ranks; a++) {
-            printf("%s[", a ? ", " : "");
-            for (int b = 0; b < ranks; b++)
-                printf("%s%d", b ? ", " : "", loggp_topology_class(&t, a, b, 0, 0));
-            printf("]");
-        }
-        printf("]");
-    }
-    printf("}\n");
-    loggp_topology_free(&t);
     return 0;
 }
 
