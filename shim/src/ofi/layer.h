@@ -70,11 +70,11 @@ static inline uint64_t stamp(uint64_t data, int had_data, unsigned peer)
 
 /* Indexed by libfabric address (an AV table's index); filled after MPI_Init. */
 extern uint8_t *ofi_peer_classes;
-extern size_t ofi_peer_count;
+extern _Atomic size_t ofi_peer_count; /* published after the classes (release) */
 
 static inline unsigned peer_class(fi_addr_t addr)
 {
-    return addr < ofi_peer_count ? ofi_peer_classes[addr] : 0;
+    return addr < atomic_load_explicit(&ofi_peer_count, memory_order_acquire) ? ofi_peer_classes[addr] : 0;
 }
 
 /* The first reliable-datagram endpoint, whose name and address vector

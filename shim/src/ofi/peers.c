@@ -10,7 +10,7 @@
 #include "ofi.h"
 
 uint8_t *ofi_peer_classes;
-size_t ofi_peer_count;
+_Atomic size_t ofi_peer_count;
 static struct fid_ep *_Atomic first_ep;
 
 void ofi_note_endpoint(struct fid_ep *ep)
@@ -86,6 +86,6 @@ int loggp_ofi_set_peer_classes(const unsigned char *names, size_t name_len, int 
     free(seen);
     /* set before the knobs turn the classes on (live.c publishes with release) */
     ofi_peer_classes = classes;
-    ofi_peer_count = count;
+    atomic_store_explicit(&ofi_peer_count, count, memory_order_release);
     return found;
 }
