@@ -85,3 +85,15 @@ def test_the_flags_refuse_a_file_and_the_short_form_together(tmp_path):
     proc = run([installed("loggp"), "run", "-n", "4", "--topology", topo, "--L-inter", "3us", "--",
                 built("shim/tests/loggp-test-pairs"), 1, 8], timeout=60)
     assert proc.returncode == 2 and "exclude each other" in proc.stderr
+
+
+def test_a_topology_that_does_not_fit_the_run_stops_every_rank_with_the_reason(tmp_path):
+    """Given past `loggp run` (the environment alone), MPI_Init finds the mismatch."""
+    import os
+    topo = tmp_path / "two.topo"
+    topo.write_text("matrix =\n0 1\n1 0\nL_inter_node = 5us\n")
+    proc = run([installed("loggp"), "run", "-n", "4", "--", built("shim/tests/loggp-test-pairs"), 1, 8],
+               timeout=60, env=dict(os.environ, LOGGP_TOPOLOGY=str(topo)))
+    assert proc.returncode != 0
+    assert "the topology's matrix has 2 ranks, the run 4" in proc.stderr, proc.stderr
+    assert "pair 0" not in proc.stdout

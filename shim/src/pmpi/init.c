@@ -168,11 +168,27 @@ static void after_init(void)
     else
         loggp_synchronise_clocks();
     loggp_setup_topology();
-    if (loggp_trace_open() != 0)
-        pmpi.Abort(MPI_COMM_WORLD, 1);
+    loggp_stop_if_any_failed(loggp_trace_open() != 0);
     /* a trace needs the wrappers' books: the same one branch decides */
     loggp_bookkeeping = profile_dir() != NULL || loggp_engine == ENGINE_PMPI || loggp_tracing;
     loggp_print_banner(loggp_world_rank, loggp_engine);
+}
+
+void loggp_stop_if_any_failed(int failed)
+{
+    char mine = failed != 0, *all = malloc((size_t)loggp_world_size);
+    int any = mine;
+    if (all) {
+        pmpi.Allgather(&mine, 1, MPI_BYTE, all, 1, MPI_BYTE, MPI_COMM_WORLD);
+        for (int r = 0; r < loggp_world_size; r++)
+            any |= all[r];
+        free(all);
+    }
+    if (!any)
+        return;
+    fflush(stderr);
+    pmpi.Finalize();
+    exit(1);
 }
 
 int MPI_Init(int *argc, char ***argv)

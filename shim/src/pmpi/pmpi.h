@@ -58,6 +58,12 @@ extern int loggp_world_rank, loggp_world_size;
 /* Exits with "loggp: MPI_Init aborted: what" (before MPI can abort the job). */
 _Noreturn void loggp_die_before_init(const char *what);
 
+/* After MPI_Init, a setting the run cannot serve (each failing rank has
+ * printed its reason): if any rank failed, every rank leaves through
+ * MPI_Finalize with exit status 1, so the launcher forwards every line
+ * before the job ends (an abort can cut them off). Collective. */
+void loggp_stop_if_any_failed(int failed);
+
 /* ---- sizes ---- */
 
 /* MPICH's own ABI spells out a builtin datatype's size in its handle and a

@@ -77,13 +77,11 @@ void loggp_setup_topology(void)
     int size = loggp_world_size, rank = loggp_world_rank;
     int *node_of = gather_nodes(size);
     char err[512];
-    if (!node_of || loggp_topology_setup(rank, size, node_of, err, sizeof err) != 0) {
-        if (rank == 0)
-            fprintf(stderr, "loggp: %s\n", node_of ? err : "no memory for the topology");
-        free(node_of);
-        pmpi.Abort(MPI_COMM_WORLD, 1);
-    }
+    int failed = !node_of || loggp_topology_setup(rank, size, node_of, err, sizeof err) != 0;
+    if (failed && rank == 0)
+        fprintf(stderr, "loggp: %s\n", node_of ? err : "no memory for the topology");
     free(node_of);
+    loggp_stop_if_any_failed(failed);
     int found = -1;
     if (loggp_engine == ENGINE_LIBFABRIC) {
         uint8_t *classes = malloc((size_t)size);
