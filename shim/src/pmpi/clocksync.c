@@ -27,11 +27,10 @@ static int64_t injected_skew(void)
     char *end;
     long rank = strtol(spec, &end, 10);
     long long ns = *end == ':' ? strtoll(end + 1, &end, 10) : 0;
-    if (*end || rank < 0) {
-        if (loggp_world_rank == 0)
-            fprintf(stderr, "loggp: LOGGP_TEST_CLOCK_SKEW=%s: expected RANK:NANOSECONDS\n", spec);
-        pmpi.Abort(MPI_COMM_WORLD, 1);
-    }
+    int bad = *end || rank < 0;
+    if (bad && loggp_world_rank == 0)
+        fprintf(stderr, "loggp: LOGGP_TEST_CLOCK_SKEW=%s: expected RANK:NANOSECONDS\n", spec);
+    loggp_stop_if_any_failed(bad);
     return rank == loggp_world_rank ? (int64_t)ns : 0;
 }
 

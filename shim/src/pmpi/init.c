@@ -160,7 +160,7 @@ static void after_init(void)
                             "(%s, or use `loggp run`)\n", LOGGP_BUILT_FOR == LOGGP_MPI_OPEN_MPI
                                 ? "start Open MPI with mpirun --mca pml cm --mca mtl ofi"
                                 : "with MPICH set MPIR_CVAR_CH4_NETMOD=ofi");
-        pmpi.Abort(MPI_COMM_WORLD, 1);
+        loggp_stop_if_any_failed(1);
     }
     loggp_engine = ofi ? ENGINE_LIBFABRIC : ENGINE_PMPI;
     if (loggp_engine == ENGINE_PMPI)
