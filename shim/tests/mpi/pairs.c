@@ -1,14 +1,36 @@
 /* pairs ITERS SIZE: rank 0 ping-pongs SIZE-byte messages ITERS times with
- * each other rank in turn and prints the median half round trip per pair,
- * "pair 0 R US" (per-pair L and G: the topology tests). */
+ * each other rank and prints the median half round trip per pair,
+ * "pair 0 R US" (per-pair L and G: the topology tests).
+ *
+ * The runs put 4 ranks on 2 cores, so only one pair may spin at a time: the
+ * peers not in play wait asleep for their turn. The turns go round in short
+ * blocks, so every pair is timed under the same background load. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
+
+enum { TAG_DATA = 1, TAG_TURN = 2, TAG_READY = 3, ROUNDS = 8 };
 
 static int by_value(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
+}
+
+/* a peer's wait for its next turn (how many round trips; 0 ends), asleep
+ * between polls so it leaves the cores to the pair in play */
+static int next_turn(void)
+{
+    int count;
+    MPI_Request turn;
+    MPI_Irecv(&count, 1, MPI_INT, 0, TAG_TURN, MPI_COMM_WORLD, &turn);
+    for (int done = 0;;) {
+        MPI_Test(&turn, &done, MPI_STATUS_IGNORE);
+        if (done)
+            return count;
+        nanosleep(&(struct timespec){.tv_nsec = 100000}, NULL);
+    }
 }
 
 int main(int argc, char **argv)
@@ -25,28 +47,42 @@ int main(int argc, char **argv)
         return 2;
     }
     char *buf = calloc((size_t)bytes, 1);
-    double *half = calloc((size_t)iters, sizeof *half);
-    for (int peer = 1; peer < size; peer++) {
-        MPI_Barrier(MPI_COMM_WORLD);
-        for (int i = 0; i < iters; i++) {
-            if (rank == 0) {
-                double t0 = MPI_Wtime();
-                MPI_Send(buf, bytes, MPI_BYTE, peer, 1, MPI_COMM_WORLD);
-                MPI_Recv(buf, bytes, MPI_BYTE, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-                half[i] = (MPI_Wtime() - t0) * 0.5e6;
-            } else if (rank == peer) {
-                MPI_Recv(buf, bytes, MPI_BYTE, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-                MPI_Send(buf, bytes, MPI_BYTE, 0, 1, MPI_COMM_WORLD);
+    if (rank != 0) {
+        for (int count; (count = next_turn()) > 0;) {
+            MPI_Send(NULL, 0, MPI_BYTE, 0, TAG_READY, MPI_COMM_WORLD);
+            for (int i = 0; i < count; i++) {
+                MPI_Recv(buf, bytes, MPI_BYTE, 0, TAG_DATA, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                MPI_Send(buf, bytes, MPI_BYTE, 0, TAG_DATA, MPI_COMM_WORLD);
             }
         }
-        if (rank == 0) {
-            qsort(half, (size_t)iters, sizeof *half, by_value);
-            printf("pair 0 %d %.3f\n", peer, half[iters / 2]);
-            fflush(stdout);
+    } else {
+        double *half = calloc((size_t)iters * (size_t)size, sizeof *half);
+        int block = iters < ROUNDS ? 1 : iters / ROUNDS;
+        for (int done = 0; done < iters; done += block) {
+            int count = done + block > iters ? iters - done : block;
+            for (int peer = 1; peer < size; peer++) {
+                MPI_Send(&count, 1, MPI_INT, peer, TAG_TURN, MPI_COMM_WORLD);
+                MPI_Recv(NULL, 0, MPI_BYTE, peer, TAG_READY, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                double *own = half + (size_t)peer * (size_t)iters + (size_t)done;
+                for (int i = 0; i < count; i++) {
+                    double t0 = MPI_Wtime();
+                    MPI_Send(buf, bytes, MPI_BYTE, peer, TAG_DATA, MPI_COMM_WORLD);
+                    MPI_Recv(buf, bytes, MPI_BYTE, peer, TAG_DATA, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                    own[i] = (MPI_Wtime() - t0) * 0.5e6;
+                }
+            }
         }
+        int end = 0;
+        for (int peer = 1; peer < size; peer++)
+            MPI_Send(&end, 1, MPI_INT, peer, TAG_TURN, MPI_COMM_WORLD);
+        for (int peer = 1; peer < size; peer++) {
+            double *own = half + (size_t)peer * (size_t)iters;
+            qsort(own, (size_t)iters, sizeof *own, by_value);
+            printf("pair 0 %d %.3f\n", peer, own[iters / 2]);
+        }
+        free(half);
     }
     free(buf);
-    free(half);
     MPI_Finalize();
     return 0;
 }
