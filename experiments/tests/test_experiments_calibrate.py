@@ -304,43 +304,70 @@ def libloggp_installed():
     return Path(lib).is_file()
 
 
-# Cross-talk this apparatus is known to have (docs/benchmarks.md, "Known cross-talk"); every
-# other parameter must stay within its bound.
-KNOWN_CROSSTALK = {
-    ("L", "G"): "L costs every flight of shm's rendezvous above 4 KiB, which bends g(m) between 16 and 64 KiB",
-    ("G", "o_r"): "the armed layer's own cost per received message, ~0.12 us against a 0.1 us bound",
-}
+# The smoke test runs each knob set for half a second; the 2 % goals are `loggp calibrate`'s
+# own verdict on a full-length run (docs/benchmarks.md). Here each knob must do its whole job
+# and only its job, within bounds that a knob doing half its job, or leaking more than a fifth
+# of itself into another parameter, fails.
+SMOKE_SWEEPS = {"o": 10.0, "g": 10.0, "L": 10.0, "G": 1.0}
+SMOKE_BULK_BYTES = 65536
+
+
+def smoke_misses(summary):
+    """What the run shows wrong, as readable lines (none: every knob did its job alone)."""
+    misses = []
+    for knob, k in summary["knobs"].items():
+        top = SMOKE_SWEEPS[knob]
+        for param, measure in k["measures"].items():
+            rose, expected = measure["measured"][-1], measure["expected"][-1]
+            if not 0.8 * expected <= rose <= 1.25 * expected:
+                misses.append(f"{knob} = {top:g}: {param} rose by {rose:.4g}, expected {expected:.4g}")
+        # a leak of a fifth of the knob's time, never under half a microsecond (the armed layer's
+        # own cost per message and the machine's noise at this run length stay below that)
+        leak_us = max(0.2 * top, 0.5) if knob != "G" else 0.5
+        for param, moved in k["crosstalk"].items():
+            bound = leak_us * 1000.0 / (SMOKE_BULK_BYTES - 1) if param in cal.PER_BYTE else leak_us
+            if (knob, param) == ("L", "G"):
+                # L costs every flight of shm's rendezvous above 4 KiB, bending g(m) between 16 and
+                # 64 KiB (docs/benchmarks.md, "Known cross-talk"): held to its size, not to zero
+                bound = 2 * leak_us * 1000.0 / (SMOKE_BULK_BYTES - 1)
+            worst = max(moved["moved"], key=abs)
+            if abs(worst) > bound:
+                misses.append(f"{knob} = {top:g} moved {param} by {worst:+.4g} (bound {bound:.4g})")
+    return misses
+
+
+@pytest.mark.parametrize("apparatus, named", [
+    ({}, None),
+    ({"scale": {"o_r": 0.5}}, "o = 10: o_r rose by 5"),
+    ({"scale": {"g": 0.5}}, "g = 10: g rose by"),
+    ({"scale": {"L": 0.5}}, "L = 10: L rose by 5"),
+    ({"scale": {"G": 0.5}}, "G = 1: G rose by 0.5"),
+    ({"leak": {("L", "o_r"): 0.25}}, "L = 10 moved o_r by +2.5"),
+])
+def test_the_smoke_bounds_fail_a_knob_doing_half_its_job_or_leaking_a_quarter(apparatus, named):
+    summary, _ = run_analysis({knob: [0, top] for knob, top in SMOKE_SWEEPS.items()}, **apparatus)
+    misses = smoke_misses(summary)
+    assert (named in "\n".join(misses)) if named else not misses, misses
 
 
 @pytest.mark.skipif(not libloggp_installed(), reason="libloggp.so is not installed (run ./setup.sh)")
 @pytest.mark.skipif(shutil.which("loggp-probe") is None and not Path(sys.prefix, "bin", "loggp-probe").exists(),
                     reason="loggp-probe is not installed (run ./setup.sh)")
 def test_calibrate_smoke_through_loggp_run(tmp_path, capsys):
-    out = tmp_path / "cal"
-    rc = cal.main(["--sweep", "o=0,10", "--sweep", "g=0,10", "--sweep", "L=0,10", "--sweep", "G=0,1",
-                   "--no-baseline", "--retries", "1", "--time-limit", "0.5", "--sizes", "8,64,16384,65536",
-                   "--out", str(out)])
-    captured = capsys.readouterr()
-    text = captured.out
-    assert rc in (0, 3), text + captured.err
-    summary = json.loads((out / "calibration.json").read_text())
-    assert set(summary["knobs"]) == {"o", "g", "L", "G"}
-    assert (out / "calibration.png").is_file()
-    # the verdict printed, the exit code and the summary agree
-    assert (rc == 0) == summary["pass"] == ("ALL KNOBS PASS" in text), text
-    failing = {knob: k["failures"] for knob, k in summary["knobs"].items() if not k["pass"]}
-    if failing:
-        # A run whose ranks shared their cores is flagged disturbed: then a miss is the machine's,
-        # not the apparatus's, and is not judged. An undisturbed miss fails.
-        noise = [json.loads(path.read_text()).get("calibration", {}).get("disturbance", 0.0)
-                 for path in (out / "probes").glob("*.json")]
-        if noise and max(noise) > cal.DISTURBED_REL_CI:
-            pytest.skip(f"probe runs disturbed by other work (relative CI {100 * max(noise):.0f} %): "
-                        f"verdicts {failing} not judged")
-    for knob, k in summary["knobs"].items():
-        for param, measure in k["measures"].items():
-            assert measure["pass"], (knob, param, measure, text)
-        for param, moved in k["crosstalk"].items():
-            if (knob, param) in KNOWN_CROSSTALK:
-                continue
-            assert moved["pass"], (knob, param, moved, text)
+    for attempt in range(3):  # timing: under load, measure again rather than widen
+        out = tmp_path / f"cal{attempt}"
+        rc = cal.main(["--sweep", "o=0,10", "--sweep", "g=0,10", "--sweep", "L=0,10", "--sweep", "G=0,1",
+                       "--no-baseline", "--retries", "1", "--time-limit", "0.5", "--sizes", "8,64,16384,65536",
+                       "--out", str(out)])
+        captured = capsys.readouterr()
+        text = captured.out
+        assert rc in (0, 3), text + captured.err
+        summary = json.loads((out / "calibration.json").read_text())
+        assert set(summary["knobs"]) == {"o", "g", "L", "G"}
+        assert (out / "calibration.png").is_file()
+        # the verdict printed, the exit code and the summary agree
+        assert (rc == 0) == summary["pass"] == ("ALL KNOBS PASS" in text), text
+        misses = smoke_misses(summary)
+        if not misses:
+            break
+    assert not misses, "\n".join(misses) + "\n" + text
