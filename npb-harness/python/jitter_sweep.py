@@ -11,10 +11,10 @@ knobs at 0; their sweep is "L_jitter" and their knobs carry ("L_jitter", text)
 after the five knobs."""
 from loggp.shim.jitter_check import split_jitter
 
-from . import units
+from . import subtable, units
 
 SWEEP = "L_jitter"
-KEYS = {"L", "L_jitter"}
+KEYS = ("L", "L_jitter")
 
 
 def parse_table(table, fail):
@@ -22,11 +22,7 @@ def parse_table(table, fail):
     fail(message, key) reports a bad key or value."""
     if table is None:
         return None
-    if not isinstance(table, dict):
-        fail("'jitter' must be a table [jitter]", "jitter")
-    for key in table:
-        if key not in KEYS:
-            fail(f"unknown key '{key}' in [jitter] (expected: L, L_jitter)", key)
+    subtable.check(table, "jitter", KEYS, fail)
     L = table.get("L")
     if not isinstance(L, str):
         fail('[jitter] needs L, the mean the spread is drawn around, e.g. L = "10us"', "L")

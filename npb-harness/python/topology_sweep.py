@@ -10,7 +10,7 @@ slowdown against the inter-node latency (docs/topology.md).
 Each setting's sweep is "L_inter" or "G_inter"; its knobs carry (sweep, text)
 and ("ranks_per_node", n) after the five knobs, and become `loggp run`'s
 --L-inter / --G-inter / --ranks-per-node."""
-from . import units
+from . import subtable, units
 
 SWEEPS = {"L_inter": "L", "G_inter": "G"}  # swept key -> the knob whose units it takes
 RANKS_PER_NODE = "ranks_per_node"
@@ -24,11 +24,7 @@ def parse_table(table, fail, nps):
     the study's rank counts (a node holding every rank would sweep nothing)."""
     if table is None:
         return None
-    if not isinstance(table, dict):
-        fail("'topology' must be a table [topology]", "topology")
-    for key in table:
-        if key not in EXTRA:
-            fail(f"unknown key '{key}' in [topology] (expected: ranks_per_node, L_inter, G_inter)", key)
+    subtable.check(table, "topology", (RANKS_PER_NODE,) + tuple(SWEEPS), fail)
     rpn = table.get(RANKS_PER_NODE)
     if rpn is not None and (not isinstance(rpn, int) or isinstance(rpn, bool) or rpn < 1):
         fail(f"[topology] ranks_per_node = {rpn!r}: expected a whole number >= 1", RANKS_PER_NODE)
