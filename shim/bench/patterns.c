@@ -6,6 +6,9 @@
  *             iteration, in which each rank sends one message and receives one
  *   compute   the window pattern with a fixed busy computation on rank 0 before
  *             each Isend, calibrated to --compute-ns: ns per message
+ *   late      rank 0 sends an empty token, busy-waits --wait-ns (long past the
+ *             answer's arrival), then receives rank 1's BYTES answer: the median
+ *             receive call, the call alone timed (Martin's o_r after an idle spell)
  * Each timed repetition prints one JSON line on rank 0, so callers take medians. */
 #include <errno.h>
 #include <mpi.h>
@@ -20,9 +23,9 @@
 #define MAX_SPECS 64
 #define EXIT_USAGE 2
 
-enum pattern { WINDOWED, PINGPONG, EXCHANGE, COMPUTE };
-static const char *const pattern_names[] = {"window", "pingpong", "exchange", "compute"};
-static const char *const units[] = {"ns/msg", "ns/halfrtt", "ns/iter", "ns/msg"};
+enum pattern { WINDOWED, PINGPONG, EXCHANGE, COMPUTE, LATE, PATTERNS };
+static const char *const pattern_names[] = {"window", "pingpong", "exchange", "compute", "late"};
+static const char *const units[] = {"ns/msg", "ns/halfrtt", "ns/iter", "ns/msg", "ns/recv"};
 
 struct spec {
     enum pattern pattern;
@@ -32,16 +35,18 @@ struct spec {
 static int rank;
 static char *send_buf, *recv_buf;
 static uint64_t compute_iters; /* busy-loop iterations per computation, rank 0 */
+static long wait_ns = 200000;   /* the late pattern's idle spell */
 
 static void usage(FILE *out)
 {
     fprintf(out,
-            "usage: mpiexec -n 2 loggp-patterns [--reps N] [--compute-ns NS] PATTERN:BYTES:COUNT...\n"
-            "  PATTERN  window | pingpong | exchange | compute\n"
+            "usage: mpiexec -n 2 loggp-patterns [--reps N] [--compute-ns NS] [--wait-ns NS] PATTERN:BYTES:COUNT...\n"
+            "  PATTERN  window | pingpong | exchange | compute | late\n"
             "  BYTES    message size, 0..%d\n"
-            "  COUNT    windows (window, compute) or iterations (pingpong, exchange), >= 1\n"
+            "  COUNT    windows (window, compute) or iterations (pingpong, exchange, late), >= 1\n"
             "  --reps N       timed repetitions of each pattern, one JSON line each (default 5)\n"
             "  --compute-ns NS  busy computation before each send of the compute pattern (default 5000)\n"
+            "  --wait-ns NS   the late pattern's idle spell before each timed receive (default 200000)\n"
             "Window %d messages, ack %d bytes.\n",
             MAX_BYTES, WINDOW, ACK_BYTES);
 }
@@ -83,12 +88,12 @@ static int parse_spec(const char *text, struct spec *s)
     *bytes++ = '\0';
     *count++ = '\0';
     int found = -1;
-    for (int p = 0; p < 4; p++)
+    for (int p = 0; p < PATTERNS; p++)
         if (!strcmp(copy, pattern_names[p]))
             found = p;
     if (found < 0) {
         if (rank == 0)
-            fprintf(stderr, "loggp-patterns: unknown pattern '%s' in '%s' (window, pingpong, exchange, compute)\n",
+            fprintf(stderr, "loggp-patterns: unknown pattern '%s' in '%s' (window, pingpong, exchange, compute, late)\n",
                     copy, text);
         return -1;
     }
@@ -185,14 +190,57 @@ static void exchange_round(const struct spec *s)
     }
 }
 
-static void run_round(const struct spec *s)
+static int by_value(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Rank 0's median receive call in seconds times the count (so that dividing
+ * by the count gives the median call: one preempted call in a VM's idle
+ * spell would swamp a mean). */
+static double late_round(const struct spec *s)
+{
+    int n = (int)s->bytes;
+    double *calls = rank == 0 ? malloc((size_t)s->count * sizeof *calls) : NULL;
+    if (rank == 0 && !calls) {
+        fprintf(stderr, "loggp-patterns: out of memory for %ld timings\n", s->count);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    for (long i = 0; i < s->count; i++) {
+        if (rank == 0) {
+            MPI_Send(NULL, 0, MPI_BYTE, 1, 5, MPI_COMM_WORLD);
+            double until = MPI_Wtime() + (double)wait_ns * 1e-9;
+            while (MPI_Wtime() < until)
+                ;
+            double start = MPI_Wtime();
+            MPI_Recv(recv_buf, n, MPI_BYTE, 1, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            calls[i] = MPI_Wtime() - start;
+        } else {
+            MPI_Recv(NULL, 0, MPI_BYTE, 0, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Send(send_buf, n, MPI_BYTE, 0, 5, MPI_COMM_WORLD);
+        }
+    }
+    if (rank != 0)
+        return 0;
+    qsort(calls, (size_t)s->count, sizeof *calls, by_value);
+    double median = calls[s->count / 2] * (double)s->count;
+    free(calls);
+    return median;
+}
+
+/* The seconds the repetition reports, or a negative value for its whole duration. */
+static double run_round(const struct spec *s)
 {
     switch (s->pattern) {
     case WINDOWED: window_round(s, 0); break;
     case COMPUTE: window_round(s, 1); break;
     case PINGPONG: pingpong_round(s); break;
     case EXCHANGE: exchange_round(s); break;
+    case LATE: return late_round(s);
+    case PATTERNS: break;
     }
+    return -1;
 }
 
 /* What one repetition's time is divided by. */
@@ -202,7 +250,9 @@ static double units_per_round(const struct spec *s)
     case WINDOWED:
     case COMPUTE: return (double)s->count * WINDOW;
     case PINGPONG: return 2.0 * (double)s->count;
-    case EXCHANGE: return (double)s->count;
+    case EXCHANGE:
+    case LATE: return (double)s->count;
+    case PATTERNS: break;
     }
     return 1;
 }
@@ -215,8 +265,8 @@ static void measure(const struct spec *s, long reps, long compute_ns)
     for (long r = 0; r < reps; r++) {
         MPI_Barrier(MPI_COMM_WORLD);
         double start = MPI_Wtime();
-        run_round(s);
-        double elapsed = MPI_Wtime() - start;
+        double timed = run_round(s);
+        double elapsed = timed >= 0 ? timed : MPI_Wtime() - start;
         if (rank != 0)
             continue;
         printf("{\"pattern\": \"%s\", \"bytes\": %ld, \"count\": %ld, \"rep\": %ld, \"ns\": %.2f, \"unit\": \"%s\"",
@@ -226,6 +276,8 @@ static void measure(const struct spec *s, long reps, long compute_ns)
             printf(", \"window\": %d, \"ack_bytes\": %d", WINDOW, ACK_BYTES);
         if (s->pattern == COMPUTE)
             printf(", \"compute_ns\": %ld", compute_ns);
+        if (s->pattern == LATE)
+            printf(", \"wait_ns\": %ld", wait_ns);
         printf("}\n");
         fflush(stdout);
     }
@@ -239,7 +291,7 @@ static int parse_args(int argc, char **argv, long *reps, long *compute_ns, struc
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help"))
             return 1;
-        if (!strcmp(a, "--reps") || !strcmp(a, "--compute-ns")) {
+        if (!strcmp(a, "--reps") || !strcmp(a, "--compute-ns") || !strcmp(a, "--wait-ns")) {
             if (i + 1 == argc) {
                 if (rank == 0)
                     fprintf(stderr, "loggp-patterns: %s needs a value\n", a);
@@ -249,10 +301,10 @@ static int parse_args(int argc, char **argv, long *reps, long *compute_ns, struc
             long v = parse_number(argv[++i], is_reps ? 1 : 0, is_reps ? 1000000 : 1000000000, a, NULL);
             if (v < 0)
                 return -1;
-            *(is_reps ? reps : compute_ns) = v;
+            *(is_reps ? reps : !strcmp(a, "--wait-ns") ? &wait_ns : compute_ns) = v;
         } else if (a[0] == '-') {
             if (rank == 0)
-                fprintf(stderr, "loggp-patterns: unknown option '%s' (--reps, --compute-ns, --help)\n", a);
+                fprintf(stderr, "loggp-patterns: unknown option '%s' (--reps, --compute-ns, --wait-ns, --help)\n", a);
             return -1;
         } else if (*nspecs == MAX_SPECS) {
             if (rank == 0)

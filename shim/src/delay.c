@@ -33,12 +33,19 @@ uint64_t loggp_tsc_rate(uint64_t tsc0, uint64_t ns0, uint64_t tsc1, uint64_t ns1
 }
 
 #if defined(__x86_64__)
+/* The tick span of the tightest reading calibration saw: a later reading no
+ * wider than a few of it was not preempted in the middle. */
+static uint64_t tight_width;
+/* ns since the process's first anchor when the rate was last refined. */
+static _Atomic uint64_t rate_base_ns;
+
 /* A CLOCK_MONOTONIC reading and the tick count in the middle of it: the
- * tightest of a few tries, so a preemption inside one cannot skew it. */
-static uint64_t read_pair(uint64_t *tsc)
+ * tightest of `tries`, so a preemption inside one cannot skew it. */
+static uint64_t read_pair(uint64_t *tsc, int tries, uint64_t *width)
 {
     uint64_t best_ns = 0, best_width = UINT64_MAX;
-    for (int i = 0; i < 4; i++) {
+    *tsc = 0;
+    for (int i = 0; i < tries; i++) {
         uint64_t t0 = __builtin_ia32_rdtsc();
         uint64_t ns = loggp_vdso_ns();
         uint64_t t1 = __builtin_ia32_rdtsc();
@@ -48,6 +55,7 @@ static uint64_t read_pair(uint64_t *tsc)
             *tsc = t0 + (t1 - t0) / 2;
         }
     }
+    *width = best_width;
     return best_ns;
 }
 
@@ -60,11 +68,14 @@ static void calibrate(void)
         atomic_store(&clock_state, 3);
         return;
     }
-    uint64_t tsc, ns;
-    first_ns = read_pair(&first_tsc);
-    do /* 1 ms: a rate within ~2e-5 (2 ns over an anchor's span), refined at every anchor */
-        ns = read_pair(&tsc);
-    while (ns - first_ns < 1000000u);
+    uint64_t tsc, ns, width;
+    first_ns = read_pair(&first_tsc, 4, &tight_width);
+    do { /* 1 ms: a rate within ~2e-5 (2 ns over an anchor's span), refined as the base grows */
+        ns = read_pair(&tsc, 4, &width);
+        if (width < tight_width)
+            tight_width = width;
+    } while (ns - first_ns < 1000000u);
+    atomic_store(&rate_base_ns, ns - first_ns);
     uint64_t mult = loggp_tsc_rate(first_tsc, first_ns, tsc, ns);
     if (!mult) {
         atomic_store(&clock_state, 3);
@@ -91,12 +102,22 @@ uint64_t loggp_now_ns_anchor(void)
     }
     if (state != 2)
         return loggp_vdso_ns(); /* no TSC clock (or another thread is calibrating) */
-    uint64_t tsc, ns = read_pair(&tsc);
-    uint64_t mult = loggp_tsc_rate(first_tsc, first_ns, tsc, ns);
-    if (mult) /* the longer the base, the truer the rate */
-        atomic_store_explicit(&tsc_mult, mult, memory_order_relaxed);
-    else
-        mult = atomic_load_explicit(&tsc_mult, memory_order_relaxed);
+    /* This runs after every idle spell longer than a span, on the path of the
+     * next message: one reading, more only if it was preempted, and the rate
+     * refined (a 128-bit division) only once its base has doubled. */
+    uint64_t tsc, width, ns = read_pair(&tsc, 1, &width);
+    if (width > 4 * tight_width + 64)
+        ns = read_pair(&tsc, 4, &width);
+    uint64_t mult = atomic_load_explicit(&tsc_mult, memory_order_relaxed);
+    uint64_t base = atomic_load_explicit(&rate_base_ns, memory_order_relaxed);
+    if (ns - first_ns >= 2 * base) { /* the longer the base, the truer the rate */
+        uint64_t longer = loggp_tsc_rate(first_tsc, first_ns, tsc, ns);
+        if (longer) {
+            mult = longer;
+            atomic_store_explicit(&tsc_mult, mult, memory_order_relaxed);
+            atomic_store_explicit(&rate_base_ns, ns - first_ns, memory_order_relaxed);
+        }
+    }
     loggp_tls_anchor = loggp_tsc_reanchor(&loggp_tls_anchor, tsc, ns, mult);
     ns = loggp_tls_anchor.ns;
     return ns;

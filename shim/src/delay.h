@@ -22,8 +22,11 @@ static inline uint64_t loggp_vdso_ns(void)
  * its last CLOCK_MONOTONIC reading (its anchor) by ticks x ns-per-tick and
  * takes a fresh anchor every LOGGP_TSC_ANCHOR_NS, so ranks agree with each
  * other and with CLOCK_MONOTONIC to within the rate error over that span.
- * ns per tick is measured against CLOCK_MONOTONIC over the process's whole
- * life so far. A thread reads nothing shared until its anchor expires. */
+ * ns per tick is measured against CLOCK_MONOTONIC over the process's life so
+ * far, refined each time that base doubles. A thread reads nothing shared
+ * until its anchor expires, and a fresh anchor costs one vDSO reading (more
+ * only when that one was preempted): it falls on the first message after
+ * every idle spell longer than the span. */
 #define LOGGP_TSC_ANCHOR_NS 100000u
 #define LOGGP_TSC_SHIFT 32
 

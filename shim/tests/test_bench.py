@@ -151,6 +151,7 @@ def patterns(*args, np=2):
     (["exchange:8"], "exchange:8"),
     (["--reps", "0", "window:8:1"], "'0'"),
     (["--compute-ns", "-5", "compute:8:1"], "-5"),
+    (["--wait-ns", "soon", "late:8:1"], "'soon'"),
     (["--frob", "window:8:1"], "--frob"),
     ([], "no pattern"),
 ])
@@ -180,6 +181,15 @@ def test_patterns_prints_one_json_line_per_repetition():
     assert lines[-1]["compute_ns"] == 1000 and lines[0]["window"] == W and lines[0]["ack_bytes"] == model.ACK_BYTES
 
 
+def test_the_late_pattern_times_the_receive_call_alone_after_the_wait():
+    proc = patterns("--reps", "3", "--wait-ns", "2000000", "late:8:5")
+    assert proc.returncode == 0, proc.stderr
+    lines = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert [(r["pattern"], r["unit"], r["wait_ns"]) for r in lines] == [("late", "ns/recv", 2000000)] * 3
+    # the answer has long arrived: the call takes microseconds, not the 2 ms spell before it
+    assert 0 < min(r["ns"] for r in lines) < 200000, lines
+
+
 # ---- the bench commands ----------------------------------------------------------------------
 
 def test_bad_values_are_refused_by_name():
@@ -206,7 +216,7 @@ def test_transparency_reports_every_pattern_and_mode(tmp_path):
     result = json.loads(out.read_text())
     modes = ["plain", "zero", "armed o", "armed g", "armed G", "armed L", "armed all"]
     seen = [(line["pattern"], line["bytes"], line["mode"]) for line in result["lines"]]
-    assert seen == [(p, b, m) for p, b in (("window", 8), ("window", 1024), ("pingpong", 8), ("exchange", 8))
+    assert seen == [(p, b, m) for p, b in (("window", 8), ("window", 1024), ("pingpong", 8), ("exchange", 8), ("late", 8))
                     for m in modes]
     for line in result["lines"]:
         assert line["ns"] > 0 and len(line["samples"]) == 1
