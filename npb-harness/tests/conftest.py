@@ -17,3 +17,27 @@ def write_study(tmp_path):
                         .replace("{python}", sys.executable))
         return str(path)
     return write
+
+
+# One fake benchmark run by a template launcher, with room for an optional table.
+STUDY_WITH_TABLE = """
+np = {np}
+[launcher]
+kind = "template"
+template = "{{program}}"
+{table}
+[[benchmark]]
+name = "fake"
+command = ["{{fake}}", "S"]
+runtime_regex = '(x)'
+"""
+
+
+@pytest.fixture
+def study_with_table(write_study):
+    """Loads a study of one fake benchmark on np ranks with `table` (text) added."""
+    from loggp.harness import studyfile
+
+    def load(table, np=2):
+        return studyfile.load(write_study(STUDY_WITH_TABLE.format(np=np, table=table)))
+    return load

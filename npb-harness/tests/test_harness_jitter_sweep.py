@@ -6,33 +6,17 @@ import pytest
 
 from loggp.harness import runner, studyfile
 
-STUDY = """
-np = 2
-[launcher]
-kind = "template"
-template = "{{program}}"
-{jitter}
-[[benchmark]]
-name = "fake"
-command = ["{{fake}}", "S"]
-runtime_regex = '(x)'
-"""
 
-
-def jitter_study(write_study, table):
-    return studyfile.load(write_study(STUDY.format(jitter=table)))
-
-
-def test_settings_hold_L_and_sweep_the_spread_from_none(write_study):
-    study = jitter_study(write_study, '[jitter]\nL = "10us"\nL_jitter = ["normal:1us", "exp:4us"]\n')
+def test_settings_hold_L_and_sweep_the_spread_from_none(study_with_table):
+    study = study_with_table('[jitter]\nL = "10us"\nL_jitter = ["normal:1us", "exp:4us"]\n')
     jit = [s for s in study.settings() if s.sweep == "L_jitter"]
     assert [dict(s.knobs)["L_jitter"] for s in jit] == ["none", "normal:1us", "exp:4us"]
     assert all(dict(s.knobs)["L"] == "10us" and dict(s.knobs)["g"] == "0ns" for s in jit)
     assert len({s.key() for s in study.settings()}) == 4  # with the baseline, each once
 
 
-def test_a_jittered_run_gets_the_flag_and_the_constant_one_does_not(write_study):
-    study = jitter_study(write_study, '[jitter]\nL = "10us"\nL_jitter = ["pareto:2us:3"]\n')
+def test_a_jittered_run_gets_the_flag_and_the_constant_one_does_not(study_with_table):
+    study = study_with_table('[jitter]\nL = "10us"\nL_jitter = ["pareto:2us:3"]\n')
     cmds = {}
     for s in study.settings():
         row = {"np": s.np, "class": s.klass, "knobs": json.dumps(dict(s.knobs))}
@@ -42,8 +26,8 @@ def test_a_jittered_run_gets_the_flag_and_the_constant_one_does_not(write_study)
     assert cmds["none"][cmds["none"].index("--L") + 1] == "10us"
 
 
-def test_a_study_without_jitter_keeps_its_settings(write_study):
-    study = jitter_study(write_study, "")
+def test_a_study_without_jitter_keeps_its_settings(study_with_table):
+    study = study_with_table("")
     assert [s.sweep for s in study.settings()] == ["baseline"]
     assert all(len(s.knobs) == 5 for s in study.settings())
 
@@ -56,9 +40,9 @@ def test_a_study_without_jitter_keeps_its_settings(write_study):
     ('[jitter]\nL = "10us"\nL_jitter = []\n', "non-empty"),
     ('[jitter]\nL = "10us"\nL_jitter = ["normal:1us"]\nG = "1ns/B"\n', "unknown key 'G'"),
 ])
-def test_bad_jitter_tables_are_refused_naming_the_problem(write_study, table, named):
+def test_bad_jitter_tables_are_refused_naming_the_problem(study_with_table, table, named):
     with pytest.raises(studyfile.StudyError, match=named):
-        jitter_study(write_study, table)
+        study_with_table(table)
 
 
 def test_a_callers_jitter_variables_do_not_reach_a_studys_runs():

@@ -7,26 +7,10 @@ import pytest
 
 from loggp.harness import runner, studyfile, topology_sweep
 
-STUDY = """
-np = 4
-[launcher]
-kind = "template"
-template = "{{program}}"
-{topology}
-[[benchmark]]
-name = "fake"
-command = ["{{fake}}", "S"]
-runtime_regex = '(x)'
-"""
 
-
-def topology_study(write_study, table):
-    return studyfile.load(write_study(STUDY.format(topology=table)))
-
-
-def test_settings_sweep_each_inter_node_value_with_the_knobs_at_zero(write_study):
-    study = topology_study(write_study, '[topology]\nranks_per_node = 2\nL_inter = ["10us", "2us"]\n'
-                                        'G_inter = ["1ns/B"]\n')
+def test_settings_sweep_each_inter_node_value_with_the_knobs_at_zero(study_with_table):
+    study = study_with_table(np=4, table='[topology]\nranks_per_node = 2\nL_inter = ["10us", "2us"]\n'
+                                               'G_inter = ["1ns/B"]\n')
     swept = [s for s in study.settings() if s.sweep != "baseline"]
     assert [(s.sweep, dict(s.knobs)[s.sweep]) for s in swept] == [("L_inter", "2us"), ("L_inter", "10us"),
                                                                   ("G_inter", "1ns/B")]
@@ -34,8 +18,8 @@ def test_settings_sweep_each_inter_node_value_with_the_knobs_at_zero(write_study
     assert len({s.key() for s in study.settings()}) == 4
 
 
-def test_each_run_gets_the_flags_and_the_baseline_none(write_study):
-    study = topology_study(write_study, '[topology]\nranks_per_node = 2\nL_inter = ["5us"]\n')
+def test_each_run_gets_the_flags_and_the_baseline_none(study_with_table):
+    study = study_with_table(np=4, table='[topology]\nranks_per_node = 2\nL_inter = ["5us"]\n')
     cmds = {}
     for s in study.settings():
         row = {"np": s.np, "class": s.klass, "knobs": json.dumps(dict(s.knobs))}
@@ -45,8 +29,8 @@ def test_each_run_gets_the_flags_and_the_baseline_none(write_study):
     assert "--L-inter" not in cmds["baseline"] and "--ranks-per-node" not in cmds["baseline"]
 
 
-def test_without_ranks_per_node_the_hosts_are_the_nodes(write_study):
-    study = topology_study(write_study, '[topology]\nL_inter = ["5us"]\n')
+def test_without_ranks_per_node_the_hosts_are_the_nodes(study_with_table):
+    study = study_with_table(np=4, table='[topology]\nL_inter = ["5us"]\n')
     (s,) = [s for s in study.settings() if s.sweep == "L_inter"]
     assert "ranks_per_node" not in dict(s.knobs)
 
@@ -60,9 +44,9 @@ def test_without_ranks_per_node_the_hosts_are_the_nodes(write_study):
     ('[topology]\nranks_per_node = 4\nL_inter = ["5us"]\n', "all 4 ranks on one node"),
     ('[topology]\nL_intra = ["5us"]\n', "unknown key 'L_intra'"),
 ])
-def test_bad_topology_tables_are_refused_naming_the_problem(write_study, table, named):
+def test_bad_topology_tables_are_refused_naming_the_problem(study_with_table, table, named):
     with pytest.raises(studyfile.StudyError, match=named):
-        topology_study(write_study, table)
+        study_with_table(np=4, table=table)
 
 
 def test_a_callers_topology_variables_do_not_reach_a_studys_runs():
