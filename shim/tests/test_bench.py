@@ -190,6 +190,26 @@ def test_the_late_pattern_times_the_receive_call_alone_after_the_wait():
     assert 0 < min(r["ns"] for r in lines) < 200000, lines
 
 
+# ---- loggp-layer-cost: the layer's own ns per call on a provider that does nothing ----------
+
+def test_layer_cost_times_every_call_in_every_mode():
+    proc = run([installed("loggp-layer-cost"), "--rounds", "1", "--calls", "1000"])
+    assert proc.returncode == 0, proc.stderr
+    rows = {}
+    for line in proc.stdout.splitlines()[2:]:
+        rows[line[:24].strip()] = [float(x) for x in line[24:].split()]
+    assert list(rows) == ["provider (zero knobs)", "armed o", "armed g", "armed G", "armed L"], proc.stdout
+    assert all(len(v) == 4 and all(x > 0 for x in v) for v in rows.values()), proc.stdout
+
+
+@pytest.mark.parametrize("args, named", [(["--rounds", "0"], "'0'"), (["--calls", "lots"], "'lots'"),
+                                         (["--frob"], "--frob")])
+def test_layer_cost_refuses_bad_arguments_by_name(args, named):
+    proc = run([installed("loggp-layer-cost"), *args])
+    assert proc.returncode == 2 and named in proc.stderr, proc.stderr
+    assert proc.stdout == ""
+
+
 # ---- the bench commands ----------------------------------------------------------------------
 
 def test_bad_values_are_refused_by_name():
