@@ -146,15 +146,14 @@ static size_t release_due(cq_state *cs, void *buf, size_t count, size_t out, fi_
 }
 
 ssize_t cq_read_held(cq_state *cs, const struct fi_ops_cq *o, struct fid_cq *cq, void *buf, size_t count,
-                            int from, fi_addr_t *src, const loggp_delays *knobs)
+                            int from, fi_addr_t *src, const loggp_delays *d)
 {
     /* Clock reads cost ~25 ns each and this runs on every poll: an empty poll
      * reads the clock once. */
-    loggp_delays d = *knobs;
     size_t out = 0, receives = 0;
     uint64_t held_ns = 0, reception = 0; /* of the last receive handed out (delay.h) */
     ssize_t inner_rc = 0;
-    int gapped = d.g || d.G_ps_per_byte;
+    int gapped = d->g || d->G_ps_per_byte;
     spin_lock(&cs->lock);
     uint64_t start = clock_ns(), now = start, returned = start;
     if (gapped && cs->gap_released_at && !cs->gap_back_at)
@@ -204,15 +203,15 @@ ssize_t cq_read_held(cq_state *cs, const struct fi_ops_cq *o, struct fid_cq *cq,
                  * entry counted each copy twice: once before the first hold and
                  * again in the receive gap (docs/benchmarks.md) */
                 uint64_t seen_i = start + (uint64_t)(i + 1) * take_ns;
-                due = receive_due(cs, e, &d, seen_i < seen ? seen_i : seen, drained_at, drained_posts, polling);
+                due = receive_due(cs, e, d, seen_i < seen ? seen_i : seen, drained_at, drained_posts, polling);
                 if (!is_receive(e->flags))
                     due = 0; /* a peek reports without waiting, so Iprobe never blocks */
             }
             uint64_t gap_ns = 0;
             if (e->flags & FI_RECV)
-                gap_ns = d.g + loggp_bytes_delay_ns(d.G_ps_per_byte, e->len);
+                gap_ns = d->g + loggp_bytes_delay_ns(d->G_ps_per_byte, e->len);
             uint64_t go = is_receive(e->flags)
-                              ? entry_due(due, gap_ns, gap_ns ? d.g : 0, hand_ns, take_ns, last_reception(cs, receives, reception))
+                              ? entry_due(due, gap_ns, gap_ns ? d->g : 0, hand_ns, take_ns, last_reception(cs, receives, reception))
                               : 0;
             int must_wait = is_receive(e->flags) && (cs->count || go > now);
             if (must_wait && !cs->count && go <= now + SPIN_INLINE_NS) {
@@ -226,7 +225,7 @@ ssize_t cq_read_held(cq_state *cs, const struct fi_ops_cq *o, struct fid_cq *cq,
                     for_gap = spun;
                 held_ns += spun - for_gap;
                 if (for_gap) {
-                    uint64_t for_g = (uint64_t)((unsigned __int128)for_gap * d.g / gap_ns);
+                    uint64_t for_g = (uint64_t)((unsigned __int128)for_gap * d->g / gap_ns);
                     cs->gap_waited_ns[0] += for_g;
                     cs->gap_waited_ns[1] += for_gap - for_g;
                 }
@@ -254,7 +253,7 @@ ssize_t cq_read_held(cq_state *cs, const struct fi_ops_cq *o, struct fid_cq *cq,
             h->src = e_src;
             h->due = due;
             h->gap_ns = gap_ns;
-            h->gap_g_ns = gap_ns ? d.g : 0;
+            h->gap_g_ns = gap_ns ? d->g : 0;
             h->take_ns = take_ns;
             h->hand_ns = hand_ns;
             if (due > now)
@@ -278,22 +277,22 @@ ssize_t cq_read_held(cq_state *cs, const struct fi_ops_cq *o, struct fid_cq *cq,
     int queue_empty = cs->count == 0;
     if (receives) {
         cs->gap_released_at = reception ? reception : returned;
-        cs->gap_overhead_ns = d.o_r * receives;
+        cs->gap_overhead_ns = d->o_r * receives;
         cs->gap_back_at = 0;
     }
     uint64_t gap_waited_g = cs->gap_waited_ns[0], gap_waited_bytes = cs->gap_waited_ns[1];
     cs->gap_waited_ns[0] = cs->gap_waited_ns[1] = 0;
     spin_unlock(&cs->lock);
 
-    if (held_ns || gap_waited_g || gap_waited_bytes || (receives && d.o_r)) {
+    if (held_ns || gap_waited_g || gap_waited_bytes || (receives && d->o_r)) {
         loggp_counters *c = loggp_my_counters();
         /* a hold is L's if L is set, else (k-1)G's */
-        c->injected_ns[d.L || d.topo ? LOGGP_INJ_LATENCY : LOGGP_INJ_GAP_PER_BYTE] += held_ns;
+        c->injected_ns[d->L || d->topo ? LOGGP_INJ_LATENCY : LOGGP_INJ_GAP_PER_BYTE] += held_ns;
         c->injected_ns[LOGGP_INJ_GAP] += gap_waited_g;
         c->injected_ns[LOGGP_INJ_GAP_PER_BYTE] += gap_waited_bytes;
-        if (receives && d.o_r) {
+        if (receives && d->o_r) {
             /* from when the completions were taken, so the layer's own work is inside o_r */
-            uint64_t o_r = loggp_jitter_o_on ? loggp_jitter_draw_o(d.o_r * receives) : d.o_r * receives;
+            uint64_t o_r = loggp_jitter_o_on ? loggp_jitter_draw_o(d->o_r * receives) : d->o_r * receives;
             uint64_t spun_to = loggp_spin_until(local_ns(returned) + o_r);
             returned += spun_to - local_ns(returned);
             c->injected_ns[LOGGP_INJ_O_R] += o_r;
