@@ -145,6 +145,19 @@ uint64_t loggp_spin_until(uint64_t t)
     return now;
 }
 
+/* What the host took from this thread's o spins past their ends (delay.h). */
+static __thread uint64_t spin_credit_ns;
+
+uint64_t loggp_spin_overhead_until(uint64_t t)
+{
+    uint64_t target = t;
+    if (spin_credit_ns) /* the clock read only when something is owed */
+        target = loggp_credit_target(t, loggp_now_ns(), &spin_credit_ns);
+    uint64_t end = loggp_spin_until(target);
+    spin_credit_ns = loggp_credit_after(spin_credit_ns, target, end);
+    return end;
+}
+
 uint64_t loggp_spin_ns(uint64_t ns)
 {
     uint64_t start = loggp_now_ns();
@@ -187,8 +200,12 @@ loggp_gap_wait loggp_pacer_begin(loggp_pacer *pacer, uint64_t o_s_ns)
         !atomic_load_explicit(&pacer->bytes_ns, memory_order_relaxed))
         return none;
     /* o_s from the start of the call, so the layer's own work is inside it */
-    loggp_post_plan plan = loggp_pacer_plan(pacer, loggp_now_ns(), o_s_ns);
-    loggp_spin_until(plan.go_ns);
+    uint64_t called = loggp_now_ns();
+    loggp_post_plan plan = loggp_pacer_plan(pacer, called, o_s_ns);
+    if (o_s_ns && plan.go_ns == called + o_s_ns) /* o_s, not the gap, sets the end */
+        loggp_spin_overhead_until(plan.go_ns);
+    else
+        loggp_spin_until(plan.go_ns);
     return plan.waits;
 }
 

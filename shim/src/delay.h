@@ -90,6 +90,41 @@ uint64_t loggp_spin_until(uint64_t t);
 /* Busy-waits ns nanoseconds; returns the time reached. */
 uint64_t loggp_spin_ns(uint64_t ns);
 
+/* A host that preempts its vCPUs (tens of us, hundreds of times a second on
+ * a shared VM) lengthens a spin whenever the preemption ends after the spin's
+ * target. A spin that spends o gives such an overshoot back from its thread's
+ * next o spins, so the o a run adds stays the o set (docs/benchmarks.md).
+ * Overshoots below LOGGP_SPIN_CREDIT_MIN_NS are the loop's own granularity and
+ * are not owed back, so tiny spins build up no credit; at most
+ * LOGGP_SPIN_CREDIT_MAX_NS is owed at once. A gap's wait takes no credit: g is
+ * a minimum spacing, which a late injection does not shorten. */
+#define LOGGP_SPIN_CREDIT_MIN_NS 1000u
+#define LOGGP_SPIN_CREDIT_MAX_NS 1000000u
+
+/* Where a spin meant to end at t ends when *credit ns are owed back and it is
+ * now: earlier by the credit, never before now; *credit keeps the rest (pure). */
+static inline uint64_t loggp_credit_target(uint64_t t, uint64_t now, uint64_t *credit)
+{
+    uint64_t room = t > now ? t - now : 0;
+    uint64_t used = *credit < room ? *credit : room;
+    *credit -= used;
+    return t - used;
+}
+
+/* The credit after a spin aimed at target ended at end (pure). */
+static inline uint64_t loggp_credit_after(uint64_t credit, uint64_t target, uint64_t end)
+{
+    uint64_t over = end > target ? end - target : 0;
+    if (over < LOGGP_SPIN_CREDIT_MIN_NS)
+        return credit;
+    credit += over;
+    return credit < LOGGP_SPIN_CREDIT_MAX_NS ? credit : LOGGP_SPIN_CREDIT_MAX_NS;
+}
+
+/* Busy-waits until t for an o, less what the thread is owed (above). Returns
+ * the time reached. */
+uint64_t loggp_spin_overhead_until(uint64_t t);
+
 /* Time per byte applied to a k-byte message: (k-1)*G for k >= 1, in ns. */
 static inline uint64_t loggp_bytes_delay_ns(int64_t G_ps_per_byte, uint64_t bytes)
 {

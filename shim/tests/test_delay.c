@@ -278,3 +278,44 @@ Test(pacer, the_gap_counts_from_a_later_send_completion)
     cr_assert_eq(plan.go_ns, 3000000 + 100 * US);
     cr_assert_eq(plan.waits.g_ns, 90 * US);
 }
+
+/* ---- the o spins' credit for time the host took past their ends ---- */
+
+Test(spin_credit, a_preempted_spin_is_given_back_by_the_next_ones)
+{
+    uint64_t credit = loggp_credit_after(0, 10000, 10000 + 50000); /* a 10 us spin ended 50 us late */
+    cr_assert_eq(credit, 50000);
+    /* the next five 10 us spins end where they begin */
+    uint64_t now = 100000;
+    for (int i = 0; i < 5; i++, now += 10000) {
+        uint64_t target = loggp_credit_target(now + 10000, now, &credit);
+        cr_assert_eq(target, now, "spin %d ends at %llu", i, (unsigned long long)target);
+    }
+    cr_assert_eq(credit, 0);
+    cr_assert_eq(loggp_credit_target(now + 10000, now, &credit), now + 10000, "nothing owed: the whole o");
+}
+
+Test(spin_credit, part_of_a_spin_pays_what_is_left)
+{
+    uint64_t credit = 4000;
+    cr_assert_eq(loggp_credit_target(20000, 10000, &credit), 16000);
+    cr_assert_eq(credit, 0);
+    credit = 4000;
+    cr_assert_eq(loggp_credit_target(12000, 10000, &credit), 10000, "never before now");
+    cr_assert_eq(credit, 2000);
+    credit = 4000;
+    cr_assert_eq(loggp_credit_target(9000, 10000, &credit), 9000, "a target already past uses nothing");
+    cr_assert_eq(credit, 4000);
+}
+
+Test(spin_credit, the_loops_own_granularity_is_not_owed)
+{
+    cr_assert_eq(loggp_credit_after(0, 10000, 10000 + LOGGP_SPIN_CREDIT_MIN_NS - 1), 0);
+    cr_assert_eq(loggp_credit_after(0, 10000, 9000), 0, "a spin that ended early owes nothing");
+    cr_assert_eq(loggp_credit_after(300, 10000, 10000 + LOGGP_SPIN_CREDIT_MIN_NS), 300 + LOGGP_SPIN_CREDIT_MIN_NS);
+}
+
+Test(spin_credit, at_most_the_cap_is_owed)
+{
+    cr_assert_eq(loggp_credit_after(LOGGP_SPIN_CREDIT_MAX_NS - 10, 0, 5000), LOGGP_SPIN_CREDIT_MAX_NS);
+}

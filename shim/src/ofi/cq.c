@@ -31,7 +31,7 @@ static ssize_t cq_read_overhead_only(cq_state *cs, const struct fi_ops_cq *o, st
         receives += is_receive(flags) && (flags & FI_RECV);
     }
     if (receives && o_r) {
-        loggp_spin_until(returned + o_r * receives);
+        loggp_spin_overhead_until(returned + o_r * receives);
         loggp_my_counters()->injected_ns[LOGGP_INJ_O_R] += o_r * receives;
     }
     return rc;

@@ -293,7 +293,7 @@ ssize_t cq_read_held(cq_state *cs, const struct fi_ops_cq *o, struct fid_cq *cq,
         if (receives && d->o_r) {
             /* from when the completions were taken, so the layer's own work is inside o_r */
             uint64_t o_r = loggp_jitter_o_on ? loggp_jitter_draw_o(d->o_r * receives) : d->o_r * receives;
-            uint64_t spun_to = loggp_spin_until(local_ns(returned) + o_r);
+            uint64_t spun_to = loggp_spin_overhead_until(local_ns(returned) + o_r);
             returned += spun_to - local_ns(returned);
             c->injected_ns[LOGGP_INJ_O_R] += o_r;
         }

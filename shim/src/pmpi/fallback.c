@@ -45,7 +45,7 @@ void loggp_received(loggp_counters *c, const MPI_Status *st)
         loggp_delays d;
         loggp_live_get(&d);
         if (d.o_r) {
-            loggp_spin_ns(d.o_r);
+            loggp_spin_overhead_until(loggp_now_ns() + d.o_r);
             c->injected_ns[LOGGP_INJ_O_R] += d.o_r;
         }
     }
@@ -66,7 +66,7 @@ void loggp_self_send_slow(int dest, MPI_Comm comm)
         return;
     if (pmpi.Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter)
         return; /* dest names a rank of the remote group: never this process */
-    loggp_spin_ns(d.o_s + d.o_r);
+    loggp_spin_overhead_until(loggp_now_ns() + d.o_s + d.o_r);
     loggp_counters *c = loggp_my_counters();
     c->injected_ns[LOGGP_INJ_O_S] += d.o_s;
     c->injected_ns[LOGGP_INJ_O_R] += d.o_r;
