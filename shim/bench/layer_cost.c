@@ -134,7 +134,7 @@ typedef struct {
     int64_t ps;
 } mode;
 
-static const mode modes[] = {
+static mode modes[] = {
     {"provider (zero knobs)", {-1, -1}, 0},
     {"armed o", {LOGGP_KNOB_O_S, LOGGP_KNOB_O_R}, 1000},
     {"armed g", {LOGGP_KNOB_GAP, -1}, 1000},
@@ -171,6 +171,13 @@ int main(int argc, char **argv)
                 return 2;
             }
             rounds = (int)v;
+        } else if (strcmp(argv[i], "--o-ns") == 0 && i + 1 < argc) {
+            long v = strtol(argv[++i], &end, 10);
+            if (*end || v < 1 || v > 1000000) {
+                fprintf(stderr, "loggp-layer-cost: --o-ns must be 1-1000000, not '%s'\n", argv[i]);
+                return 2;
+            }
+            modes[1].ps = (int64_t)v * 1000; /* "armed o": what a spin of that length costs beyond it */
         } else if (strcmp(argv[i], "--calls") == 0 && i + 1 < argc) {
             long v = strtol(argv[++i], &end, 10);
             if (*end || v < 1000 || v > 100000000) {
@@ -179,7 +186,7 @@ int main(int argc, char **argv)
             }
             calls = (size_t)v;
         } else {
-            fprintf(stderr, "usage: loggp-layer-cost [--rounds N] [--calls N]\n"
+            fprintf(stderr, "usage: loggp-layer-cost [--rounds N] [--calls N] [--o-ns NS]\n"
                             "loggp-layer-cost: unknown argument '%s'\n", argv[i]);
             return 2;
         }
@@ -215,6 +222,8 @@ int main(int argc, char **argv)
 
     printf("layer cost on a provider that does nothing: median ns per call (per message with 8 per read) over %d "
            "rounds of %zu calls\n", rounds, calls);
+    if (modes[1].ps != 1000)
+        printf("armed o: o_s = o_r = %lld ns\n", (long long)(modes[1].ps / 1000));
     printf("%-24s", "mode");
     for (int c = 0; c < CALL_COUNT; c++)
         printf("  %22s", call_names[c]);

@@ -210,6 +210,32 @@ def test_layer_cost_refuses_bad_arguments_by_name(args, named):
     assert proc.stdout == ""
 
 
+def test_layer_cost_arms_o_at_the_length_asked():
+    proc = run([installed("loggp-layer-cost"), "--rounds", "1", "--calls", "1000", "--o-ns", "20000"])
+    assert proc.returncode == 0, proc.stderr
+    assert "o_s = o_r = 20000 ns" in proc.stdout
+    armed_o = next(line for line in proc.stdout.splitlines() if line.startswith("armed o "))
+    send = float(armed_o[24:].split()[1])
+    assert send >= 20000, armed_o   # a spin never ends early
+
+
+# ---- loggp-detours: the CPU's detours (selfish-detour method) ----------------------------------
+
+def test_detours_reports_rate_time_lost_and_lengths():
+    proc = run([installed("loggp-detours"), "--seconds", "0.05", "--threshold-us", "0.5"])
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert "longer than 0.5 us" in out and "per second" in out and "time lost" in out and "median" in out, out
+
+
+@pytest.mark.parametrize("args, named", [(["--seconds", "0"], "'0'"), (["--threshold-us", "x"], "'x'"),
+                                         (["--frob"], "--frob")])
+def test_detours_refuses_bad_arguments_by_name(args, named):
+    proc = run([installed("loggp-detours"), *args])
+    assert proc.returncode == 2 and named in proc.stderr, proc.stderr
+    assert proc.stdout == ""
+
+
 # ---- the bench commands ----------------------------------------------------------------------
 
 def test_bad_values_are_refused_by_name():
