@@ -35,8 +35,11 @@ static int parse_double(const char *s, double lo, double hi, double *out)
 int main(int argc, char **argv)
 {
     double seconds = 2.0, threshold_us = 2.0;
+    int json = 0;
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--seconds") == 0 && i + 1 < argc) {
+        if (strcmp(argv[i], "--json") == 0) {
+            json = 1;
+        } else if (strcmp(argv[i], "--seconds") == 0 && i + 1 < argc) {
             if (parse_double(argv[++i], 0.01, 3600, &seconds)) {
                 fprintf(stderr, "loggp-detours: --seconds must be 0.01-3600, not '%s'\n", argv[i]);
                 return 2;
@@ -47,7 +50,7 @@ int main(int argc, char **argv)
                 return 2;
             }
         } else {
-            fprintf(stderr, "usage: loggp-detours [--seconds S] [--threshold-us US]\n"
+            fprintf(stderr, "usage: loggp-detours [--seconds S] [--threshold-us US] [--json]\n"
                             "loggp-detours: unknown argument '%s'\n", argv[i]);
             return 2;
         }
@@ -77,6 +80,15 @@ int main(int argc, char **argv)
     }
     double span = (double)(last - start) / 1e9;
     qsort(detours, n, sizeof *detours, by_value);
+    if (json) {
+        printf("{\"threshold_us\": %.3f, \"seconds\": %.3f, \"clock\": \"%s\", \"per_second\": %.1f, "
+               "\"lost_fraction\": %.6f, \"median_us\": %.3f, \"p90_us\": %.3f, \"max_us\": %.3f}\n",
+               threshold_us, span, loggp_clock_uses_tsc() ? "TSC" : "vDSO", (double)n / span,
+               (double)lost / 1e9 / span, quantile(detours, n, 0.5) / 1e3, quantile(detours, n, 0.9) / 1e3,
+               n ? (double)detours[n - 1] / 1e3 : 0.0);
+        free(detours);
+        return 0;
+    }
     printf("detours of this CPU longer than %.1f us, over %.2f s of spinning (clock: %s)\n", threshold_us, span,
            loggp_clock_uses_tsc() ? "TSC" : "vDSO");
     printf("  per second  %.0f\n", (double)n / span);

@@ -85,6 +85,28 @@ def measure(specs, knobs=(), preload=True, provider=None, reps=5, compute_ns=500
     return {key: statistics.median(values) for key, values in parse_lines(proc.stdout, specs, reps).items()}
 
 
+DETOURS_SECONDS = 0.5
+
+
+def host_detours(seconds=DETOURS_SECONDS):
+    """loggp-detours' figures for this machine now (how often the host takes a CPU
+    away, and for how long), or None if it could not run: the noise under a reading."""
+    try:
+        proc = subprocess.run([find_program("loggp-detours"), "--json", "--seconds", str(seconds)],
+                              capture_output=True, text=True, timeout=60 + 2 * seconds)
+        return json.loads(proc.stdout) if proc.returncode == 0 else None
+    except (MissingProgram, OSError, ValueError, subprocess.SubprocessError):
+        return None
+
+
+def detours_text(detours):
+    if not detours:
+        return "host detours: not measured (loggp-detours did not run)"
+    return (f"host detours: {detours['per_second']:.0f} a second, median {detours['median_us']:.1f} us, "
+            f"{100 * detours['lost_fraction']:.1f} % of a CPU (loggp-detours): spins and waits of 10 us and longer "
+            "collect some of them (docs/benchmarks.md)")
+
+
 def load_average():
     try:
         return os.getloadavg()[0]
@@ -162,7 +184,7 @@ def transparency(rounds, provider, reps, scale, armed, mpi="mpich"):
     modes = transparency_modes(armed)
     specs = [(p, b, max(1, round(c * scale))) for p, b, c in TRANSPARENCY_SPECS]
     samples = {mode: {(p, b): [] for p, b, _ in specs} for mode in modes}
-    load_start = load_average()
+    load_start, detours = load_average(), host_detours()
     for r, order in enumerate(interleaved(rounds, modes)):
         for mode in order:
             knobs = ARMED.get(mode, ())
@@ -182,7 +204,7 @@ def transparency(rounds, provider, reps, scale, armed, mpi="mpich"):
                           "samples": samples[mode][(p, b)]})
     return {"np": NP, "mpi": mpi, "provider": provider or DEFAULT_PROVIDER[mpi], "rounds": rounds, "reps": reps,
             "armed": {mode: list(ARMED[mode]) for mode in modes if mode in ARMED},
-            "load_average": [load_start, load_average()], "lines": lines}
+            "load_average": [load_start, load_average()], "detours": detours, "lines": lines}
 
 
 def goal_text(goal):
@@ -198,6 +220,7 @@ def print_transparency(result):
           f"modes interleaved; each run's figure the median of {result['reps']} repetitions, medians of rounds")
     print(f"load average (1 min) {result['load_average'][0]:.1f} at the start, {result['load_average'][1]:.1f} at the "
           "end: figures measured on a loaded machine are not results")
+    print(detours_text(result.get("detours")))
     print(f"  {'pattern':14s} {'mode':10s} {'ns':>9s} {'rate':>6s} {'time':>8s}  {'goal':15s} verdict")
     for line in result["lines"]:
         label = f"{line['pattern']} {line['bytes']} B"
@@ -263,7 +286,7 @@ def knob_accuracy(knobs, values_us, g_sizes, rounds, provider, reps, scale, comp
     names = ["zero"] + [s[0] for s in settings]
     runs = {name: [] for name in names}
     first_base = None  # round 1 runs zero knobs first; knob runs size their counts by its predictions
-    load_start = load_average()
+    load_start, detours = load_average(), host_detours()
     for r, order in enumerate(interleaved(rounds, names)):
         for name in order:
             if name == "zero":
@@ -294,7 +317,7 @@ def knob_accuracy(knobs, values_us, g_sizes, rounds, provider, reps, scale, comp
             "compute_ns": compute_ns,
             "window": model.WINDOW, "ack_bytes": model.ACK_BYTES, "g_machine_ns": gaps,
             "g_machine_from": "given" if g_machine is not None else "plain window",
-            "load_average": [load_start, load_average()], "rows": rows}
+            "load_average": [load_start, load_average()], "detours": detours, "rows": rows}
 
 
 KNOB_TERMS = (
@@ -319,6 +342,7 @@ def print_knobs(result):
           f"W={result['window']}, ack {result['ack_bytes']} B; compute {result['compute_ns']:g} ns before each send")
     print(f"load average (1 min) {result['load_average'][0]:.1f} at the start, {result['load_average'][1]:.1f} at the "
           "end: figures measured on a loaded machine are not results")
+    print(detours_text(result.get("detours")))
     gaps = ", ".join(f"{size} B {gap:.0f} ns" for size, gap in sorted(result["g_machine_ns"].items()))
     print(f"g_machine ({result['g_machine_from']}): {gaps}")
     print(f"  {'setting':16s} {'bytes':>6s} {'pattern':9s} {'base':>9s} {'predicted':>10s} {'measured':>10s} "

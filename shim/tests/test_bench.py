@@ -221,6 +221,19 @@ def test_layer_cost_arms_o_at_the_length_asked():
 
 # ---- loggp-detours: the CPU's detours (selfish-detour method) ----------------------------------
 
+def test_detours_json_is_one_object_with_every_figure():
+    proc = run([installed("loggp-detours"), "--seconds", "0.05", "--json"])
+    assert proc.returncode == 0, proc.stderr
+    figures = json.loads(proc.stdout)
+    assert set(figures) == {"threshold_us", "seconds", "clock", "per_second", "lost_fraction", "median_us",
+                            "p90_us", "max_us"}
+    assert figures["median_us"] <= figures["p90_us"] <= figures["max_us"] and 0 <= figures["lost_fraction"] < 1
+
+
+def test_bench_prints_unmeasured_detours_plainly():
+    assert "not measured" in bench.detours_text(None)
+
+
 def test_detours_reports_rate_time_lost_and_lengths():
     proc = run([installed("loggp-detours"), "--seconds", "0.05", "--threshold-us", "0.5"])
     assert proc.returncode == 0, proc.stderr
@@ -272,6 +285,8 @@ def test_transparency_reports_every_pattern_and_mode(tmp_path):
         assert f"\n  {term} " in proc.stdout
     assert "rate >= 0.98" in proc.stdout and "time <= +1 %" in proc.stdout
     assert not (tmp_path / "t.json.tmp").exists()
+    assert result["detours"]["per_second"] >= 0 and result["detours"]["seconds"] > 0
+    assert "host detours: " in proc.stdout and "% of a CPU" in proc.stdout
 
 
 def test_knobs_reports_each_pattern_beside_its_prediction(tmp_path):
@@ -290,6 +305,7 @@ def test_knobs_reports_each_pattern_beside_its_prediction(tmp_path):
         assert r["verdict"] in ("met", "missed") and r["tolerance_ns"] >= 0
         assert r["error_ns"] == pytest.approx(r["measured_increase_ns"] - r["predicted_increase_ns"])
     assert set(result["g_machine_ns"]) == {"8", "4096"}
+    assert 0 <= result["detours"]["lost_fraction"] < 1 and "host detours: " in proc.stdout
     for term in ("base", "predicted", "g_total", "measured", "error", "tolerance", "verdict"):
         assert f"\n  {term} " in proc.stdout
 
