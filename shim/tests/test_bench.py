@@ -202,14 +202,6 @@ def test_layer_cost_times_every_call_in_every_mode():
     assert all(len(v) == 4 and all(x > 0 for x in v) for v in rows.values()), proc.stdout
 
 
-@pytest.mark.parametrize("args, named", [(["--rounds", "0"], "'0'"), (["--calls", "lots"], "'lots'"),
-                                         (["--frob"], "--frob")])
-def test_layer_cost_refuses_bad_arguments_by_name(args, named):
-    proc = run([installed("loggp-layer-cost"), *args])
-    assert proc.returncode == 2 and named in proc.stderr, proc.stderr
-    assert proc.stdout == ""
-
-
 def test_layer_cost_arms_o_at_the_length_asked():
     proc = run([installed("loggp-layer-cost"), "--rounds", "1", "--calls", "1000", "--o-ns", "20000"])
     assert proc.returncode == 0, proc.stderr
@@ -241,10 +233,13 @@ def test_detours_reports_rate_time_lost_and_lengths():
     assert "longer than 0.5 us" in out and "per second" in out and "time lost" in out and "median" in out, out
 
 
-@pytest.mark.parametrize("args, named", [(["--seconds", "0"], "'0'"), (["--threshold-us", "x"], "'x'"),
-                                         (["--frob"], "--frob")])
-def test_detours_refuses_bad_arguments_by_name(args, named):
-    proc = run([installed("loggp-detours"), *args])
+@pytest.mark.parametrize("program, args, named", [
+    ("loggp-layer-cost", ["--rounds", "0"], "'0'"), ("loggp-layer-cost", ["--calls", "lots"], "'lots'"),
+    ("loggp-layer-cost", ["--o-ns", "-1"], "'-1'"), ("loggp-layer-cost", ["--frob"], "--frob"),
+    ("loggp-detours", ["--seconds", "0"], "'0'"), ("loggp-detours", ["--threshold-us", "x"], "'x'"),
+    ("loggp-detours", ["--frob"], "--frob")])
+def test_bench_programs_refuse_bad_arguments_by_name(program, args, named):
+    proc = run([installed(program), *args])
     assert proc.returncode == 2 and named in proc.stderr, proc.stderr
     assert proc.stdout == ""
 
