@@ -150,12 +150,15 @@ static __thread uint64_t spin_credit_ns;
 
 uint64_t loggp_spin_overhead_until(uint64_t t)
 {
-    uint64_t target = t;
-    if (spin_credit_ns) /* the clock read only when something is owed */
-        target = loggp_credit_target(t, loggp_now_ns(), &spin_credit_ns);
-    uint64_t end = loggp_spin_until(target);
-    spin_credit_ns = loggp_credit_after(spin_credit_ns, target, end);
-    return end;
+    /* the loop's first clock read also places the target: no read of its own */
+    uint64_t now = loggp_now_ns();
+    uint64_t target = spin_credit_ns ? loggp_credit_target(t, now, &spin_credit_ns) : t;
+    while (now < target) {
+        cpu_relax();
+        now = loggp_now_ns();
+    }
+    spin_credit_ns = loggp_credit_after(spin_credit_ns, target, now);
+    return now;
 }
 
 uint64_t loggp_spin_ns(uint64_t ns)

@@ -102,11 +102,16 @@ uint64_t loggp_spin_ns(uint64_t ns);
 #define LOGGP_SPIN_CREDIT_MAX_NS 1000000u
 
 /* Where a spin meant to end at t ends when *credit ns are owed back and it is
- * now: earlier by the credit, never before now; *credit keeps the rest (pure). */
+ * now: earlier by the credit, never before now; *credit keeps the rest. A
+ * spin with no room left (t already past: o too small to pay anything back)
+ * drops the credit, so a later, longer o does not start owed (pure). */
 static inline uint64_t loggp_credit_target(uint64_t t, uint64_t now, uint64_t *credit)
 {
-    uint64_t room = t > now ? t - now : 0;
-    uint64_t used = *credit < room ? *credit : room;
+    if (t <= now) {
+        *credit = 0;
+        return t;
+    }
+    uint64_t used = *credit < t - now ? *credit : t - now;
     *credit -= used;
     return t - used;
 }

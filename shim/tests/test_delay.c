@@ -305,7 +305,7 @@ Test(spin_credit, part_of_a_spin_pays_what_is_left)
     cr_assert_eq(credit, 2000);
     credit = 4000;
     cr_assert_eq(loggp_credit_target(9000, 10000, &credit), 9000, "a target already past uses nothing");
-    cr_assert_eq(credit, 4000);
+    cr_assert_eq(credit, 0, "and a spin too short to pay anything back drops what was owed");
 }
 
 Test(spin_credit, the_loops_own_granularity_is_not_owed)
