@@ -191,7 +191,9 @@ loggp_post_plan loggp_pacer_plan(const loggp_pacer *pacer, uint64_t called, uint
                                               called);
     plan.go_ns = loggp_post_go(called, o_s_ns, loggp_gap_next(free_at, owed));
     uint64_t waited = plan.go_ns - (called + o_s_ns);
-    plan.waits.g_ns = (uint64_t)((unsigned __int128)waited * g / owed);
+    /* shared out by knob; the division only when both are owed (it is on
+     * every paced send) */
+    plan.waits.g_ns = !per_byte ? waited : !g || !waited ? 0 : (uint64_t)((unsigned __int128)waited * g / owed);
     plan.waits.bytes_ns = waited - plan.waits.g_ns;
     return plan;
 }
@@ -205,6 +207,8 @@ loggp_gap_wait loggp_pacer_begin(loggp_pacer *pacer, uint64_t o_s_ns)
     /* o_s from the start of the call, so the layer's own work is inside it */
     uint64_t called = loggp_now_ns();
     loggp_post_plan plan = loggp_pacer_plan(pacer, called, o_s_ns);
+    if (plan.go_ns <= called)
+        return plan.waits; /* nothing owed by now: no second clock read */
     if (o_s_ns && plan.go_ns == called + o_s_ns) /* o_s, not the gap, sets the end */
         loggp_spin_overhead_until(plan.go_ns);
     else
