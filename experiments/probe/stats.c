@@ -1,21 +1,15 @@
 #include "stats.h"
 
 #include <math.h>
-#include <stdlib.h>
 
-static int compare_doubles(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
+#include "order.h"
 
 median_ci median_with_ci(double *x, size_t n)
 {
     median_ci r = {NAN, INFINITY, n};
     if (n == 0)
         return r;
-    qsort(x, n, sizeof *x, compare_doubles);
-    r.median = (n % 2) ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
+    r.median = loggp_median(x, n); /* sorts x, which the CI's ranks need */
     if (n < 6)
         return r;
     /* Ranks of the CI bounds: the count of samples below the median is Binomial(n, 1/2). */

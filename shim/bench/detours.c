@@ -9,18 +9,7 @@
 #include <string.h>
 
 #include "delay.h"
-
-static int by_value(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return (x > y) - (x < y);
-}
-
-/* The value below which a fraction q of the n sorted values lie. */
-static double quantile(const uint64_t *sorted, size_t n, double q)
-{
-    return n ? (double)sorted[(size_t)(q * (double)(n - 1))] : 0.0;
-}
+#include "order.h"
 
 static int parse_double(const char *s, double lo, double hi, double *out)
 {
@@ -57,8 +46,8 @@ int main(int argc, char **argv)
     }
     uint64_t threshold = (uint64_t)(threshold_us * 1000.0);
     size_t cap = 4096, n = 0;
-    uint64_t *detours = malloc(cap * sizeof *detours);
-    if (!detours) {
+    double *detours_us = malloc(cap * sizeof *detours_us);
+    if (!detours_us) {
         fprintf(stderr, "loggp-detours: out of memory\n");
         return 1;
     }
@@ -70,31 +59,27 @@ int main(int argc, char **argv)
             continue;
         lost += gap;
         if (n == cap) {
-            uint64_t *more = realloc(detours, 2 * cap * sizeof *detours);
+            double *more = realloc(detours_us, 2 * cap * sizeof *detours_us);
             if (!more)
                 break; /* keep what was recorded */
-            detours = more;
+            detours_us = more;
             cap *= 2;
         }
-        detours[n++] = gap;
+        detours_us[n++] = (double)gap / 1e3;
     }
     double span = (double)(last - start) / 1e9;
-    qsort(detours, n, sizeof *detours, by_value);
-    if (json) {
+    loggp_sort_doubles(detours_us, n);
+    double median = loggp_quantile_sorted(detours_us, n, 0.5), p90 = loggp_quantile_sorted(detours_us, n, 0.9);
+    double longest = loggp_quantile_sorted(detours_us, n, 1.0);
+    const char *clock = loggp_clock_uses_tsc() ? "TSC" : "vDSO";
+    if (json)
         printf("{\"threshold_us\": %.3f, \"seconds\": %.3f, \"clock\": \"%s\", \"per_second\": %.1f, "
                "\"lost_fraction\": %.6f, \"median_us\": %.3f, \"p90_us\": %.3f, \"max_us\": %.3f}\n",
-               threshold_us, span, loggp_clock_uses_tsc() ? "TSC" : "vDSO", (double)n / span,
-               (double)lost / 1e9 / span, quantile(detours, n, 0.5) / 1e3, quantile(detours, n, 0.9) / 1e3,
-               n ? (double)detours[n - 1] / 1e3 : 0.0);
-        free(detours);
-        return 0;
-    }
-    printf("detours of this CPU longer than %.1f us, over %.2f s of spinning (clock: %s)\n", threshold_us, span,
-           loggp_clock_uses_tsc() ? "TSC" : "vDSO");
-    printf("  per second  %.0f\n", (double)n / span);
-    printf("  time lost   %.2f %%\n", 100.0 * (double)lost / 1e9 / span);
-    printf("  length, us  median %.1f  p90 %.1f  max %.1f\n", quantile(detours, n, 0.5) / 1e3,
-           quantile(detours, n, 0.9) / 1e3, n ? (double)detours[n - 1] / 1e3 : 0.0);
-    free(detours);
+               threshold_us, span, clock, (double)n / span, (double)lost / 1e9 / span, median, p90, longest);
+    else
+        printf("detours of this CPU longer than %.1f us, over %.2f s of spinning (clock: %s)\n"
+               "  per second  %.0f\n  time lost   %.2f %%\n  length, us  median %.1f  p90 %.1f  max %.1f\n",
+               threshold_us, span, clock, (double)n / span, 100.0 * (double)lost / 1e9 / span, median, p90, longest);
+    free(detours_us);
     return 0;
 }

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "layer.h"
+#include "order.h"
 
 /* ---- a provider that hands out what the bench queued, at no cost ---- */
 
@@ -152,12 +153,6 @@ static void arm(const mode *m)
     loggp_live_publish(&k);
 }
 
-static int by_value(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 int main(int argc, char **argv)
 {
     int rounds = 11;
@@ -231,9 +226,7 @@ int main(int argc, char **argv)
     for (size_t m = 0; m < MODES; m++) {
         printf("%-24s", modes[m].name);
         for (int c = 0; c < CALL_COUNT; c++) {
-            double *v = &ns[((size_t)c * MODES + m) * (size_t)rounds];
-            qsort(v, (size_t)rounds, sizeof *v, by_value);
-            printf("  %22.1f", v[rounds / 2]);
+            printf("  %22.1f", loggp_median(&ns[((size_t)c * MODES + m) * (size_t)rounds], (size_t)rounds));
         }
         printf("\n");
     }

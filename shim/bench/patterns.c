@@ -17,6 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "order.h"
+
 #define WINDOW 64
 #define ACK_BYTES 8
 #define MAX_BYTES (1 << 20)
@@ -190,12 +192,6 @@ static void exchange_round(const struct spec *s)
     }
 }
 
-static int by_value(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* Rank 0's median receive call in seconds times the count (so that dividing
  * by the count gives the median call: one preempted call in a VM's idle
  * spell would swamp a mean). */
@@ -223,8 +219,7 @@ static double late_round(const struct spec *s)
     }
     if (rank != 0)
         return 0;
-    qsort(calls, (size_t)s->count, sizeof *calls, by_value);
-    double median = calls[s->count / 2] * (double)s->count;
+    double median = loggp_median(calls, (size_t)s->count) * (double)s->count;
     free(calls);
     return median;
 }

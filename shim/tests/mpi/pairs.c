@@ -15,13 +15,9 @@
 #include <stdlib.h>
 #include <time.h>
 
-enum { TAG_DATA = 1, TAG_TURN = 2, TAG_READY = 3, ROUNDS = 8 };
+#include "order.h"
 
-static int by_value(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
+enum { TAG_DATA = 1, TAG_TURN = 2, TAG_READY = 3, ROUNDS = 8 };
 
 /* a peer's wait for its next turn (how many round trips; 0 ends), asleep
  * between polls so it leaves the cores to the pair in play */
@@ -103,8 +99,7 @@ int main(int argc, char **argv)
             MPI_Send(&end, 1, MPI_INT, peer, TAG_TURN, MPI_COMM_WORLD);
         for (int peer = 1; peer < size; peer++) {
             double *own = half + (size_t)peer * (size_t)iters;
-            qsort(own, (size_t)iters, sizeof *own, by_value);
-            printf("pair 0 %d %.3f\n", peer, own[iters / 2]);
+            printf("pair 0 %d %.3f\n", peer, loggp_median(own, (size_t)iters));
         }
         free(half);
     }

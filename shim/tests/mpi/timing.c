@@ -10,6 +10,8 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include "order.h"
+
 static int rank;
 
 static double cpu_seconds(void)
@@ -17,18 +19,6 @@ static double cpu_seconds(void)
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + 1e-6 * (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 static void pingpong_round(char *buf, int size, int iters)
@@ -59,7 +49,7 @@ static void pingpong(char *buf, int size, int iters)
         t[b] = (MPI_Wtime() - s) / iters / 2;
     }
     if (rank == 0)
-        printf("halfrtt_us=%.4f\ncpu_s=%.6f\nwall_s=%.6f\n", median(t, BATCHES) * 1e6, cpu_seconds() - cpu0,
+        printf("halfrtt_us=%.4f\ncpu_s=%.6f\nwall_s=%.6f\n", loggp_median(t, BATCHES) * 1e6, cpu_seconds() - cpu0,
                MPI_Wtime() - w0);
 }
 
@@ -82,7 +72,7 @@ static void self_messages(char *buf, int size, int iters)
         t[b] = (MPI_Wtime() - s) / iters;
     }
     if (rank == 0)
-        printf("self_us=%.4f\ncpu_s=%.6f\nwall_s=%.6f\n", median(t, BATCHES) * 1e6, cpu_seconds() - cpu0,
+        printf("self_us=%.4f\ncpu_s=%.6f\nwall_s=%.6f\n", loggp_median(t, BATCHES) * 1e6, cpu_seconds() - cpu0,
                MPI_Wtime() - w0); /* the CPU share tells a loaded run */
 }
 
@@ -105,7 +95,7 @@ static void stream(char *buf, int size, int count)
         t[b] = (MPI_Wtime() - s) / count;
     }
     if (rank == 0)
-        printf("interval_us=%.4f\nrate_per_s=%.1f\n", median(t, BATCHES) * 1e6, 1.0 / median(t, BATCHES));
+        printf("interval_us=%.4f\nrate_per_s=%.1f\n", loggp_median(t, BATCHES) * 1e6, 1.0 / loggp_median(t, BATCHES));
 }
 
 static void allreduce(int iters)
@@ -119,7 +109,7 @@ static void allreduce(int iters)
         t[b] = (MPI_Wtime() - s) / iters;
     }
     if (rank == 0)
-        printf("allreduce_us=%.4f\n", median(t, BATCHES) * 1e6);
+        printf("allreduce_us=%.4f\n", loggp_median(t, BATCHES) * 1e6);
 }
 
 static void rma(int iters)
@@ -142,7 +132,7 @@ static void rma(int iters)
     }
     MPI_Win_free(&win);
     if (rank == 0)
-        printf("rma_epoch_us=%.4f\n", median(t, BATCHES) * 1e6);
+        printf("rma_epoch_us=%.4f\n", loggp_median(t, BATCHES) * 1e6);
 }
 
 /* CPU time of posting COUNT nonblocking messages and waiting for them
