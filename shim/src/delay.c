@@ -145,19 +145,20 @@ uint64_t loggp_spin_until(uint64_t t)
     return now;
 }
 
-/* What the host took from this thread's o spins past their ends (delay.h). */
-static __thread uint64_t spin_credit_ns;
+/* What the host took from this thread's o spins past their ends (delay.h);
+ * initial-exec, as the clock's anchor: no __tls_get_addr call on an o spin. */
+static __thread uint64_t spin_credit_ns __attribute__((tls_model("initial-exec")));
 
 uint64_t loggp_spin_overhead_until(uint64_t t)
 {
     /* the loop's first clock read also places the target: no read of its own */
-    uint64_t now = loggp_now_ns();
-    uint64_t target = spin_credit_ns ? loggp_credit_target(t, now, &spin_credit_ns) : t;
+    uint64_t now = loggp_now_ns(), credit = spin_credit_ns;
+    uint64_t target = credit ? loggp_credit_target(t, now, &credit) : t;
     while (now < target) {
         cpu_relax();
         now = loggp_now_ns();
     }
-    spin_credit_ns = loggp_credit_after(spin_credit_ns, target, now);
+    spin_credit_ns = loggp_credit_after(credit, target, now);
     return now;
 }
 
