@@ -45,10 +45,8 @@ static int fake_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 static ssize_t fake_injectdata(struct fid_ep *ep, const void *buf, size_t len, uint64_t data, fi_addr_t dest,
                                uint64_t tag)
 {
-    (void)ep, (void)buf, (void)len, (void)dest, (void)tag;
-    /* the stamp travels in the data: keep it, as a wire would */
-    queued[(queued_head + queued_count) % QUEUE].data = data;
-    return 0;
+    (void)ep, (void)buf, (void)len, (void)data, (void)dest, (void)tag;
+    return 0; /* the receives stamp their own entries (receives below) */
 }
 
 static ssize_t fake_recv(struct fid_ep *ep, void *buf, size_t len, void *desc, fi_addr_t src, uint64_t tag,
