@@ -1,33 +1,41 @@
-/* Receive posts by context: which post, in a CQ's own count of posts, each
+/* Posts by context. Receives: which post, in a CQ's own count of posts, each
  * outstanding tagged receive was. A completion then knows whether its receive
  * was posted before the CQ was last found drained (due.h) without a clock
  * read at the post or a lock: the MPI library posts to and reads one CQ under
- * one lock (MPICH: per VCI). A small open-addressed table: when all probes of
- * a context are taken by others, one of them is overwritten and its receive
- * becomes unknown, which due.h treats as posted long ago. */
+ * one lock (MPICH: per VCI). Sends of rendezvous size: when each was posted
+ * and the L and (k-1)G its completion owes (send_post.c). A small
+ * open-addressed table: when all probes of a context are taken by others, one
+ * of them is overwritten and its post becomes unknown, which due.h treats as
+ * posted long ago and a send as owing nothing. */
 #ifndef LOGGP_OFI_POSTS_H
 #define LOGGP_OFI_POSTS_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 
 #define POST_SLOTS 1024 /* a power of two; MPICH keeps far fewer receives in flight per CQ */
 #define POST_PROBES 8
 
 typedef struct {
-    uint64_t context;   /* 0: empty */
-    uint64_t seq;       /* the CQ's post count when it was posted */
-    uint64_t posted_ns; /* when, for a receive large enough for a rendezvous (0: not taken) */
+    uint64_t context; /* 0: empty */
+    union {
+        uint64_t seq;  /* a receive's: the CQ's post count when it was posted */
+        uint64_t L_ns; /* a send's: the flight time its completion owes */
+    };
+    uint64_t posted_ns; /* when, for a post large enough for a rendezvous (0: not taken) */
+    uint64_t bytes_ns;  /* a send's: (k-1)G */
 } post_slot;
 
 #pragma GCC visibility push(hidden)
 
-/* Files post number seq of context (nonzero), posted at posted_ns, in
- * slots[POST_SLOTS]. */
-void post_put(post_slot *slots, uint64_t context, uint64_t seq, uint64_t posted_ns);
+/* Files a post (its context nonzero) in slots[POST_SLOTS]. */
+void post_put(post_slot *slots, const post_slot *post);
 
-/* Takes the post number and time of context into *seq and *posted_ns; 0 if
- * unknown. */
-int post_take(post_slot *slots, uint64_t context, uint64_t *seq, uint64_t *posted_ns);
+/* Takes the post of context into *post; 0 if unknown. */
+int post_take(post_slot *slots, uint64_t context, post_slot *post);
+
+/* The table at *table, allocated at its first use (NULL: no memory). */
+post_slot *post_table(_Atomic(post_slot *) *table);
 
 #pragma GCC visibility pop
 
