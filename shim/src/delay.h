@@ -214,6 +214,18 @@ static inline uint64_t loggp_rendezvous_due(uint64_t arrival, uint64_t posted, u
     return (landed > posted ? landed : posted) + 2 * L_ns + bytes_ns;
 }
 
+/* When the sender's completion of such a send appears on the emulated
+ * network: the request to send, the pull and the data take two flights after
+ * the post, and word of the data's delivery a flight after the provider's own
+ * completion (natural), plus (k-1)G. Without it a rank whose send returned at
+ * once would start its next message while its peer's receive was still held
+ * (docs/protocols.md). */
+static inline uint64_t loggp_rendezvous_send_due(uint64_t posted, uint64_t natural, uint64_t L_ns, uint64_t bytes_ns)
+{
+    uint64_t handshake = posted + 2 * L_ns, delivered = natural + L_ns;
+    return (handshake > delivered ? handshake : delivered) + bytes_ns;
+}
+
 /* The injector is busy until its last send completes: when a completion of a
  * send is handed to the caller, the time it naturally arrived. */
 void loggp_send_completed(uint64_t at);

@@ -237,6 +237,25 @@ Test(rendezvous_due, a_blocking_burst_runs_at_two_flights_per_message)
     cr_assert_eq(released - prev, 2 * L); /* a real network's 2L, not L/2 */
 }
 
+Test(rendezvous_send_due, a_prompt_copy_completes_two_flights_after_the_post)
+{
+    /* the receiver copied 3 us after the post: the handshake's two flights decide */
+    cr_assert_eq(loggp_rendezvous_send_due(1000000, 1000000 + 3 * US, 10 * US, 0), 1000000 + 20 * US);
+}
+
+Test(rendezvous_send_due, a_late_copy_completes_one_flight_after_it)
+{
+    /* the receiver posted late and copied 50 us after the send */
+    cr_assert_eq(loggp_rendezvous_send_due(1000000, 1000000 + 50 * US, 10 * US, 0), 1000000 + 60 * US);
+}
+
+Test(rendezvous_send_due, the_data_carries_its_per_byte_time)
+{
+    cr_assert_eq(loggp_rendezvous_send_due(1000000, 1000000 + 3 * US, 10 * US, 983), 1000000 + 20 * US + 983);
+    /* G alone: the natural completion plus (k-1)G, as the receiver's */
+    cr_assert_eq(loggp_rendezvous_send_due(1000000, 1000000 + 7 * US, 0, 983), 1000000 + 7 * US + 983);
+}
+
 /* ---- the pacer on the real clock ------------------------------------------ */
 
 Test(pacer, nothing_owed_means_no_wait)

@@ -1,8 +1,9 @@
 /* The completion-queue hooks on a fake provider CQ (src/ofi/cq.c,
- * cq_hold.c): o_r spins per receive handed out, L holds a receive, sends
- * pass at once. Times are asserted from below only (a spin or a hold never
- * ends early), so a loaded machine cannot fail them; each knob is set far
- * above any scheduling noise so a knob doing half its job fails. */
+ * cq_hold.c, send_post.c): o_r spins per receive handed out, L holds a
+ * receive, sends pass at once unless shm moves them by rendezvous. Times are
+ * asserted from below only (a spin or a hold never ends early), so a loaded
+ * machine cannot fail them; each knob is set far above any scheduling noise
+ * so a knob doing half its job fails. */
 #include <criterion/criterion.h>
 #include <string.h>
 #include <time.h>
@@ -16,10 +17,15 @@
 static struct fi_cq_tagged_entry queued[64];
 static size_t queued_head, queued_count;
 
+static void queue_completion(void *context, uint64_t flags, size_t len, uint64_t data)
+{
+    struct fi_cq_tagged_entry e = {.op_context = context, .flags = flags, .len = len, .data = data};
+    queued[(queued_head + queued_count++) % 64] = e;
+}
+
 static void queue_entry(uint64_t flags, size_t len, uint64_t data)
 {
-    struct fi_cq_tagged_entry e = {.op_context = NULL, .flags = flags, .len = len, .data = data};
-    queued[(queued_head + queued_count++) % 64] = e;
+    queue_completion(NULL, flags, len, data);
 }
 
 static ssize_t fake_read(struct fid_cq *cq, void *buf, size_t count)
@@ -245,4 +251,80 @@ Test(ofi_cq_jitter, receives_come_out_in_the_order_they_arrived_whatever_their_d
     for (size_t i = 0; i < N; i++)
         cr_assert_eq((size_t)out[i].op_context, i + 1, "position %zu holds receive %zu", i,
                      (size_t)out[i].op_context);
+}
+
+/* ---- sends of rendezvous size (send_post.c, docs/protocols.md) ---- */
+
+static void open_cq_on_shm(void)
+{
+    struct fi_fabric_attr fabric = {.prov_name = "shm"};
+    struct fi_info info = {.fabric_attr = &fabric};
+    ofi_note_provider(&info);
+    cr_assert_str_eq(loggp_ofi_provider(), "shm");
+    open_cq();
+}
+
+TestSuite(ofi_cq_send, .init = open_cq_on_shm, .fini = close_cq);
+
+/* Files a send of `bytes` posted now with the knobs in force; returns when. */
+static uint64_t post_send(void *context, uint64_t bytes)
+{
+    loggp_delays d;
+    loggp_live_get(&d);
+    uint64_t posted = clock_ns();
+    note_send_post_on(cq_state_of(&fake_cq), context, posted, bytes, &d);
+    return posted;
+}
+
+Test(ofi_cq_send, a_rendezvous_send_completes_two_flights_after_its_post)
+{
+    set_knob(LOGGP_KNOB_LATENCY, 20 * MS);
+    int request;
+    uint64_t posted = post_send(&request, 8192);
+    queue_completion(&request, FI_SEND | FI_TAGGED, 0, 0);
+    struct fi_cq_tagged_entry out[1];
+    cr_assert_eq(fi_cq_read(&fake_cq, out, 1), -FI_EAGAIN, "the send completed before its handshake");
+    uint64_t end = read_all(1, out);
+    cr_assert_eq(out[0].op_context, &request);
+    cr_assert_geq(end - posted, 2 * 20 * MS, "completed %llu ns after its post, 2L = 40 ms",
+                  (unsigned long long)(end - posted));
+}
+
+Test(ofi_cq_send, G_alone_holds_a_rendezvous_send_for_its_bytes)
+{
+    set_knob(LOGGP_KNOB_GAP_PER_BYTE, 5); /* 5 ns per byte: 8 MiB take 42 ms */
+    int request;
+    uint64_t posted = post_send(&request, 8u << 20);
+    queue_completion(&request, FI_SEND | FI_TAGGED, 0, 0);
+    struct fi_cq_tagged_entry out[1];
+    uint64_t end = read_all(1, out);
+    uint64_t owed = loggp_bytes_delay_ns(5000, 8u << 20);
+    cr_assert_geq(end - posted, owed, "held %llu ns for (k-1)G = %llu", (unsigned long long)(end - posted),
+                  (unsigned long long)owed);
+}
+
+Test(ofi_cq_send, an_eager_send_and_one_never_filed_pass_at_once)
+{
+    set_knob(LOGGP_KNOB_LATENCY, 200 * MS);
+    int eager, unfiled;
+    post_send(&eager, 4096); /* within shm's inject size: no rendezvous */
+    queue_completion(&eager, FI_SEND | FI_TAGGED, 0, 0);
+    queue_completion(&unfiled, FI_SEND | FI_TAGGED, 0, 0);
+    struct fi_cq_tagged_entry out[2];
+    uint64_t start = loggp_now_ns();
+    cr_assert_eq(fi_cq_read(&fake_cq, out, 2), 2);
+    cr_assert_lt(loggp_now_ns() - start, 200 * MS);
+}
+
+Test(ofi_cq_send, a_held_send_keeps_the_receive_behind_it_in_order)
+{
+    set_knob(LOGGP_KNOB_LATENCY, 20 * MS);
+    int request;
+    post_send(&request, 65536);
+    queue_completion(&request, FI_SEND | FI_TAGGED, 0, 0);
+    queue_entry(FI_RECV | FI_TAGGED, 8, 0);
+    struct fi_cq_tagged_entry out[2];
+    read_all(2, out);
+    cr_assert_eq(out[0].op_context, &request, "completions leave the FIFO in the order they came");
+    cr_assert(out[1].flags & FI_RECV);
 }

@@ -1,6 +1,8 @@
 /* Completion queues, the holding read: receive completions wait in a FIFO
  * per CQ until natural arrival + L + (k-1)G (due.h), and until the receive
- * gap g + (k-1)G after the previous one allows. */
+ * gap g + (k-1)G after the previous one allows; the completions of
+ * rendezvous sends wait there until the emulated network has delivered them
+ * (send_post.c). */
 #include <string.h>
 
 #include "layer.h"
@@ -15,16 +17,6 @@
  * for where it stands: cheaper than a trip through the ring, and it delays the
  * entries already handed out in this read by no more. */
 #define SPIN_INLINE_NS 100u
-
-/* Messages above this many bytes the provider moves by rendezvous: shm past
- * its inject size (SMR_INJECT_SIZE, 4096 in libfabric 1.17-2.5) copies the
- * data only once the receiver has matched (docs/protocols.md). Other
- * providers are taken as eager. */
-static inline uint64_t rendezvous_above(void)
-{
-    const char *p = loggp_ofi_provider();
-    return p && strcmp(p, "shm") == 0 ? 4096u : UINT64_MAX;
-}
 
 /* Strips the stamp from a receive entry and returns its due time: its
  * natural arrival plus L + (k-1)G (eager), or the rendezvous handshake's
@@ -207,13 +199,24 @@ ssize_t cq_read_held(cq_state *cs, const struct fi_ops_cq *o, struct fid_cq *cq,
                 if (!is_receive(e->flags))
                     due = 0; /* a peek reports without waiting, so Iprobe never blocks */
             }
+            int sent = (e->flags & FI_SEND) && !(e->flags & FI_RECV);
+            if (sent) {
+                uint64_t natural = polling || !drained_at ? now : drained_at;
+                /* the injector was busy until the send naturally completed (delay.h) */
+                if (gapped)
+                    loggp_send_completed(local_ns(natural));
+                if (atomic_load_explicit(&cs->sends_filed, memory_order_relaxed))
+                    due = send_completion_due(cs, e->op_context, natural);
+            }
             uint64_t gap_ns = 0;
             if (e->flags & FI_RECV)
                 gap_ns = d->g + loggp_bytes_delay_ns(d->G_ps_per_byte, e->len);
-            uint64_t go = is_receive(e->flags)
+            uint64_t go = is_receive(e->flags) || due
                               ? entry_due(due, gap_ns, gap_ns ? d->g : 0, hand_ns, take_ns, last_reception(cs, receives, reception))
                               : 0;
-            int must_wait = is_receive(e->flags) && (cs->count || go > now);
+            /* a held send keeps its place behind what is held before it;
+             * other sends pass held receives */
+            int must_wait = is_receive(e->flags) ? cs->count || go > now : due && (cs->count || go > now);
             if (must_wait && !cs->count && go <= now + SPIN_INLINE_NS) {
                 /* due within a clock read or two (L = 1 ns, g = 1 ns): wait
                  * here, not in the ring and a later read */
@@ -234,10 +237,6 @@ ssize_t cq_read_held(cq_state *cs, const struct fi_ops_cq *o, struct fid_cq *cq,
             }
             if (!must_wait || ring_reserve((void **)&cs->ring, &cs->cap, &cs->head, cs->count, sizeof *cs->ring)) {
                 /* handed out now (or, with no memory to hold it, rather than lost) */
-                if (gapped && (e->flags & FI_SEND) && !(e->flags & FI_RECV)) {
-                    /* the injector was busy until the send naturally completed (delay.h) */
-                    loggp_send_completed(local_ns(polling || !drained_at ? now : drained_at));
-                }
                 if (e != (struct fi_cq_tagged_entry *)((char *)buf + out * cs->entry_size))
                     copy_out(cs, buf, out, e);
                 if (src)

@@ -23,6 +23,10 @@ static int h_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
         s->av = (struct fid_av *)bfid;
     if (rc == 0 && bfid && bfid->fclass == FI_CLASS_CQ && (flags & FI_RECV))
         atomic_store(&s->recv_cq, cq_state_if_ours(bfid));
+    if (rc == 0 && bfid && bfid->fclass == FI_CLASS_CQ && (flags & FI_TRANSMIT)) {
+        atomic_store(&s->send_cq, cq_state_if_ours(bfid));
+        atomic_store(&s->send_selective, (flags & FI_SELECTIVE_COMPLETION) != 0);
+    }
     return rc;
 }
 

@@ -22,12 +22,14 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "clock.h"
 #include "delay.h"
 #include "due.h"
 #include "jitter.h"
 #include "live.h"
+#include "ofi.h"
 #include "posts.h"
 #include "profile.h"
 #include "ring.h"
@@ -201,6 +203,10 @@ typedef struct {
     _Atomic uint64_t post_count;
     _Atomic(post_slot *) posts;
     _Atomic uint64_t drained_posts;
+    /* Rendezvous-size sends whose completions reach this CQ (send_post.c),
+     * and how many were filed: a read looks a send up only while some are. */
+    _Atomic(post_slot *) sends;
+    _Atomic uint64_t sends_filed;
     /* When the last read returned to the caller: a caller back within
      * POLL_GAP_NS was polling, so without the layer it would have seen a
      * message no earlier than now. */
@@ -247,8 +253,18 @@ cq_state *cq_state_if_ours(struct fid *fid);
 /* ---- receive posts (recv_post.c) ---- */
 
 /* No provider moves messages of up to this many bytes by rendezvous (shm
- * starts above it; cq_hold.c): smaller receives need no post time. */
+ * starts above it): smaller posts need no post time. */
 #define RENDEZVOUS_MIN_BYTES 4096u
+
+/* Messages above this many bytes the provider moves by rendezvous: shm past
+ * its inject size (SMR_INJECT_SIZE, 4096 in libfabric 1.17-2.5) copies the
+ * data only once the receiver has matched (docs/protocols.md). Other
+ * providers are taken as eager. */
+static inline uint64_t rendezvous_above(void)
+{
+    const char *p = loggp_ofi_provider();
+    return p && strcmp(p, "shm") == 0 ? 4096u : UINT64_MAX;
+}
 
 /* Files a tagged receive of a buffer of len bytes on the CQ its completion
  * will reach (only while a hold needs it); its post time only if len is
@@ -268,6 +284,16 @@ static inline void note_receive_post(_Atomic(cq_state *) *recv_cq, void *context
     }
 }
 
+/* ---- send posts (send_post.c) ---- */
+
+/* Files a send of `bytes` posted at `posted` (clock_ns) with context on the CQ
+ * its completion will reach, if the provider moves it by rendezvous and d
+ * (the destination's L and G) makes its completion owe anything. */
+void note_send_post_on(cq_state *cq, void *context, uint64_t posted, uint64_t bytes, const loggp_delays *d);
+/* When the completion of the send with this context, found at `natural`,
+ * is due (docs/protocols.md); 0 if it owes nothing. Forgets it. */
+uint64_t send_completion_due(cq_state *cs, void *context, uint64_t natural);
+
 /* ---- endpoints (ep.c) and their transfer hooks ---- */
 
 typedef struct ep_state {
@@ -276,6 +302,8 @@ typedef struct ep_state {
     int stamps;             /* remote CQ data is 8 bytes: stamps fit */
     _Atomic(cntr_state *) write_cntr, read_cntr;
     _Atomic(cq_state *) recv_cq; /* where its receives complete (recv_post.c) */
+    _Atomic(cq_state *) send_cq; /* where its sends complete (send_post.c) */
+    _Atomic int send_selective;  /* bound with FI_SELECTIVE_COMPLETION: sendmsg completes only if asked */
     struct fid_av *av;           /* its address vector (peers.c) */
     void *fid_ops, *msg, *tagged, *rma, *atomic, *ep_ops; /* our copies */
     struct fid_ep *ep;
@@ -338,23 +366,62 @@ static inline uint64_t iov_bytes(const struct iovec *iov, size_t count)
     return n;
 }
 
+/* A send of rendezvous size gets its post time; only then, a clock read. */
+static inline uint64_t send_post_time(void *context, uint64_t bytes)
+{
+    return context && bytes > RENDEZVOUS_MIN_BYTES ? clock_ns() : 0;
+}
+
+/* After an accepted send posted at `posted` (send_post_time): filed if its
+ * completion may owe L or (k-1)G (d: the knobs towards its destination; NULL:
+ * not read yet, the L-alone path). */
+static inline void note_send_post(ep_state *s, void *context, uint64_t posted, uint64_t bytes, ssize_t rc,
+                                  const loggp_delays *d, unsigned peer)
+{
+    if (!posted || rc != 0)
+        return;
+    cq_state *cq = atomic_load_explicit(&s->send_cq, memory_order_relaxed);
+    if (!cq)
+        return;
+    loggp_delays read;
+    if (!d) {
+        loggp_live_get(&read);
+        if (peer)
+            loggp_delays_for_class(&read, peer);
+        d = &read;
+    }
+    note_send_post_on(cq, context, posted, bytes, d);
+}
+
+/* The context a sendmsg's completion will carry, or NULL if it has none. */
+static inline void *send_msg_context(ep_state *s, void *context, uint64_t flags)
+{
+    if (flags & FI_INJECT)
+        return NULL;
+    return !atomic_load_explicit(&s->send_selective, memory_order_relaxed) || (flags & FI_COMPLETION) ? context : NULL;
+}
+
 /* Sends (tagged.c, msg.c): the table pointer names the state; `call` posts
  * with the knobs in d (those of the destination's topology class, peer),
- * `plain_call` while every knob is zero. */
-#define SEND_HOOK(table, type, bytes_expr, dest_expr, call, plain_call)                      \
+ * `plain_call` while every knob is zero; ctx_expr is the operation's context
+ * (NULL: it completes without one). */
+#define SEND_HOOK(table, type, bytes_expr, dest_expr, ctx_expr, call, plain_call)           \
     ep_state *s = ep_state_of(ep);                                                           \
     const type *o = ORIG(s->table, type);                                                    \
     if (!loggp_live_active() || ofi_in_hook)                                                 \
         return plain_call;                                                                   \
+    uint64_t bytes = (bytes_expr);                                                           \
     if (atomic_load_explicit(&loggp_live_stamp_only, memory_order_relaxed) &&                \
         !pacer_owed(&s->pacer)) {                                                            \
         /* L alone: no o_s to spend, no gap owed, no knob snapshot: only the stamp */        \
         int stamping = s->stamps;                                                            \
         unsigned peer = peer_class(dest_expr);                                               \
-        (void)stamping, (void)peer;                                                          \
+        (void)stamping;                                                                      \
+        uint64_t posted = send_post_time((ctx_expr), bytes);                                 \
         ofi_in_hook++;                                                                       \
         ssize_t rc = call;                                                                   \
         ofi_in_hook--;                                                                       \
+        note_send_post(s, (ctx_expr), posted, bytes, rc, NULL, peer);                        \
         return rc;                                                                           \
     }                                                                                        \
     loggp_delays d;                                                                          \
@@ -365,10 +432,12 @@ static inline uint64_t iov_bytes(const struct iovec *iov, size_t count)
     if (peer)                                                                                \
         loggp_delays_for_class(&d, peer);                                                    \
     (void)stamping;                                                                          \
+    uint64_t posted = d.L || d.G_ps_per_byte || d.topo ? send_post_time((ctx_expr), bytes) : 0; \
     ofi_in_hook++;                                                                           \
     ssize_t rc = call;                                                                       \
     ofi_in_hook--;                                                                           \
-    post_end(s, &d, rc, (bytes_expr));                                                       \
+    post_end(s, &d, rc, bytes);                                                              \
+    note_send_post(s, (ctx_expr), posted, bytes, rc, &d, 0);                                 \
     return rc;
 
 /* An RMA or atomic operation posted at post_time completes at the origin no

@@ -5,7 +5,7 @@
 static ssize_t h_tsend(struct fid_ep *ep, const void *buf, size_t len, void *desc, fi_addr_t dest, uint64_t tag,
                        void *ctx)
 {
-    SEND_HOOK(tagged, struct fi_ops_tagged, len, dest,
+    SEND_HOOK(tagged, struct fi_ops_tagged, len, dest, ctx,
               stamping ? o->senddata(ep, buf, len, desc, stamp(0, 0, peer), dest, tag, ctx)
                         : o->send(ep, buf, len, desc, dest, tag, ctx),
               o->send(ep, buf, len, desc, dest, tag, ctx))
@@ -15,7 +15,8 @@ static ssize_t h_tsendv(struct fid_ep *ep, const struct iovec *iov, void **desc,
                         uint64_t tag, void *ctx)
 {
     /* Not stamped: turning it into sendmsg would change its completion flags. */
-    SEND_HOOK(tagged, struct fi_ops_tagged, iov_bytes(iov, count), dest, o->sendv(ep, iov, desc, count, dest, tag, ctx),
+    SEND_HOOK(tagged, struct fi_ops_tagged, iov_bytes(iov, count), dest, ctx,
+              o->sendv(ep, iov, desc, count, dest, tag, ctx),
               o->sendv(ep, iov, desc, count, dest, tag, ctx))
 }
 
@@ -33,13 +34,14 @@ static ssize_t tsendmsg_stamped(const struct fi_ops_tagged *o, struct fid_ep *ep
 static ssize_t h_tsendmsg(struct fid_ep *ep, const struct fi_msg_tagged *msg, uint64_t flags)
 {
     SEND_HOOK(tagged, struct fi_ops_tagged, iov_bytes(msg->msg_iov, msg->iov_count), msg->addr,
+              send_msg_context(s, msg->context, flags),
               stamping ? tsendmsg_stamped(o, ep, msg, flags, peer) : o->sendmsg(ep, msg, flags),
               o->sendmsg(ep, msg, flags))
 }
 
 static ssize_t h_tinject(struct fid_ep *ep, const void *buf, size_t len, fi_addr_t dest, uint64_t tag)
 {
-    SEND_HOOK(tagged, struct fi_ops_tagged, len, dest,
+    SEND_HOOK(tagged, struct fi_ops_tagged, len, dest, NULL,
               stamping ? o->injectdata(ep, buf, len, stamp(0, 0, peer), dest, tag) : o->inject(ep, buf, len, dest, tag),
               o->inject(ep, buf, len, dest, tag))
 }
@@ -47,7 +49,7 @@ static ssize_t h_tinject(struct fid_ep *ep, const void *buf, size_t len, fi_addr
 static ssize_t h_tsenddata(struct fid_ep *ep, const void *buf, size_t len, void *desc, uint64_t data,
                            fi_addr_t dest, uint64_t tag, void *ctx)
 {
-    SEND_HOOK(tagged, struct fi_ops_tagged, len, dest,
+    SEND_HOOK(tagged, struct fi_ops_tagged, len, dest, ctx,
               o->senddata(ep, buf, len, desc, stamping && !(data >> 32) ? stamp(data, 1, peer) : data, dest, tag, ctx),
               o->senddata(ep, buf, len, desc, data, dest, tag, ctx))
 }
@@ -55,7 +57,7 @@ static ssize_t h_tsenddata(struct fid_ep *ep, const void *buf, size_t len, void 
 static ssize_t h_tinjectdata(struct fid_ep *ep, const void *buf, size_t len, uint64_t data, fi_addr_t dest,
                              uint64_t tag)
 {
-    SEND_HOOK(tagged, struct fi_ops_tagged, len, dest,
+    SEND_HOOK(tagged, struct fi_ops_tagged, len, dest, NULL,
               o->injectdata(ep, buf, len, stamping && !(data >> 32) ? stamp(data, 1, peer) : data, dest, tag),
               o->injectdata(ep, buf, len, data, dest, tag))
 }

@@ -2,7 +2,8 @@
  * message stream, allreduce and RMA epoch times, CPU time spent, and a
  * windowed ping-pong for live knob changes. Rank 0 prints key=value lines.
  *   timing pingpong SIZE ITERS | stream SIZE COUNT | allreduce ITERS |
- *          rma ITERS | cpu SIZE COUNT | live SECONDS | self SIZE ITERS
+ *          rma ITERS | cpu SIZE COUNT | live SECONDS | self SIZE ITERS |
+ *          send SIZE ITERS
  * Self-contained (its own median, not loggp_core's): test_abi.py builds it
  * with Debian's mpicc.mpich and mpicc.openmpi, as a user's program is built. */
 #include <mpi.h>
@@ -108,6 +109,28 @@ static void stream(char *buf, int size, int count)
     }
     if (rank == 0)
         printf("interval_us=%.4f\nrate_per_s=%.1f\n", median(t, BATCHES) * 1e6, 1.0 / median(t, BATCHES));
+}
+
+/* How long a blocking MPI_Send takes when its receive is already posted:
+ * the median over iters sends of rank 0's time in MPI_Send. */
+static void blocking_send(char *buf, int size, int iters)
+{
+    double *t = calloc((size_t)iters, sizeof *t);
+    for (int i = 0; i < iters; i++) {
+        MPI_Request req = MPI_REQUEST_NULL;
+        if (rank == 1)
+            MPI_Irecv(buf, size, MPI_BYTE, 0, 3, MPI_COMM_WORLD, &req);
+        MPI_Barrier(MPI_COMM_WORLD); /* the receive is posted before the send begins */
+        if (rank == 0) {
+            double s = MPI_Wtime();
+            MPI_Send(buf, size, MPI_BYTE, 1, 3, MPI_COMM_WORLD);
+            t[i] = MPI_Wtime() - s;
+        }
+        MPI_Wait(&req, MPI_STATUS_IGNORE);
+    }
+    if (rank == 0)
+        printf("send_us=%.4f\n", median(t, iters) * 1e6);
+    free(t);
 }
 
 static void allreduce(int iters)
@@ -224,6 +247,7 @@ static void usage(FILE *out)
             "  cpu SIZE COUNT        CPU time spent sending COUNT SIZE-byte messages\n"
             "  live SECONDS          windowed ping-pong for SECONDS, for live knob changes\n"
             "  self SIZE ITERS       ITERS SIZE-byte messages rank 0 sends itself\n"
+            "  send SIZE ITERS       time in a blocking send to a posted receive, ITERS sends\n"
             "Rank 0 prints key=value lines.\n"
             "example:\n  mpiexec -n 2 loggp-timing pingpong 8 1000\n");
 }
@@ -251,6 +275,8 @@ int main(int argc, char **argv)
         cpu(buf, (int)arg(argv, 2, "size"), (int)arg(argv, 3, "count"));
     else if (!strcmp(mode, "self") && argc == 4 && arg(argv, 2, "size") <= (1 << 21))
         self_messages(buf, (int)arg(argv, 2, "size"), (int)arg(argv, 3, "iterations"));
+    else if (!strcmp(mode, "send") && argc == 4 && arg(argv, 3, "iterations") > 0)
+        blocking_send(buf, (int)arg(argv, 2, "size"), (int)arg(argv, 3, "iterations"));
     else if (!strcmp(mode, "live") && argc == 3)
         live((double)arg(argv, 2, "seconds"));
     else {
