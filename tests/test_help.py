@@ -84,6 +84,15 @@ def test_timing_help_needs_no_mpi():
     assert "example:" in proc.stdout and "MPI_Abort" not in proc.stderr
 
 
+@pytest.mark.parametrize("tool", ["loggp-layer-cost", "loggp-detours"])
+def test_bench_tools_answer_help_and_refuse_the_unknown(tool):
+    proc = run([installed(tool), "--help"], timeout=30)
+    assert proc.returncode == 0 and proc.stdout.startswith("usage:"), proc.stderr
+    assert "example:" in proc.stdout and "default" in proc.stdout
+    bad = run([installed(tool), "--frobnicate"], timeout=30)
+    assert bad.returncode == 2 and "'--frobnicate'" in bad.stderr
+
+
 @pytest.mark.parametrize("args", [["--help"], ["study", "--help"]])
 def test_a_closed_pipe_is_not_a_traceback(args):
     # The reader is gone before loggp writes, as with `loggp --help | head -1`.

@@ -21,12 +21,26 @@ static int parse_double(const char *s, double lo, double hi, double *out)
     return 0;
 }
 
+static void usage(FILE *out)
+{
+    fprintf(out, "usage: loggp-detours [--seconds S] [--threshold-us US] [--json]\n"
+                 "How often and for how long this CPU is taken from a process that never yields:\n"
+                 "spins reading the clock and reports every gap longer than the threshold.\n"
+                 "  --seconds S        how long to spin (default 2)\n"
+                 "  --threshold-us US  the shortest gap that counts, in us (default 2)\n"
+                 "  --json             one JSON object instead of the text report\n"
+                 "example:\n  loggp-detours --seconds 3\n");
+}
+
 int main(int argc, char **argv)
 {
     double seconds = 2.0, threshold_us = 2.0;
     int json = 0;
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--json") == 0) {
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            usage(stdout);
+            return 0;
+        } else if (strcmp(argv[i], "--json") == 0) {
             json = 1;
         } else if (strcmp(argv[i], "--seconds") == 0 && i + 1 < argc) {
             if (parse_double(argv[++i], 0.01, 3600, &seconds)) {
@@ -39,8 +53,8 @@ int main(int argc, char **argv)
                 return 2;
             }
         } else {
-            fprintf(stderr, "usage: loggp-detours [--seconds S] [--threshold-us US] [--json]\n"
-                            "loggp-detours: unknown argument '%s'\n", argv[i]);
+            usage(stderr);
+            fprintf(stderr, "loggp-detours: unknown argument '%s'\n", argv[i]);
             return 2;
         }
     }

@@ -151,13 +151,28 @@ static void arm(const mode *m)
     loggp_live_publish(&k);
 }
 
+static void usage(FILE *out)
+{
+    fprintf(out, "usage: loggp-layer-cost [--rounds N] [--calls N] [--o-ns NS]\n"
+                 "The libfabric layer's own ns per call over a provider that does nothing, no MPI:\n"
+                 "an empty poll, a send, a receive posted and read, eight receives per read; the\n"
+                 "provider's own table and each knob armed, rounds interleaved (docs/benchmarks.md).\n"
+                 "  --rounds N   interleaved rounds, medians over them (default 11)\n"
+                 "  --calls N    calls timed per round and figure (default 200000)\n"
+                 "  --o-ns NS    o for the \"armed o\" row, in ns (default 1: the smallest step)\n"
+                 "example:\n  loggp-layer-cost --rounds 5\n");
+}
+
 int main(int argc, char **argv)
 {
     int rounds = 11;
     size_t calls = 200000;
     for (int i = 1; i < argc; i++) {
         char *end;
-        if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc) {
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            usage(stdout);
+            return 0;
+        } else if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc) {
             long v = strtol(argv[++i], &end, 10);
             if (*end || v < 1 || v > 1000) {
                 fprintf(stderr, "loggp-layer-cost: --rounds must be 1-1000, not '%s'\n", argv[i]);
@@ -179,8 +194,8 @@ int main(int argc, char **argv)
             }
             calls = (size_t)v;
         } else {
-            fprintf(stderr, "usage: loggp-layer-cost [--rounds N] [--calls N] [--o-ns NS]\n"
-                            "loggp-layer-cost: unknown argument '%s'\n", argv[i]);
+            usage(stderr);
+            fprintf(stderr, "loggp-layer-cost: unknown argument '%s'\n", argv[i]);
             return 2;
         }
     }
