@@ -93,6 +93,14 @@ def test_bench_tools_answer_help_and_refuse_the_unknown(tool):
     assert bad.returncode == 2 and "'--frobnicate'" in bad.stderr
 
 
+@pytest.mark.parametrize("kernel", ["cg", "ep", "ft", "is", "lu", "mg"])
+def test_npb_kernels_answer_help_without_mpi(kernel):
+    proc = run([installed(f"loggp-npb-{kernel}"), "--help"], timeout=30)
+    assert proc.returncode == 0, proc.stderr
+    assert f"usage: mpiexec -n NP loggp-npb-{kernel} CLASS" in proc.stdout and "example:" in proc.stdout
+    assert "MPI" not in proc.stderr
+
+
 @pytest.mark.parametrize("args", [["--help"], ["study", "--help"]])
 def test_a_closed_pipe_is_not_a_traceback(args):
     # The reader is gone before loggp writes, as with `loggp --help | head -1`.

@@ -465,6 +465,8 @@ static double power_step(cg_solver *s, double shift, double *rnorm)
 
 int main(int argc, char **argv)
 {
+    if (npb_help_asked(argc, argv, "cg", "SWABC"))
+        return 0;
     MPI_Init(&argc, &argv);
     cg_grid g = {0};
     MPI_Comm_rank(MPI_COMM_WORLD, &g.me);

@@ -80,15 +80,28 @@ static int npb_rank_or_zero(void)
     return rank;
 }
 
-static void npb_usage(const char *kernel, const char *classes)
+static void npb_usage(FILE *out, const char *kernel, const char *classes)
 {
-    fprintf(stderr, "usage: mpiexec -n NP loggp-npb-");
-    for (const char *k = kernel; *k; k++)
-        fputc(tolower((unsigned char)*k), stderr);
-    fprintf(stderr, " CLASS [--perturb]\n  CLASS: one of");
+    fprintf(out, "usage: mpiexec -n NP loggp-npb-%s CLASS [--perturb]\n  CLASS: one of", kernel);
     for (const char *c = classes; *c; c++)
-        fprintf(stderr, " %c", *c);
-    fprintf(stderr, "\n  --perturb: test only, corrupt one value so verification must fail\n");
+        fprintf(out, " %c", *c);
+    fprintf(out, "\n  --perturb: test only, corrupt one value so verification must fail\n");
+}
+
+int npb_help_asked(int argc, char **argv, const char *kernel, const char *classes)
+{
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            printf("loggp's NPB ");
+            for (const char *k = kernel; *k; k++)
+                putchar(toupper((unsigned char)*k));
+            printf(" kernel: NPB 3.4's problem and verification (npb-harness/kernels/README.md).\n");
+            npb_usage(stdout, kernel, classes);
+            printf("example:\n  loggp run -n 2 -- loggp-npb-%s S\n", kernel);
+            return 1;
+        }
+    }
+    return 0;
 }
 
 int npb_parse_args(int argc, char **argv, const char *kernel, const char *classes, npb_args *out)
@@ -121,7 +134,7 @@ int npb_parse_args(int argc, char **argv, const char *kernel, const char *classe
                 fprintf(stderr, "loggp-npb-%s: '%s': %s\n", kernel, bad, why);
             else
                 fprintf(stderr, "loggp-npb-%s: %s\n", kernel, why);
-            npb_usage(kernel, classes);
+            npb_usage(stderr, kernel, classes);
         }
         return 2;
     }

@@ -18,6 +18,11 @@ typedef struct {
     int perturb;  /* test-only: corrupt one value so verification must fail */
 } npb_args;
 
+/* `--help` or `-h` anywhere on the command line: prints what the kernel
+ * takes, with an example, to stdout and returns 1 (the caller exits 0 before
+ * MPI_Init, so help needs no MPI); else 0. */
+int npb_help_asked(int argc, char **argv, const char *kernel, const char *classes);
+
 /* Parses argv on every rank. On bad input, rank 0 prints an error naming the
  * bad token and usage to stderr; returns 0 on success, 2 on bad usage (the
  * caller then calls MPI_Finalize and exits 2). `classes` lists the accepted

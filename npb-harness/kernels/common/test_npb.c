@@ -158,3 +158,15 @@ Test(print_report, npb_format_lines, .init = cr_redirect_stdout)
     cr_assert(strstr(buf, " Verification    =             UNSUCCESSFUL\n"));
     cr_assert(strstr(buf, "SUCCESSFUL\n") && !strstr(buf, " SUCCESSFUL\n"));
 }
+
+Test(help, is_asked_by_either_spelling_anywhere, .init = cr_redirect_stdout)
+{
+    char *long_form[] = {"p", "--help", NULL};
+    char *short_form[] = {"p", "A", "-h", NULL};
+    char *none[] = {"p", "A", "--perturb", NULL};
+    cr_assert_eq(npb_help_asked(2, long_form, "cg", "SWAB"), 1);
+    cr_assert_eq(npb_help_asked(3, short_form, "cg", "SWAB"), 1);
+    cr_assert_eq(npb_help_asked(3, none, "cg", "SWAB"), 0);
+    fflush(stdout);
+    cr_assert_stdout_neq_str("");
+}

@@ -49,6 +49,8 @@ static double batch_seed(long batch, double step)
 
 int main(int argc, char **argv)
 {
+    if (npb_help_asked(argc, argv, "ep", "SWABC"))
+        return 0;
     MPI_Init(&argc, &argv);
     int rank, nprocs;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);

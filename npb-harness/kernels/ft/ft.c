@@ -247,6 +247,8 @@ static int is_power_of_two(int n)
 
 int main(int argc, char **argv)
 {
+    if (npb_help_asked(argc, argv, "ft", "SWAB"))
+        return 0;
     MPI_Init(&argc, &argv);
     ft_state s;
     memset(&s, 0, sizeof s);

@@ -251,6 +251,8 @@ static void full_verify(is_state *s)
 
 int main(int argc, char **argv)
 {
+    if (npb_help_asked(argc, argv, "is", "SWAB"))
+        return 0;
     MPI_Init(&argc, &argv);
     is_state s = {0};
     MPI_Comm_rank(MPI_COMM_WORLD, &s.rank);

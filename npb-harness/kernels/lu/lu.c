@@ -854,6 +854,8 @@ static int verify(void)
 
 int main(int argc, char **argv)
 {
+    if (npb_help_asked(argc, argv, "lu", "SWAB"))
+        return 0;
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &g.id);
     MPI_Comm_size(MPI_COMM_WORLD, &g.num);
