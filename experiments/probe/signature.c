@@ -115,14 +115,33 @@ double size_latency_us(const size_result *r, int index, const summary *s)
     return fmax(r->L_us, 0.0);
 }
 
+/* The sizes G is fitted over, [*from, *to): one protocol's, so that the step a
+ * switch puts into g(m) (a rendezvous's flights) is not read as bytes; the
+ * largest sizes' protocol when it has two sizes or more. */
+static void G_regime(int n, int switch_index, int *from, int *to)
+{
+    *from = 0;
+    *to = n;
+    if (switch_index < n && switch_index > 0) {
+        if (n - switch_index >= 2)
+            *from = switch_index;
+        else if (switch_index >= 2)
+            *to = switch_index;
+    }
+}
+
 summary summarize_signature(const size_result *res, int n, long max_size)
 {
     summary s = {0};
-    long lo_bytes = max_size / 16 > 1 ? max_size / 16 : 1;
+    s.switch_index = find_protocol_switch(res, n);
+    int from, to;
+    G_regime(n < MAX_SIZES ? n : MAX_SIZES, s.switch_index, &from, &to);
+    long top = to == n ? max_size : res[to - 1].bytes;
+    long lo_bytes = top / 16 > 1 ? top / 16 : 1;
     double xs[MAX_SIZES], ys[MAX_SIZES];
     int k = 0;
-    for (int i = 0; i < n && i < MAX_SIZES; i++)
-        if (res[i].bytes >= lo_bytes || i >= n - 2) {
+    for (int i = from; i < to; i++)
+        if (res[i].bytes >= lo_bytes || i >= to - 2) {
             xs[k] = (double)res[i].bytes;
             ys[k] = res[i].g.median;
             k++;
@@ -135,7 +154,6 @@ summary summarize_signature(const size_result *res, int n, long max_size)
     }
     s.G_clamped = s.G_raw < 0;
     s.G_ns_per_byte = s.G_raw < 0 ? 0 : s.G_raw;
-    s.switch_index = find_protocol_switch(res, n);
     /* L from small messages before the switch, where (m-1)G is a correction and not the
      * bulk of T. */
     double ls[MAX_SIZES];

@@ -78,8 +78,9 @@ int overheads_exceed_one_way(const size_result *r);
  * one-way time beyond noise, for that is no latency. */
 double size_latency_us(const size_result *r, int index, const summary *s);
 
-/* G from the slope of g(m) over the sizes >= max_size/16 (at least the two largest),
- * clamped at 0; the protocol switch; L as the median of T - o_s - o_r - (m-1)G over the
+/* The protocol switch; G from the slope of g(m) over the sizes >= max_size/16 (at least
+ * the two largest) on the largest sizes' side of the switch (the other side if only one
+ * size is past it), clamped at 0; L as the median of T - o_s - o_r - (m-1)G over the
  * sizes <= 64 B before the switch (at least the smallest), clamped at 0: o_s and o_r are
  * timed apart from T (o_r after an idle wait, on the unexpected-message path with
  * blocking receives), so on a network whose L is below their noise the difference can

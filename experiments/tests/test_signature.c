@@ -77,6 +77,26 @@ Test(signature, G_is_the_slope_of_g_over_the_largest_sizes)
     cr_expect(s.G_raw < 0);
 }
 
+Test(signature, G_is_fitted_on_one_side_of_the_protocol_switch)
+{
+    /* L = 10 us, as `loggp probe --L 10us --sizes 8,4K,8K,64K` measured it: g(m) steps by
+     * the rendezvous's flights (about 2L) at the switch; 0.094 ns/B on each side of it */
+    size_result r[4];
+    long sizes[4] = {8, 4096, 8192, 65536};
+    double T[4] = {11.8, 12.5, 34.6, 40.3}, o_s[4] = {0.35, 0.65, 20.9, 21.2}, o_r[4] = {1.54, 1.73, 21.1, 21.2};
+    for (int i = 0; i < 4; i++)
+        r[i] = point(sizes[i], T[i], o_s[i], o_r[i], (i < 2 ? 1.3 : 22.8) + sizes[i] * 0.094e-3);
+    summary s = summarize_signature(r, 4, 65536);
+    cr_assert_eq(s.switch_index, 2);
+    cr_expect_float_eq(s.G_ns_per_byte, 0.094, 1e-9, "G %g: the step of the switch read as bytes", s.G_ns_per_byte);
+    cr_expect_float_eq(s.G_lo, 8192, 0);
+    cr_expect_float_eq(s.G_hi, 65536, 0);
+    /* one size past the switch: the fit stays before it */
+    summary before = summarize_signature(r, 3, 8192);
+    cr_expect_float_eq(before.G_ns_per_byte, 0.094, 1e-9);
+    cr_expect_float_eq(before.G_hi, 4096, 0);
+}
+
 Test(signature, L_is_the_median_over_small_sizes_less_the_bytes)
 {
     size_result r[4] = {point(1, 1.0, 0.2, 0.3, 0.4), point(8, 1.1, 0.2, 0.3, 0.4),
