@@ -307,9 +307,11 @@ def knob_accuracy(knobs, values_us, g_sizes, rounds, provider, reps, scale, comp
             measured = statistics.median(increases)
             predicted = model.predicted_increase(p, base, increments)
             verdict, tol = model.verdict(knob, predicted, measured, size)
+            spread = model.baseline_spread([z[(p, size)] for z in runs["zero"]])
             rows.append({"setting": name, "knob": knob, "bytes": size, "pattern": p, "base_ns": zero[(p, size)],
                          "predicted_increase_ns": predicted, "measured_increase_ns": measured,
                          "error_ns": measured - predicted, "tolerance_ns": tol, "verdict": verdict,
+                         "zero_spread_ns": spread, "unsteady": model.unsteady(spread, tol),
                          "increases": increases})
     gaps = {size: model.machine_gap(base_from(zero, size, compute_ns, g_machine))
             for size in sorted({s[2] for s in settings})}
@@ -331,7 +333,9 @@ KNOB_TERMS = (
     ("error", "measured - predicted"),
     ("tolerance", "o, L: max(2 %, 100 ns) of the prediction; g, G (k >= 4 KiB): 2 %; a prediction under 100 ns "
                   "(a pattern the knob should not move): 100 ns"),
-    ("verdict", "met / missed against the tolerance"),
+    ("spread", "max - min of this line's zero-knob runs over the rounds"),
+    ("verdict", "met / missed against the tolerance; * the spread is wider than the tolerance: the baseline "
+                "itself moved more between rounds than the line may err, so on this machine it cannot be judged"),
 )
 
 
@@ -346,12 +350,18 @@ def print_knobs(result):
     gaps = ", ".join(f"{size} B {gap:.0f} ns" for size, gap in sorted(result["g_machine_ns"].items()))
     print(f"g_machine ({result['g_machine_from']}): {gaps}")
     print(f"  {'setting':16s} {'bytes':>6s} {'pattern':9s} {'base':>9s} {'predicted':>10s} {'measured':>10s} "
-          f"{'error':>8s} {'tolerance':>9s}  verdict")
+          f"{'error':>8s} {'tolerance':>9s} {'spread':>8s}  verdict")
     for row in result["rows"]:
         tol = f"{row['tolerance_ns']:9.0f}" if row["tolerance_ns"] is not None else f"{'-':>9s}"
+        spread = row.get("zero_spread_ns")
+        spread = f"{spread:8.0f}" if spread is not None else f"{'-':>8s}"
         print(f"  {row['setting']:16s} {row['bytes']:6d} {row['pattern']:9s} {row['base_ns']:9.1f} "
               f"{row['predicted_increase_ns']:+10.1f} {row['measured_increase_ns']:+10.1f} {row['error_ns']:+8.1f} "
-              f"{tol}  {row['verdict']}")
+              f"{tol} {spread}  {row['verdict']}{'*' if row.get('unsteady') else ''}")
+    judged = [row for row in result["rows"] if row["verdict"] != "no goal"]
+    met = sum(row["verdict"] == "met" for row in judged)
+    unsteady = sum(bool(row.get("unsteady")) for row in judged)
+    print(f"{met} of {len(judged)} lines met; {unsteady} had a baseline that moved more than their tolerance (*)")
     print("terms (ns):")
     for term, text in KNOB_TERMS:
         print(f"  {term:10s} {text}")

@@ -159,3 +159,15 @@ def verdict(knob, predicted_ns, measured_ns, size):
     if tol is None:
         return "no goal", None
     return ("met" if abs(measured_ns - predicted_ns) <= tol else "missed"), tol
+
+
+def baseline_spread(zero_runs_ns):
+    """How far a line's zero-knob runs lie apart over the rounds (max - min), or
+    None with fewer than two."""
+    return max(zero_runs_ns) - min(zero_runs_ns) if len(zero_runs_ns) >= 2 else None
+
+
+def unsteady(spread_ns, tolerance_ns):
+    """Did the line's own baseline move by more than its tolerance between
+    rounds? Then its verdict says more about the machine than about the knob."""
+    return spread_ns is not None and tolerance_ns is not None and spread_ns > tolerance_ns

@@ -112,6 +112,14 @@ def test_tolerances_follow_the_goals():
         model.tolerance("x", 5000.0, 8)
 
 
+def test_a_baseline_that_moves_more_than_the_tolerance_is_flagged():
+    assert model.baseline_spread([7978.0, 23038.0, 9000.0]) == pytest.approx(15060.0)
+    assert model.baseline_spread([1000.0]) is None  # one round: no spread to judge
+    assert model.unsteady(15060.0, 20.0)
+    assert not model.unsteady(15.0, 20.0)
+    assert not model.unsteady(None, 20.0) and not model.unsteady(500.0, None)
+
+
 def test_transparency_goals_and_verdicts():
     assert bench.transparency_goal("window", 8, "zero") == ("rate", 0.98)
     assert bench.transparency_goal("window", 1024, "armed L") == ("rate", 0.85)
@@ -301,8 +309,11 @@ def test_knobs_reports_each_pattern_beside_its_prediction(tmp_path):
         assert r["error_ns"] == pytest.approx(r["measured_increase_ns"] - r["predicted_increase_ns"])
     assert set(result["g_machine_ns"]) == {"8", "4096"}
     assert 0 <= result["detours"]["lost_fraction"] < 1 and "host detours: " in proc.stdout
-    for term in ("base", "predicted", "g_total", "measured", "error", "tolerance", "verdict"):
+    for term in ("base", "predicted", "g_total", "measured", "error", "tolerance", "spread", "verdict"):
         assert f"\n  {term} " in proc.stdout
+    # one round: no spread, nothing flagged
+    assert all(r["zero_spread_ns"] is None and r["unsteady"] is False for r in result["rows"])
+    assert "of 8 lines met; 0 had a baseline" in proc.stdout
 
 
 def test_knobs_on_open_mpi_run_its_own_patterns_through_its_ofi_mtl(tmp_path):
