@@ -111,3 +111,11 @@ def test_latency_counts_every_flight_of_the_providers_protocol(what, args, key, 
             time.sleep(PAUSE_S)
     pytest.fail(f"{what} with L={L_us:g}us: expected {judged} {expected_us:.1f} +- {tol:.1f} us:\n"
                 + "\n".join(history))
+
+
+@pytest.mark.parametrize("args,named", [(("send", "8388608", "10"), "size '8388608'"),
+                                        (("send", "8192", "0"), "iterations '0'")])
+def test_the_send_mode_refuses_what_its_buffer_cannot_hold(args, named):
+    proc = run([installed("loggp"), "run", "-n", "2", "--quiet", "--", built("shim/tests/loggp-test-timing"), *args],
+               timeout=120)
+    assert proc.returncode != 0 and named in proc.stderr, proc.stderr

@@ -116,6 +116,11 @@ static void stream(char *buf, int size, int count)
 static void blocking_send(char *buf, int size, int iters)
 {
     double *t = calloc((size_t)iters, sizeof *t);
+    if (!t) {
+        if (rank == 0)
+            fprintf(stderr, "timing: no memory for %d send times\n", iters);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
     for (int i = 0; i < iters; i++) {
         MPI_Request req = MPI_REQUEST_NULL;
         if (rank == 1)
@@ -236,6 +241,18 @@ static long arg(char **argv, int i, const char *what)
     return v;
 }
 
+/* An argument that must lie in [lo, hi] (the send buffer is 4 MiB). */
+static long arg_within(char **argv, int i, const char *what, long lo, long hi)
+{
+    long v = arg(argv, i, what);
+    if (v < lo || v > hi) {
+        if (rank == 0)
+            fprintf(stderr, "timing: %s '%s' is outside %ld-%ld\n", what, argv[i], lo, hi);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    return v;
+}
+
 static void usage(FILE *out)
 {
     fprintf(out,
@@ -275,8 +292,9 @@ int main(int argc, char **argv)
         cpu(buf, (int)arg(argv, 2, "size"), (int)arg(argv, 3, "count"));
     else if (!strcmp(mode, "self") && argc == 4 && arg(argv, 2, "size") <= (1 << 21))
         self_messages(buf, (int)arg(argv, 2, "size"), (int)arg(argv, 3, "iterations"));
-    else if (!strcmp(mode, "send") && argc == 4 && arg(argv, 3, "iterations") > 0)
-        blocking_send(buf, (int)arg(argv, 2, "size"), (int)arg(argv, 3, "iterations"));
+    else if (!strcmp(mode, "send") && argc == 4)
+        blocking_send(buf, (int)arg_within(argv, 2, "size", 0, 1 << 22),
+                      (int)arg_within(argv, 3, "iterations", 1, 10000000));
     else if (!strcmp(mode, "live") && argc == 3)
         live((double)arg(argv, 2, "seconds"));
     else {
