@@ -316,6 +316,26 @@ Test(ofi_cq_send, an_eager_send_and_one_never_filed_pass_at_once)
     cr_assert_lt(loggp_now_ns() - start, 200 * MS);
 }
 
+Test(ofi_cq_send, a_record_left_under_other_knobs_holds_no_later_send)
+{
+    set_knob(LOGGP_KNOB_LATENCY, 200 * MS);
+    int request;
+    post_send(&request, 65536);
+    /* the knobs go to zero before its completion is read: it passes unheld
+     * and its record stays behind */
+    set_knob(LOGGP_KNOB_LATENCY, 0);
+    queue_completion(&request, FI_SEND | FI_TAGGED, 0, 0);
+    struct fi_cq_tagged_entry out[1];
+    cr_assert_eq(fi_cq_read(&fake_cq, out, 1), 1);
+    /* armed again, a send that reuses the context but was never filed (posted
+     * while the knobs were zero) completes */
+    set_knob(LOGGP_KNOB_LATENCY, 200 * MS);
+    queue_completion(&request, FI_SEND | FI_TAGGED, 0, 0);
+    uint64_t start = loggp_now_ns();
+    cr_assert_eq(fi_cq_read(&fake_cq, out, 1), 1, "held by the record another send left");
+    cr_assert_lt(loggp_now_ns() - start, 200 * MS);
+}
+
 Test(ofi_cq_send, a_held_send_keeps_the_receive_behind_it_in_order)
 {
     set_knob(LOGGP_KNOB_LATENCY, 20 * MS);

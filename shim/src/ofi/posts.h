@@ -6,7 +6,10 @@
  * and the L and (k-1)G its completion owes (send_post.c). A small
  * open-addressed table: when all probes of a context are taken by others, one
  * of them is overwritten and its post becomes unknown, which due.h treats as
- * posted long ago and a send as owing nothing. */
+ * posted long ago and a send as owing nothing. A record whose completion
+ * passed while no hold was reading (the knobs changed meanwhile) stays behind;
+ * a receive's then reads as posted long ago, and a send's is not honoured
+ * (send_post.c). */
 #ifndef LOGGP_OFI_POSTS_H
 #define LOGGP_OFI_POSTS_H
 
@@ -24,6 +27,7 @@ typedef struct {
     };
     uint64_t posted_ns; /* when, for a post large enough for a rendezvous (0: not taken) */
     uint64_t bytes_ns;  /* a send's: (k-1)G */
+    unsigned knobs_seq; /* a send's: the knobs' generation it was filed under (live.h) */
 } post_slot;
 
 #pragma GCC visibility push(hidden)
