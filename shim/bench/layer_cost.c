@@ -7,6 +7,7 @@
  * over rounds of ns per call. On a 2-core VM whose MPI figures move by 5 %
  * between runs this resolves a few ns: what a change to the hot path gains
  * is read here first, then confirmed with `loggp bench transparency`. */
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -163,35 +164,40 @@ static void usage(FILE *out)
                  "example:\n  loggp-layer-cost --rounds 5\n");
 }
 
+/* An option's whole-number value within lo-hi; -1, with a message naming it, if not. */
+static int option_value(const char *name, const char *text, long lo, long hi, long *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(text, &end, 10);
+    if (!*text || *end || errno || v < lo || v > hi) {
+        fprintf(stderr, "loggp-layer-cost: %s must be %ld-%ld, not '%s'\n", name, lo, hi, text);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     int rounds = 11;
     size_t calls = 200000;
     for (int i = 1; i < argc; i++) {
-        char *end;
+        long v;
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             usage(stdout);
             return 0;
         } else if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc) {
-            long v = strtol(argv[++i], &end, 10);
-            if (*end || v < 1 || v > 1000) {
-                fprintf(stderr, "loggp-layer-cost: --rounds must be 1-1000, not '%s'\n", argv[i]);
+            if (option_value("--rounds", argv[++i], 1, 1000, &v) != 0)
                 return 2;
-            }
             rounds = (int)v;
         } else if (strcmp(argv[i], "--o-ns") == 0 && i + 1 < argc) {
-            long v = strtol(argv[++i], &end, 10);
-            if (*end || v < 1 || v > 1000000) {
-                fprintf(stderr, "loggp-layer-cost: --o-ns must be 1-1000000, not '%s'\n", argv[i]);
+            if (option_value("--o-ns", argv[++i], 1, 1000000, &v) != 0)
                 return 2;
-            }
             modes[1].ps = (int64_t)v * 1000; /* "armed o": what a spin of that length costs beyond it */
         } else if (strcmp(argv[i], "--calls") == 0 && i + 1 < argc) {
-            long v = strtol(argv[++i], &end, 10);
-            if (*end || v < 1000 || v > 100000000) {
-                fprintf(stderr, "loggp-layer-cost: --calls must be 1000-100000000, not '%s'\n", argv[i]);
+            if (option_value("--calls", argv[++i], 1000, 100000000, &v) != 0)
                 return 2;
-            }
             calls = (size_t)v;
         } else {
             usage(stderr);
