@@ -42,7 +42,7 @@ def test_kernel_classes_match_the_kernels_own_parsers():
     from loggp.harness import studyfile
     for kernel, classes in studyfile.KERNEL_CLASSES.items():
         source = (ROOT / "npb-harness" / "kernels" / kernel / f"{kernel}.c").read_text()
-        found = re.search(r'npb_parse_args\(argc, argv, "%s", "([A-Z]+)"' % kernel, source)
+        found = re.search(r'npb_begin\(&argc, &argv, "%s", "([A-Z]+)"' % kernel, source)
         assert found and found.group(1) == classes, kernel
 
 

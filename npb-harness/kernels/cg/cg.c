@@ -465,18 +465,11 @@ static double power_step(cg_solver *s, double shift, double *rnorm)
 
 int main(int argc, char **argv)
 {
-    if (npb_help_asked(argc, argv, "cg", "SWABC"))
-        return 0;
-    MPI_Init(&argc, &argv);
     cg_grid g = {0};
-    MPI_Comm_rank(MPI_COMM_WORLD, &g.me);
-    MPI_Comm_size(MPI_COMM_WORLD, &g.nprocs);
-
     npb_args args;
-    if (npb_parse_args(argc, argv, "cg", "SWABC", &args) != 0) {
-        MPI_Finalize();
-        return 2;
-    }
+    int status = npb_begin(&argc, &argv, "cg", "SWABC", &g.me, &g.nprocs, &args);
+    if (status >= 0)
+        return status;
     const cg_class *c = NULL;
     for (size_t i = 0; i < sizeof CG_CLASSES / sizeof CG_CLASSES[0]; i++)
         if (CG_CLASSES[i].cls == args.cls)
@@ -484,7 +477,7 @@ int main(int argc, char **argv)
 
     /* The grid needs a power of two (as in the reference); 1024 bounds the
      * schedule tables and keeps every block non-empty for all classes. */
-    if ((g.nprocs & (g.nprocs - 1)) != 0 || g.nprocs > 1024) {
+    if (!npb_is_power_of_two(g.nprocs) || g.nprocs > 1024) {
         if (g.me == 0)
             fprintf(stderr, "loggp-npb-cg: %d processes: class %c needs a power of two"
                     " from 1 to %d\n", g.nprocs, c->cls, 1 << 10);

@@ -141,6 +141,21 @@ int npb_parse_args(int argc, char **argv, const char *kernel, const char *classe
     return 0;
 }
 
+int npb_begin(int *argc, char ***argv, const char *kernel, const char *classes, int *rank, int *nprocs,
+              npb_args *args)
+{
+    if (npb_help_asked(*argc, *argv, kernel, classes))
+        return 0;
+    MPI_Init(argc, argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, rank);
+    MPI_Comm_size(MPI_COMM_WORLD, nprocs);
+    if (npb_parse_args(*argc, *argv, kernel, classes, args) != 0) {
+        MPI_Finalize();
+        return 2;
+    }
+    return -1;
+}
+
 void npb_print_report(const npb_report *r)
 {
     printf("\n\n %s Benchmark Completed.\n", r->name);

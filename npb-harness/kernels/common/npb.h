@@ -29,6 +29,19 @@ int npb_help_asked(int argc, char **argv, const char *kernel, const char *classe
  * class letters, e.g. "SWAB". */
 int npb_parse_args(int argc, char **argv, const char *kernel, const char *classes, npb_args *out);
 
+/* The start every kernel shares: `--help` (answered before MPI_Init, so help
+ * needs no MPI), MPI_Init, this rank and the number of processes, then the
+ * command line. Returns -1 when the kernel goes on; otherwise the status to
+ * exit with: 0 after help, 2 after bad usage (MPI then finalized). */
+int npb_begin(int *argc, char ***argv, const char *kernel, const char *classes, int *rank, int *nprocs,
+              npb_args *args);
+
+/* Is n one of 1, 2, 4, 8, ...? (the process counts several kernels need) */
+static inline int npb_is_power_of_two(int n)
+{
+    return n > 0 && (n & (n - 1)) == 0;
+}
+
 typedef struct {
     const char *name;    /* "CG" */
     char cls;

@@ -170,3 +170,12 @@ Test(help, is_asked_by_either_spelling_anywhere, .init = cr_redirect_stdout)
     fflush(stdout);
     cr_assert_stdout_neq_str("");
 }
+
+Test(process_counts, power_of_two_takes_one_and_doublings_only)
+{
+    for (int n = 1; n <= 1024; n *= 2)
+        cr_assert(npb_is_power_of_two(n), "%d", n);
+    int not_ones[] = {0, -1, -2, 3, 6, 12, 1023, 1025};
+    for (size_t i = 0; i < sizeof not_ones / sizeof not_ones[0]; i++)
+        cr_assert_not(npb_is_power_of_two(not_ones[i]), "%d", not_ones[i]);
+}

@@ -49,18 +49,11 @@ static double batch_seed(long batch, double step)
 
 int main(int argc, char **argv)
 {
-    if (npb_help_asked(argc, argv, "ep", "SWABC"))
-        return 0;
-    MPI_Init(&argc, &argv);
     int rank, nprocs;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
-
     npb_args args;
-    if (npb_parse_args(argc, argv, "ep", "SWABC", &args) != 0) {
-        MPI_Finalize();
-        return 2;
-    }
+    int status = npb_begin(&argc, &argv, "ep", "SWABC", &rank, &nprocs, &args);
+    if (status >= 0)
+        return status;
     const ep_class *cls = NULL;
     for (size_t i = 0; i < sizeof EP_CLASSES / sizeof EP_CLASSES[0]; i++)
         if (EP_CLASSES[i].cls == args.cls)

@@ -240,26 +240,14 @@ static void checksum(ft_state *s, const double *u, double sum[2])
     MPI_Reduce(chk, sum, 1, MPI_C_DOUBLE_COMPLEX, MPI_SUM, 0, MPI_COMM_WORLD);
 }
 
-static int is_power_of_two(int n)
-{
-    return n > 0 && (n & (n - 1)) == 0;
-}
-
 int main(int argc, char **argv)
 {
-    if (npb_help_asked(argc, argv, "ft", "SWAB"))
-        return 0;
-    MPI_Init(&argc, &argv);
     ft_state s;
     memset(&s, 0, sizeof s);
-    MPI_Comm_rank(MPI_COMM_WORLD, &s.me);
-    MPI_Comm_size(MPI_COMM_WORLD, &s.nprocs);
-
     npb_args args;
-    if (npb_parse_args(argc, argv, "ft", "SWAB", &args) != 0) {
-        MPI_Finalize();
-        return 2;
-    }
+    int status = npb_begin(&argc, &argv, "ft", "SWAB", &s.me, &s.nprocs, &args);
+    if (status >= 0)
+        return status;
     for (size_t i = 0; i < sizeof FT_CLASSES / sizeof FT_CLASSES[0]; i++)
         if (FT_CLASSES[i].cls == args.cls)
             s.cls = &FT_CLASSES[i];
@@ -268,7 +256,7 @@ int main(int argc, char **argv)
     s.ny = cls->ny;
     s.nz = cls->nz;
     long maxnp = s.nz < s.ny ? s.nz : s.ny;
-    if (!is_power_of_two(s.nprocs) || s.nprocs > maxnp) {
+    if (!npb_is_power_of_two(s.nprocs) || s.nprocs > maxnp) {
         if (s.me == 0)
             fprintf(stderr, "loggp-npb-ft: %d processes: class %c needs a power-of-two process count "
                             "from 1 to %ld (only NPB's 1-D layout is implemented)\n",

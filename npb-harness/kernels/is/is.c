@@ -251,24 +251,17 @@ static void full_verify(is_state *s)
 
 int main(int argc, char **argv)
 {
-    if (npb_help_asked(argc, argv, "is", "SWAB"))
-        return 0;
-    MPI_Init(&argc, &argv);
     is_state s = {0};
-    MPI_Comm_rank(MPI_COMM_WORLD, &s.rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &s.nprocs);
-
     npb_args args;
-    if (npb_parse_args(argc, argv, "is", "SWAB", &args) != 0) {
-        MPI_Finalize();
-        return 2;
-    }
+    int status = npb_begin(&argc, &argv, "is", "SWAB", &s.rank, &s.nprocs, &args);
+    if (status >= 0)
+        return status;
     for (size_t i = 0; i < sizeof IS_CLASSES / sizeof IS_CLASSES[0]; i++)
         if (IS_CLASSES[i].cls == args.cls)
             s.c = &IS_CLASSES[i];
     const is_class *c = s.c;
 
-    if ((s.nprocs & (s.nprocs - 1)) != 0 || s.nprocs > c->max_procs) {
+    if (!npb_is_power_of_two(s.nprocs) || s.nprocs > c->max_procs) {
         if (s.rank == 0)
             fprintf(stderr, "loggp-npb-is: %d processes: class %c needs a power of two"
                     " from 1 to %d\n", s.nprocs, c->cls, c->max_procs);

@@ -854,17 +854,10 @@ static int verify(void)
 
 int main(int argc, char **argv)
 {
-    if (npb_help_asked(argc, argv, "lu", "SWAB"))
-        return 0;
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &g.id);
-    MPI_Comm_size(MPI_COMM_WORLD, &g.num);
-
     npb_args args;
-    if (npb_parse_args(argc, argv, "lu", "SWAB", &args) != 0) {
-        MPI_Finalize();
-        return 2;
-    }
+    int status = npb_begin(&argc, &argv, "lu", "SWAB", &g.id, &g.num, &args);
+    if (status >= 0)
+        return status;
     for (size_t i = 0; i < sizeof LU_CLASSES / sizeof LU_CLASSES[0]; i++)
         if (LU_CLASSES[i].cls == args.cls)
             g.cls = &LU_CLASSES[i];

@@ -558,27 +558,15 @@ static void mg3p(mg_state *s)
     psinv(s, s->r[lt], s->u[lt], lt);
 }
 
-static int is_power_of_two(int n)
-{
-    return n > 0 && (n & (n - 1)) == 0;
-}
-
 int main(int argc, char **argv)
 {
-    if (npb_help_asked(argc, argv, "mg", "SWAB"))
-        return 0;
-    MPI_Init(&argc, &argv);
     mg_state s;
     memset(&s, 0, sizeof s);
-    MPI_Comm_rank(MPI_COMM_WORLD, &s.me);
-    MPI_Comm_size(MPI_COMM_WORLD, &s.nprocs);
-
     npb_args args;
-    if (npb_parse_args(argc, argv, "mg", "SWAB", &args) != 0) {
-        MPI_Finalize();
-        return 2;
-    }
-    if (!is_power_of_two(s.nprocs) || s.nprocs > MAX_PROCS) {
+    int status = npb_begin(&argc, &argv, "mg", "SWAB", &s.me, &s.nprocs, &args);
+    if (status >= 0)
+        return status;
+    if (!npb_is_power_of_two(s.nprocs) || s.nprocs > MAX_PROCS) {
         if (s.me == 0)
             fprintf(stderr, "loggp-npb-mg: %d processes: MG needs a power-of-two process count "
                             "from 1 to %d\n", s.nprocs, MAX_PROCS);
