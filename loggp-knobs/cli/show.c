@@ -1,0 +1,147 @@
+/* `loggp-knobs show`: the knobs programs started from this shell get, and
+ * where each comes from, as a table (also printed by set and reset) or JSON. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "knobs.h"
+
+/* Where a knob's effective value comes from: the environment variable that
+ * overrides the file for programs started from this shell, the file, or no
+ * file yet (0). */
+static const char *source_of(int i, unsigned from_env, int exists)
+{
+    if (from_env & (1u << i))
+        return loggp_knob_table[i].env;
+    return exists ? "file" : "default";
+}
+
+/* The table: each knob's effective value (environment over file) and where it
+ * comes from. */
+void print_table(const loggp_knobs *knobs, const char *path, int exists, unsigned from_env)
+{
+    printf("%-4s %-12s %-19s %s\n", "knob", "value", "from", "meaning");
+    for (int i = 0; i < LOGGP_KNOB_COUNT; i++) {
+        char value[64];
+        loggp_format_knob((loggp_knob_id)i, knobs->ps[i], value, sizeof value);
+        printf("%-4s %-12s %-19s %s\n", loggp_knob_table[i].name, value, source_of(i, from_env, exists),
+               loggp_knob_table[i].meaning);
+    }
+    printf("scope: %s\n", knobs->scope == LOGGP_SCOPE_KERNEL
+                               ? "kernel (the knobs apply inside the program's kernel region only: loggp_hint "
+                                 "IN_KERNEL or MPI_Pcontrol)"
+                               : "all (the knobs apply everywhere)");
+    printf("file: %s%s\n", path, exists ? "" : " (not written yet: every knob is 0)");
+    if (from_env)
+        printf("programs started from this shell get these values: the environment overrides the file "
+               "for the knobs it names, and fixes them for the run\n");
+}
+
+static void json_string(const char *s)
+{
+    putchar('"');
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            printf("\\%c", c);
+        else if (c < 0x20)
+            printf("\\u%04x", c);
+        else
+            putchar(c);
+    }
+    putchar('"');
+}
+
+static void print_json(const loggp_knobs *file, const loggp_knobs *effective, unsigned from_env,
+                       const char *path, int exists)
+{
+    printf("{\"file\": ");
+    json_string(path);
+    printf(", \"exists\": %s, \"knobs\": {", exists ? "true" : "false");
+    for (int i = 0; i < LOGGP_KNOB_COUNT; i++) {
+        char value[64];
+        loggp_format_knob((loggp_knob_id)i, file->ps[i], value, sizeof value);
+        printf("%s\"%s\": \"%s\"", i ? ", " : "", loggp_knob_table[i].name, value);
+    }
+    printf("}, \"knobs_ns\": {");
+    for (int i = 0; i < LOGGP_KNOB_COUNT; i++) {
+        char ns[48];
+        loggp_format_ns(file->ps[i], ns, sizeof ns);
+        printf("%s\"%s\": %s", i ? ", " : "",
+               i == LOGGP_KNOB_GAP_PER_BYTE ? "G_per_byte" : loggp_knob_table[i].name, ns);
+    }
+    printf("}, \"effective\": {");
+    for (int i = 0; i < LOGGP_KNOB_COUNT; i++) {
+        char value[64];
+        loggp_format_knob((loggp_knob_id)i, effective->ps[i], value, sizeof value);
+        printf("%s\"%s\": {\"value\": \"%s\", \"from\": \"%s\"}", i ? ", " : "", loggp_knob_table[i].name,
+               value, source_of(i, from_env, exists));
+    }
+    printf("}, \"scope\": \"%s\", \"effective_scope\": \"%s\", \"environment\": {",
+           loggp_scope_names[file->scope], loggp_scope_names[effective->scope]);
+    int any = 0;
+    for (int i = 0; i < LOGGP_KNOB_COUNT; i++) {
+        const char *v = getenv(loggp_knob_table[i].env);
+        if (v) {
+            printf("%s\"%s\": ", any ? ", " : "", loggp_knob_table[i].env);
+            json_string(v);
+            any = 1;
+        }
+    }
+    printf("}}\n");
+}
+
+int cmd_show(int argc, char **argv)
+{
+    int json = 0;
+    const char *via = "loggp";
+    for (int i = 0; i < argc; i++) {
+        if (is_help(argv[i])) {
+            printf("usage: %s show [--json] [--via loggp|netem]\n"
+                   "Prints the values programs started from this shell get: the environment's LOGGP_*\n"
+                   "variables over the knob file, each marked with where it comes from (a table, or\n"
+                   "JSON: \"knobs\" the file's values, \"effective\" with \"from\"). A bad variable exits 1.\n"
+                   "  --json      JSON instead of a table (default: a table)\n"
+                   "  --via loggp|netem  default loggp; netem: what tc/netem applies on the testbed's links\n"
+                   "example: LOGGP_LATENCY=5us %s show\n", prog, prog);
+            return 0;
+        }
+        int v = parse_via(argc, argv, &i, &via);
+        if (v < 0)
+            return EXIT_USAGE;
+        if (v)
+            continue;
+        if (strcmp(argv[i], "--json") == 0)
+            json = 1;
+        else
+            return usage_error("show: unknown option '%s'", argv[i]);
+    }
+    if (strcmp(via, "netem") == 0)
+        return run_netem("show", argc, argv);
+    char path[4096];
+    if (knob_path(path, sizeof path) != 0)
+        return 1;
+    loggp_knobs knobs;
+    int exists;
+    if (load_or_report(path, &knobs, &exists) != 0)
+        return 1;
+    /* What an MPI program started from this shell gets: a bad variable would
+     * stop its MPI_Init, so it stops show too. */
+    loggp_knobs effective = knobs;
+    unsigned from_env = 0;
+    char err[512];
+    int env_scope = 0, scope_set = loggp_scope_from_env(&env_scope, err, sizeof err);
+    if (scope_set > 0)
+        effective.scope = env_scope;
+    if (scope_set < 0 || loggp_knobs_apply_env(&effective, &from_env, err, sizeof err) != 0) {
+        fprintf(stderr, "%s: %s\n(MPI programs started from this shell would stop at MPI_Init; fix or unset it)\n",
+                prog, err);
+        return 1;
+    }
+    if (json)
+        print_json(&knobs, &effective, from_env, path, exists);
+    else
+        print_table(&effective, path, exists, from_env);
+    return 0;
+}
