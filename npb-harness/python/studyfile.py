@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from . import jitter_sweep, topology_sweep, units
 
 KERNELS = ("ep", "is", "cg", "mg", "ft", "lu")
-# The classes each of our kernels accepts (its npb_parse_args call in
+# The classes each of our kernels accepts (its npb_begin call in
 # npb-harness/kernels/<kernel>/<kernel>.c; a test keeps the two in step).
 KERNEL_CLASSES = {"ep": "SWABC", "cg": "SWABC", "is": "SWAB", "mg": "SWAB", "ft": "SWAB", "lu": "SWAB"}
 CLASSES = ("S", "W", "A", "B", "C", "D", "E")
