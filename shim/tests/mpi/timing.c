@@ -117,8 +117,7 @@ static void blocking_send(char *buf, int size, int iters)
 {
     double *t = calloc((size_t)iters, sizeof *t);
     if (!t) {
-        if (rank == 0)
-            fprintf(stderr, "timing: no memory for %d send times\n", iters);
+        fprintf(stderr, "timing: rank %d: no memory for %d send times\n", rank, iters);
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
     for (int i = 0; i < iters; i++) {
@@ -229,6 +228,15 @@ static void live(double seconds)
     }
 }
 
+/* Ends the job after bad usage, which rank 0 has printed. Every rank sees
+ * the same arguments and comes here, so each finalizes and exits 2: an abort
+ * could end the job before the launcher had passed the message on. */
+static void refuse(void)
+{
+    MPI_Finalize();
+    exit(2);
+}
+
 static long arg(char **argv, int i, const char *what)
 {
     char *end;
@@ -236,7 +244,7 @@ static long arg(char **argv, int i, const char *what)
     if (*end || v < 0) {
         if (rank == 0)
             fprintf(stderr, "timing: bad %s '%s'\n", what, argv[i]);
-        MPI_Abort(MPI_COMM_WORLD, 2);
+        refuse();
     }
     return v;
 }
@@ -248,7 +256,7 @@ static long arg_within(char **argv, int i, const char *what, long lo, long hi)
     if (v < lo || v > hi) {
         if (rank == 0)
             fprintf(stderr, "timing: %s '%s' is outside %ld-%ld\n", what, argv[i], lo, hi);
-        MPI_Abort(MPI_COMM_WORLD, 2);
+        refuse();
     }
     return v;
 }
@@ -300,7 +308,7 @@ int main(int argc, char **argv)
     else {
         if (rank == 0)
             usage(stderr);
-        MPI_Abort(MPI_COMM_WORLD, 2);
+        refuse();
     }
     free(buf);
     MPI_Finalize();
