@@ -9,7 +9,11 @@
  *   late      rank 0 sends an empty token, busy-waits --wait-ns (long past the
  *             answer's arrival), then receives rank 1's BYTES answer: the median
  *             receive call, the call alone timed (Martin's o_r after an idle spell)
- * Each timed repetition prints one JSON line on rank 0, so callers take medians. */
+ * Each timed repetition prints one JSON line on rank 0, so callers take medians.
+ * With --alternate each repetition runs twice, once outside and once inside the
+ * kernel region (MPI_Pcontrol 0 and 1), in the order outside-kernel,
+ * kernel-outside, ...: under LOGGP_SCOPE=kernel the knobs apply to the second
+ * of each pair only, so a knob's effect is read from runs milliseconds apart. */
 #include <errno.h>
 #include <mpi.h>
 #include <stdint.h>
@@ -38,17 +42,22 @@ static int rank;
 static char *send_buf, *recv_buf;
 static uint64_t compute_iters; /* busy-loop iterations per computation, rank 0 */
 static long wait_ns = 200000;   /* the late pattern's idle spell */
+static int alternate;           /* --alternate: each repetition outside and inside the kernel region */
 
 static void usage(FILE *out)
 {
     fprintf(out,
-            "usage: mpiexec -n 2 loggp-patterns [--reps N] [--compute-ns NS] [--wait-ns NS] PATTERN:BYTES:COUNT...\n"
+            "usage: mpiexec -n 2 loggp-patterns [--reps N] [--compute-ns NS] [--wait-ns NS] [--alternate]\n"
+            "                                   PATTERN:BYTES:COUNT...\n"
             "  PATTERN  window | pingpong | exchange | compute | late\n"
             "  BYTES    message size, 0..%d\n"
             "  COUNT    windows (window, compute) or iterations (pingpong, exchange, late), >= 1\n"
             "  --reps N       timed repetitions of each pattern, one JSON line each (default 5)\n"
             "  --compute-ns NS  busy computation before each send of the compute pattern (default 5000)\n"
             "  --wait-ns NS   the late pattern's idle spell before each timed receive (default 200000)\n"
+            "  --alternate    run each repetition outside and inside the kernel region (MPI_Pcontrol 0, 1),\n"
+            "                 alternately first; each line says its \"region\" (with LOGGP_SCOPE=kernel the\n"
+            "                 knobs apply inside only)\n"
             "Window %d messages, ack %d bytes.\n",
             MAX_BYTES, WINDOW, ACK_BYTES);
 }
@@ -252,30 +261,46 @@ static double units_per_round(const struct spec *s)
     return 1;
 }
 
+static void print_rep(const struct spec *s, long r, double elapsed, long compute_ns, const char *region)
+{
+    printf("{\"pattern\": \"%s\", \"bytes\": %ld, \"count\": %ld, \"rep\": %ld, \"ns\": %.2f, \"unit\": \"%s\"",
+           pattern_names[s->pattern], s->bytes, s->count, r, elapsed * 1e9 / units_per_round(s), units[s->pattern]);
+    if (s->pattern == WINDOWED || s->pattern == COMPUTE)
+        printf(", \"window\": %d, \"ack_bytes\": %d", WINDOW, ACK_BYTES);
+    if (s->pattern == COMPUTE)
+        printf(", \"compute_ns\": %ld", compute_ns);
+    if (s->pattern == LATE)
+        printf(", \"wait_ns\": %ld", wait_ns);
+    if (region)
+        printf(", \"region\": \"%s\"", region);
+    printf("}\n");
+    fflush(stdout);
+}
+
 static void measure(const struct spec *s, long reps, long compute_ns)
 {
     struct spec warm = *s;
     warm.count = s->count / 10 + 1;
-    run_round(&warm);
-    for (long r = 0; r < reps; r++) {
-        MPI_Barrier(MPI_COMM_WORLD);
-        double start = MPI_Wtime();
-        double timed = run_round(s);
-        double elapsed = timed >= 0 ? timed : MPI_Wtime() - start;
-        if (rank != 0)
-            continue;
-        printf("{\"pattern\": \"%s\", \"bytes\": %ld, \"count\": %ld, \"rep\": %ld, \"ns\": %.2f, \"unit\": \"%s\"",
-               pattern_names[s->pattern], s->bytes, s->count, r, elapsed * 1e9 / units_per_round(s),
-               units[s->pattern]);
-        if (s->pattern == WINDOWED || s->pattern == COMPUTE)
-            printf(", \"window\": %d, \"ack_bytes\": %d", WINDOW, ACK_BYTES);
-        if (s->pattern == COMPUTE)
-            printf(", \"compute_ns\": %ld", compute_ns);
-        if (s->pattern == LATE)
-            printf(", \"wait_ns\": %ld", wait_ns);
-        printf("}\n");
-        fflush(stdout);
+    for (int half = 0; half <= alternate; half++) {
+        if (alternate)
+            MPI_Pcontrol(half);
+        run_round(&warm);
     }
+    for (long r = 0; r < reps; r++) {
+        for (int half = 0; half <= alternate; half++) {
+            int inside = (int)((r + half) % 2); /* outside-kernel, then kernel-outside: drift cancels */
+            if (alternate)
+                MPI_Pcontrol(inside);
+            MPI_Barrier(MPI_COMM_WORLD);
+            double start = MPI_Wtime();
+            double timed = run_round(s);
+            double elapsed = timed >= 0 ? timed : MPI_Wtime() - start;
+            if (rank == 0)
+                print_rep(s, r, elapsed, compute_ns, !alternate ? NULL : inside ? "kernel" : "outside");
+        }
+    }
+    if (alternate)
+        MPI_Pcontrol(0);
 }
 
 /* 0 to run, 1 for --help, -1 after a message (rank 0) for bad input. */
@@ -286,6 +311,10 @@ static int parse_args(int argc, char **argv, long *reps, long *compute_ns, struc
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help"))
             return 1;
+        if (!strcmp(a, "--alternate")) {
+            alternate = 1;
+            continue;
+        }
         if (!strcmp(a, "--reps") || !strcmp(a, "--compute-ns") || !strcmp(a, "--wait-ns")) {
             if (i + 1 == argc) {
                 if (rank == 0)
@@ -299,7 +328,8 @@ static int parse_args(int argc, char **argv, long *reps, long *compute_ns, struc
             *(is_reps ? reps : !strcmp(a, "--wait-ns") ? &wait_ns : compute_ns) = v;
         } else if (a[0] == '-') {
             if (rank == 0)
-                fprintf(stderr, "loggp-patterns: unknown option '%s' (--reps, --compute-ns, --wait-ns, --help)\n", a);
+                fprintf(stderr, "loggp-patterns: unknown option '%s' (--reps, --compute-ns, --wait-ns, --alternate, --help)\n",
+                        a);
             return -1;
         } else if (*nspecs == MAX_SPECS) {
             if (rank == 0)

@@ -189,6 +189,20 @@ def test_patterns_prints_one_json_line_per_repetition():
     assert lines[-1]["compute_ns"] == 1000 and lines[0]["window"] == W and lines[0]["ack_bytes"] == model.ACK_BYTES
 
 
+def test_alternate_runs_each_repetition_outside_then_inside_the_kernel_region_in_turn():
+    """Under knobs scoped to the kernel, only the inside half of each pair pays them."""
+    proc = run([installed("loggp"), "run", "-n", "2", "--quiet", "--scope", "kernel", "--L", "200us", "--",
+                installed("loggp-patterns"), "--alternate", "--reps", "3", "pingpong:8:20"], timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    lines = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert [(r["rep"], r["region"]) for r in lines] == [
+        (0, "outside"), (0, "kernel"), (1, "kernel"), (1, "outside"), (2, "outside"), (2, "kernel")]
+    inside = [r["ns"] for r in lines if r["region"] == "kernel"]
+    outside = [r["ns"] for r in lines if r["region"] == "outside"]
+    # L = 200 us on every half round trip inside; none outside (a half round trip here is ~1 us)
+    assert min(inside) >= 200e3 and max(outside) < 100e3, lines
+
+
 def test_the_late_pattern_times_the_receive_call_alone_after_the_wait():
     proc = patterns("--reps", "3", "--wait-ns", "2000000", "late:8:5")
     assert proc.returncode == 0, proc.stderr
