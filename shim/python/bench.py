@@ -8,7 +8,9 @@ with loggp-patterns (np=2), rounds interleaved, medians.
                 together), against the goals of issue 12
   knobs         each knob at 1, 10, 100 us (G as (k-1)G at 4 KiB and 64 KiB)
                 with each of the four patterns: the measured increase beside
-                what LogGP predicts for that pattern (pattern_model.py)
+                what LogGP predicts for that pattern (bench_knobs.py)
+This module: transparency and the command line; running the patterns is
+patterns_run.py's.
 """
 import argparse
 import json
@@ -16,108 +18,17 @@ import os
 import statistics
 import subprocess
 import sys
-import tempfile
 
 import loggp.knobs as knob_values
 from loggp.knobs.command import Command, UsageError, number_in, positive_int
-from loggp.knobs.programs import MissingProgram, find_program
+from loggp.knobs.programs import MissingProgram
 from loggp.shim import jitter_check
 
 from . import pattern_model as model
 from . import run as runmod
-
-NP = 2
-PROGRAM = "loggp-patterns"
-# The same patterns built for each MPI (`--mpi`), and the provider each takes by default.
-PROGRAMS = {"mpich": PROGRAM, "openmpi": "loggp-patterns-ompi"}
-DEFAULT_PROVIDER = {"mpich": "shm", "openmpi": "tcp"}
-# Default per-repetition time; counts follow from the expected ns per unit.
-TARGET_NS = 25e6
-
-
-def patterns_program(mpi="mpich"):
-    return find_program(PROGRAMS[mpi])
-
-
-def parse_lines(text, specs, reps):
-    """{(pattern, bytes): [ns per repetition]} from loggp-patterns' JSON lines;
-    every spec must have all its repetitions."""
-    out = {}
-    for line in text.splitlines():
-        line = line.strip()
-        if not line.startswith("{"):
-            continue
-        try:
-            rec = json.loads(line)
-            out.setdefault((rec["pattern"], int(rec["bytes"])), []).append(float(rec["ns"]))
-        except (ValueError, KeyError, TypeError) as err:
-            raise RuntimeError(f"{PROGRAM}: unreadable line {line!r} ({err})") from None
-    for pattern, size, _ in specs:
-        got = len(out.get((pattern, size), []))
-        if got != reps:
-            raise RuntimeError(f"{PROGRAM}: {pattern} at {size} B gave {got} repetitions, expected {reps}")
-    return out
-
-
-def measure(specs, knobs=(), preload=True, provider=None, reps=5, compute_ns=5000, timeout=600, mpi="mpich"):
-    """One loggp-patterns run at np=2. specs: (pattern, bytes, count) triples;
-    knobs: `loggp run` knob flags. Returns {(pattern, bytes): median ns}.
-    The user's knob file and knob variables never reach the run."""
-    argv = ["-n", str(NP), "--quiet", "--engine", "libfabric"]
-    if provider:
-        argv += ["--provider", provider]
-    program = [patterns_program(mpi), "--reps", str(reps), "--compute-ns", str(int(compute_ns)),
-               "--wait-ns", str(LATE_WAIT_NS)]
-    program += [f"{p}:{b}:{c}" for p, b, c in specs]
-    parsed = runmod.parser().parse_args(argv + list(knobs) + ["--", *program])
-    additions, cmd = runmod.build(parsed, os.environ)
-    env = {name: value for name, value in os.environ.items() if not name.startswith("LOGGP_")}
-    if preload:
-        env.update(additions)
-    else:
-        env.update({name: value for name, value in additions.items()
-                    if name != "LD_PRELOAD" and not name.startswith("LOGGP_")})
-    with tempfile.TemporaryDirectory(prefix="loggp-bench-") as private:
-        env["LOGGP_KNOB_FILE"] = os.path.join(private, "knobs")  # absent: no knob but the flags
-        proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
-    if proc.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stderr.strip()}")
-    return {key: statistics.median(values) for key, values in parse_lines(proc.stdout, specs, reps).items()}
-
-
-DETOURS_SECONDS = 0.5
-
-
-def host_detours(seconds=DETOURS_SECONDS):
-    """loggp-detours' figures for this machine now (how often the host takes a CPU
-    away, and for how long), or None if it could not run: the noise under a reading."""
-    try:
-        proc = subprocess.run([find_program("loggp-detours"), "--json", "--seconds", str(seconds)],
-                              capture_output=True, text=True, timeout=60 + 2 * seconds)
-        return json.loads(proc.stdout) if proc.returncode == 0 else None
-    except (MissingProgram, OSError, ValueError, subprocess.SubprocessError):
-        return None
-
-
-def detours_text(detours):
-    if not detours:
-        return "host detours: not measured (loggp-detours did not run)"
-    return (f"host detours: {detours['per_second']:.0f} a second, median {detours['median_us']:.1f} us, "
-            f"{100 * detours['lost_fraction']:.1f} % of a CPU (loggp-detours): spins and waits of 10 us and longer "
-            "collect some of them (docs/benchmarks.md)")
-
-
-def load_average():
-    try:
-        return os.getloadavg()[0]
-    except OSError:
-        return float("nan")
-
-
-def interleaved(rounds, names):
-    """Order of the runs in each round: forward, then backward, alternately."""
-    return [list(names) if r % 2 == 0 else list(reversed(names)) for r in range(rounds)]
-
+from .bench_knobs import knob_accuracy, print_knobs
+from .patterns_run import (DEFAULT_PROVIDER, LATE_WAIT_NS, NP, PROGRAMS, detours_text, host_detours, interleaved,
+                           load_average, measure)
 
 # ---- transparency ----------------------------------------------------------------------------
 
@@ -130,7 +41,6 @@ ARMED = {
     "armed L": ("--L", "1ns"),
 }
 ARMED["armed all"] = tuple(flag for pair in ARMED.values() for flag in pair)
-LATE_WAIT_NS = 200000  # the late pattern's idle spell before each timed receive
 TRANSPARENCY_SPECS = (("window", 8, 2000), ("window", 1024, 1000), ("pingpong", 8, 20000), ("exchange", 8, 20000),
                       ("late", 8, 200))
 TERMS = (
@@ -231,139 +141,6 @@ def print_transparency(result):
               f"{goal_text(line['goal']):15s} {line['verdict']}")
     print("terms:")
     for term, text in TERMS:
-        print(f"  {term:10s} {text}")
-
-
-# ---- knobs -----------------------------------------------------------------------------------
-
-PATTERNS = ("pingpong", "window", "exchange", "compute")
-UNITS_PER_COUNT = {"pingpong": 2, "window": model.WINDOW, "exchange": 1, "compute": model.WINDOW}
-MIN_COUNT = {"pingpong": 20, "window": 2, "exchange": 20, "compute": 2}
-
-
-def count_for(pattern, ns_per_unit, scale):
-    """Count that makes one repetition last about TARGET_NS * scale."""
-    count = int(TARGET_NS * scale / (max(ns_per_unit, 1.0) * UNITS_PER_COUNT[pattern]))
-    return max(count, MIN_COUNT[pattern])
-
-
-def guess_ns(pattern, size, compute_ns):
-    """A generous first guess of a zero-knob figure, only to size the first counts."""
-    stream = 300 + 0.15 * size
-    return {"pingpong": 700 + 0.3 * size, "window": stream, "exchange": 800 + 0.3 * size,
-            "compute": max(stream, compute_ns) + 300}[pattern]
-
-
-def knob_settings(knobs, values_us, g_sizes):
-    """(name, knob, size, flags, Knobs increments) for each setting measured."""
-    out = []
-    for knob in knobs:
-        for value in values_us:
-            ns = value * 1000.0
-            if knob == "G":  # the knobs hold G in whole ps per byte: predict with the value set
-                for size in g_sizes:
-                    per_byte = max(round(ns / (size - 1), 3), 0.001)
-                    out.append((f"G={per_byte:g}ns/B", "G", size, ("--G", f"{per_byte:.3f}ns/B"),
-                                model.Knobs(G=per_byte)))
-                continue
-            flag = f"{value:g}us"
-            increments = {"o": model.Knobs(os=ns, or_=ns), "g": model.Knobs(g=ns), "L": model.Knobs(L=ns)}[knob]
-            out.append((f"{knob}={flag}", knob, 8, (f"--{knob}", flag), increments))
-    return out
-
-
-def base_from(figures, size, compute_ns, g_machine=None):
-    return model.Base(bytes=size, pingpong=figures[("pingpong", size)], window=figures[("window", size)],
-                      exchange=figures[("exchange", size)], compute=figures[("compute", size)],
-                      compute_ns=compute_ns, ack_halfrtt=figures[("pingpong", model.ACK_BYTES)],
-                      g_machine=g_machine)
-
-
-def knob_accuracy(knobs, values_us, g_sizes, rounds, provider, reps, scale, compute_ns, g_machine=None, mpi="mpich"):
-    settings = knob_settings(knobs, values_us, g_sizes)
-    sizes = sorted({model.ACK_BYTES} | {s[2] for s in settings})
-    base_specs = [(p, size, count_for(p, guess_ns(p, size, compute_ns), scale)) for size in sizes for p in PATTERNS]
-    names = ["zero"] + [s[0] for s in settings]
-    runs = {name: [] for name in names}
-    first_base = None  # round 1 runs zero knobs first; knob runs size their counts by its predictions
-    load_start, detours = load_average(), host_detours()
-    for r, order in enumerate(interleaved(rounds, names)):
-        for name in order:
-            if name == "zero":
-                runs["zero"].append(measure(base_specs, provider=provider, reps=reps, compute_ns=compute_ns, mpi=mpi))
-                first_base = first_base or runs["zero"][0]
-                continue
-            _, knob, size, flags, increments = next(s for s in settings if s[0] == name)
-            base = base_from(first_base, size, compute_ns)
-            specs = [(p, size, count_for(p, model.PREDICT[p](base, increments), scale)) for p in PATTERNS]
-            runs[name].append(measure(specs, knobs=flags, provider=provider, reps=reps, compute_ns=compute_ns, mpi=mpi))
-        print(f"  round {r + 1}/{rounds} done", file=sys.stderr)
-    zero = {key: statistics.median(run[key] for run in runs["zero"]) for key in runs["zero"][0]}
-    rows = []
-    for name, knob, size, flags, increments in settings:
-        base = base_from(zero, size, compute_ns, g_machine)
-        for p in PATTERNS:
-            increases = [run[(p, size)] - z[(p, size)] for run, z in zip(runs[name], runs["zero"])]
-            measured = statistics.median(increases)
-            predicted = model.predicted_increase(p, base, increments)
-            verdict, tol = model.verdict(knob, predicted, measured, size)
-            spread = model.baseline_spread([z[(p, size)] for z in runs["zero"]])
-            rows.append({"setting": name, "knob": knob, "bytes": size, "pattern": p, "base_ns": zero[(p, size)],
-                         "predicted_increase_ns": predicted, "measured_increase_ns": measured,
-                         "error_ns": measured - predicted, "tolerance_ns": tol, "verdict": verdict,
-                         "zero_spread_ns": spread, "unsteady": model.unsteady(spread, tol),
-                         "increases": increases})
-    gaps = {size: model.machine_gap(base_from(zero, size, compute_ns, g_machine))
-            for size in sorted({s[2] for s in settings})}
-    return {"np": NP, "mpi": mpi, "provider": provider or DEFAULT_PROVIDER[mpi], "rounds": rounds, "reps": reps,
-            "compute_ns": compute_ns,
-            "window": model.WINDOW, "ack_bytes": model.ACK_BYTES, "g_machine_ns": gaps,
-            "g_machine_from": "given" if g_machine is not None else "plain window",
-            "load_average": [load_start, load_average()], "detours": detours, "rows": rows}
-
-
-KNOB_TERMS = (
-    ("base", "the pattern's figure at zero knobs (ns per half round trip / message / iteration), same run"),
-    ("predicted", "LogGP's increase for this pattern: pingpong 2o, L, (k-1)G a half round trip or g_total/2 if "
-                  "that is longer; exchange the same one-way sum or g_total per iteration; window (W+3)/W o, 2L/W, "
-                  "(k-1)G per message or g_total; compute the same, with g below the computation hidden"),
-    ("g_total", "g_machine + g + (k-1)G: LogP's minimum spacing of injections at a process; g_machine from the "
-                "plain window (W x ns/msg = (W-1) g_machine + one-way + ack) unless --g-machine-ns gives it"),
-    ("measured", "median over rounds of (run with the knob - zero-knob run of the same round)"),
-    ("error", "measured - predicted"),
-    ("tolerance", "o, L: max(2 %, 100 ns) of the prediction; g, G (k >= 4 KiB): 2 %; a prediction under 100 ns "
-                  "(a pattern the knob should not move): 100 ns"),
-    ("spread", "max - min of this line's zero-knob runs over the rounds"),
-    ("verdict", "met / missed against the tolerance; * the spread is wider than the tolerance: the baseline "
-                "itself moved more between rounds than the line may err, so on this machine it cannot be judged"),
-)
-
-
-def print_knobs(result):
-    print(f"knob accuracy: np={result['np']}, {result.get('mpi', 'mpich')}, libfabric provider {result['provider']}; "
-          f"{result['rounds']} rounds "
-          f"interleaved with a zero-knob run each; medians of {result['reps']} repetitions per run; window "
-          f"W={result['window']}, ack {result['ack_bytes']} B; compute {result['compute_ns']:g} ns before each send")
-    print(f"load average (1 min) {result['load_average'][0]:.1f} at the start, {result['load_average'][1]:.1f} at the "
-          "end: figures measured on a loaded machine are not results")
-    print(detours_text(result.get("detours")))
-    gaps = ", ".join(f"{size} B {gap:.0f} ns" for size, gap in sorted(result["g_machine_ns"].items()))
-    print(f"g_machine ({result['g_machine_from']}): {gaps}")
-    print(f"  {'setting':16s} {'bytes':>6s} {'pattern':9s} {'base':>9s} {'predicted':>10s} {'measured':>10s} "
-          f"{'error':>8s} {'tolerance':>9s} {'spread':>8s}  verdict")
-    for row in result["rows"]:
-        tol = f"{row['tolerance_ns']:9.0f}" if row["tolerance_ns"] is not None else f"{'-':>9s}"
-        spread = row.get("zero_spread_ns")
-        spread = f"{spread:8.0f}" if spread is not None else f"{'-':>8s}"
-        print(f"  {row['setting']:16s} {row['bytes']:6d} {row['pattern']:9s} {row['base_ns']:9.1f} "
-              f"{row['predicted_increase_ns']:+10.1f} {row['measured_increase_ns']:+10.1f} {row['error_ns']:+8.1f} "
-              f"{tol} {spread}  {row['verdict']}{'*' if row.get('unsteady') else ''}")
-    judged = [row for row in result["rows"] if row["verdict"] != "no goal"]
-    met = sum(row["verdict"] == "met" for row in judged)
-    unsteady = sum(bool(row.get("unsteady")) for row in judged)
-    print(f"{met} of {len(judged)} lines met; {unsteady} had a baseline that moved more than their tolerance (*)")
-    print("terms (ns):")
-    for term, text in KNOB_TERMS:
         print(f"  {term:10s} {text}")
 
 

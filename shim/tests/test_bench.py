@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from loggp.shim import bench
+from loggp.shim import bench, bench_knobs
 from loggp.shim import pattern_model as model
 from tests.testkit import installed, run
 
@@ -134,13 +134,13 @@ def test_transparency_goals_and_verdicts():
 
 
 def test_g_settings_give_k_minus_1_G_the_value_asked():
-    settings = bench.knob_settings(["G", "L"], [1.0], [4096, 65536])
+    settings = bench_knobs.knob_settings(["G", "L"], [1.0], [4096, 65536])
     for _, _, size, flags, increments in (s for s in settings if s[1] == "G"):
         # whole ps per byte (the knobs' resolution), so the prediction uses what is really set
         assert increments.G * 1000 == pytest.approx(round(increments.G * 1000))
         assert flags == ("--G", f"{increments.G:.3f}ns/B")
         assert abs((size - 1) * increments.G - 1000.0) <= (size - 1) * 0.0005
-    settings = bench.knob_settings(["G", "L"], [10.0], [4096])
+    settings = bench_knobs.knob_settings(["G", "L"], [10.0], [4096])
     assert [s[0] for s in settings if s[1] == "L"] == ["L=10us"]
     assert next(s for s in settings if s[1] == "L")[4] == model.Knobs(L=10000.0)
 

@@ -1,0 +1,139 @@
+"""`loggp bench knobs`: each knob at 1, 10, 100 us (G as (k-1)G at 4 KiB and
+64 KiB) with each of the four patterns, the measured increase beside what
+LogGP predicts for that pattern (pattern_model.py)."""
+import statistics
+import sys
+
+from . import pattern_model as model
+from .patterns_run import (DEFAULT_PROVIDER, NP, TARGET_NS, detours_text, host_detours, interleaved, load_average,
+                           measure)
+
+PATTERNS = ("pingpong", "window", "exchange", "compute")
+UNITS_PER_COUNT = {"pingpong": 2, "window": model.WINDOW, "exchange": 1, "compute": model.WINDOW}
+MIN_COUNT = {"pingpong": 20, "window": 2, "exchange": 20, "compute": 2}
+
+
+def count_for(pattern, ns_per_unit, scale):
+    """Count that makes one repetition last about TARGET_NS * scale."""
+    count = int(TARGET_NS * scale / (max(ns_per_unit, 1.0) * UNITS_PER_COUNT[pattern]))
+    return max(count, MIN_COUNT[pattern])
+
+
+def guess_ns(pattern, size, compute_ns):
+    """A generous first guess of a zero-knob figure, only to size the first counts."""
+    stream = 300 + 0.15 * size
+    return {"pingpong": 700 + 0.3 * size, "window": stream, "exchange": 800 + 0.3 * size,
+            "compute": max(stream, compute_ns) + 300}[pattern]
+
+
+def knob_settings(knobs, values_us, g_sizes):
+    """(name, knob, size, flags, Knobs increments) for each setting measured."""
+    out = []
+    for knob in knobs:
+        for value in values_us:
+            ns = value * 1000.0
+            if knob == "G":  # the knobs hold G in whole ps per byte: predict with the value set
+                for size in g_sizes:
+                    per_byte = max(round(ns / (size - 1), 3), 0.001)
+                    out.append((f"G={per_byte:g}ns/B", "G", size, ("--G", f"{per_byte:.3f}ns/B"),
+                                model.Knobs(G=per_byte)))
+                continue
+            flag = f"{value:g}us"
+            increments = {"o": model.Knobs(os=ns, or_=ns), "g": model.Knobs(g=ns), "L": model.Knobs(L=ns)}[knob]
+            out.append((f"{knob}={flag}", knob, 8, (f"--{knob}", flag), increments))
+    return out
+
+
+def base_from(figures, size, compute_ns, g_machine=None):
+    return model.Base(bytes=size, pingpong=figures[("pingpong", size)], window=figures[("window", size)],
+                      exchange=figures[("exchange", size)], compute=figures[("compute", size)],
+                      compute_ns=compute_ns, ack_halfrtt=figures[("pingpong", model.ACK_BYTES)],
+                      g_machine=g_machine)
+
+
+def knob_accuracy(knobs, values_us, g_sizes, rounds, provider, reps, scale, compute_ns, g_machine=None, mpi="mpich"):
+    settings = knob_settings(knobs, values_us, g_sizes)
+    sizes = sorted({model.ACK_BYTES} | {s[2] for s in settings})
+    base_specs = [(p, size, count_for(p, guess_ns(p, size, compute_ns), scale)) for size in sizes for p in PATTERNS]
+    names = ["zero"] + [s[0] for s in settings]
+    runs = {name: [] for name in names}
+    first_base = None  # round 1 runs zero knobs first; knob runs size their counts by its predictions
+    load_start, detours = load_average(), host_detours()
+    for r, order in enumerate(interleaved(rounds, names)):
+        for name in order:
+            if name == "zero":
+                runs["zero"].append(measure(base_specs, provider=provider, reps=reps, compute_ns=compute_ns, mpi=mpi))
+                first_base = first_base or runs["zero"][0]
+                continue
+            _, knob, size, flags, increments = next(s for s in settings if s[0] == name)
+            base = base_from(first_base, size, compute_ns)
+            specs = [(p, size, count_for(p, model.PREDICT[p](base, increments), scale)) for p in PATTERNS]
+            runs[name].append(measure(specs, knobs=flags, provider=provider, reps=reps, compute_ns=compute_ns, mpi=mpi))
+        print(f"  round {r + 1}/{rounds} done", file=sys.stderr)
+    zero = {key: statistics.median(run[key] for run in runs["zero"]) for key in runs["zero"][0]}
+    rows = []
+    for name, knob, size, flags, increments in settings:
+        base = base_from(zero, size, compute_ns, g_machine)
+        for p in PATTERNS:
+            increases = [run[(p, size)] - z[(p, size)] for run, z in zip(runs[name], runs["zero"])]
+            measured = statistics.median(increases)
+            predicted = model.predicted_increase(p, base, increments)
+            verdict, tol = model.verdict(knob, predicted, measured, size)
+            spread = model.baseline_spread([z[(p, size)] for z in runs["zero"]])
+            rows.append({"setting": name, "knob": knob, "bytes": size, "pattern": p, "base_ns": zero[(p, size)],
+                         "predicted_increase_ns": predicted, "measured_increase_ns": measured,
+                         "error_ns": measured - predicted, "tolerance_ns": tol, "verdict": verdict,
+                         "zero_spread_ns": spread, "unsteady": model.unsteady(spread, tol),
+                         "increases": increases})
+    gaps = {size: model.machine_gap(base_from(zero, size, compute_ns, g_machine))
+            for size in sorted({s[2] for s in settings})}
+    return {"np": NP, "mpi": mpi, "provider": provider or DEFAULT_PROVIDER[mpi], "rounds": rounds, "reps": reps,
+            "compute_ns": compute_ns,
+            "window": model.WINDOW, "ack_bytes": model.ACK_BYTES, "g_machine_ns": gaps,
+            "g_machine_from": "given" if g_machine is not None else "plain window",
+            "load_average": [load_start, load_average()], "detours": detours, "rows": rows}
+
+
+KNOB_TERMS = (
+    ("base", "the pattern's figure at zero knobs (ns per half round trip / message / iteration), same run"),
+    ("predicted", "LogGP's increase for this pattern: pingpong 2o, L, (k-1)G a half round trip or g_total/2 if "
+                  "that is longer; exchange the same one-way sum or g_total per iteration; window (W+3)/W o, 2L/W, "
+                  "(k-1)G per message or g_total; compute the same, with g below the computation hidden"),
+    ("g_total", "g_machine + g + (k-1)G: LogP's minimum spacing of injections at a process; g_machine from the "
+                "plain window (W x ns/msg = (W-1) g_machine + one-way + ack) unless --g-machine-ns gives it"),
+    ("measured", "median over rounds of (run with the knob - zero-knob run of the same round)"),
+    ("error", "measured - predicted"),
+    ("tolerance", "o, L: max(2 %, 100 ns) of the prediction; g, G (k >= 4 KiB): 2 %; a prediction under 100 ns "
+                  "(a pattern the knob should not move): 100 ns"),
+    ("spread", "max - min of this line's zero-knob runs over the rounds"),
+    ("verdict", "met / missed against the tolerance; * the spread is wider than the tolerance: the baseline "
+                "itself moved more between rounds than the line may err, so on this machine it cannot be judged"),
+)
+
+
+def print_knobs(result):
+    print(f"knob accuracy: np={result['np']}, {result.get('mpi', 'mpich')}, libfabric provider {result['provider']}; "
+          f"{result['rounds']} rounds "
+          f"interleaved with a zero-knob run each; medians of {result['reps']} repetitions per run; window "
+          f"W={result['window']}, ack {result['ack_bytes']} B; compute {result['compute_ns']:g} ns before each send")
+    print(f"load average (1 min) {result['load_average'][0]:.1f} at the start, {result['load_average'][1]:.1f} at the "
+          "end: figures measured on a loaded machine are not results")
+    print(detours_text(result.get("detours")))
+    gaps = ", ".join(f"{size} B {gap:.0f} ns" for size, gap in sorted(result["g_machine_ns"].items()))
+    print(f"g_machine ({result['g_machine_from']}): {gaps}")
+    print(f"  {'setting':16s} {'bytes':>6s} {'pattern':9s} {'base':>9s} {'predicted':>10s} {'measured':>10s} "
+          f"{'error':>8s} {'tolerance':>9s} {'spread':>8s}  verdict")
+    for row in result["rows"]:
+        tol = f"{row['tolerance_ns']:9.0f}" if row["tolerance_ns"] is not None else f"{'-':>9s}"
+        spread = row.get("zero_spread_ns")
+        spread = f"{spread:8.0f}" if spread is not None else f"{'-':>8s}"
+        print(f"  {row['setting']:16s} {row['bytes']:6d} {row['pattern']:9s} {row['base_ns']:9.1f} "
+              f"{row['predicted_increase_ns']:+10.1f} {row['measured_increase_ns']:+10.1f} {row['error_ns']:+8.1f} "
+              f"{tol} {spread}  {row['verdict']}{'*' if row.get('unsteady') else ''}")
+    judged = [row for row in result["rows"] if row["verdict"] != "no goal"]
+    met = sum(row["verdict"] == "met" for row in judged)
+    unsteady = sum(bool(row.get("unsteady")) for row in judged)
+    print(f"{met} of {len(judged)} lines met; {unsteady} had a baseline that moved more than their tolerance (*)")
+    print("terms (ns):")
+    for term, text in KNOB_TERMS:
+        print(f"  {term:10s} {text}")

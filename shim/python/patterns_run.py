@@ -1,0 +1,105 @@
+"""Running loggp-patterns (np=2) for the bench commands: one run with the
+flags of `loggp run`, its JSON lines read back; the machine's noise beside the
+figures (host detours, load); and the interleaved order of runs."""
+import json
+import os
+import statistics
+import subprocess
+import tempfile
+
+from loggp.knobs.programs import MissingProgram, find_program
+
+from . import run as runmod
+
+NP = 2
+PROGRAM = "loggp-patterns"
+# The same patterns built for each MPI (`--mpi`), and the provider each takes by default.
+PROGRAMS = {"mpich": PROGRAM, "openmpi": "loggp-patterns-ompi"}
+DEFAULT_PROVIDER = {"mpich": "shm", "openmpi": "tcp"}
+# Default per-repetition time; counts follow from the expected ns per unit.
+TARGET_NS = 25e6
+LATE_WAIT_NS = 200000  # the late pattern's idle spell before each timed receive
+
+
+def patterns_program(mpi="mpich"):
+    return find_program(PROGRAMS[mpi])
+
+
+def parse_lines(text, specs, reps):
+    """{(pattern, bytes): [ns per repetition]} from loggp-patterns' JSON lines;
+    every spec must have all its repetitions."""
+    out = {}
+    for line in text.splitlines():
+        line = line.strip()
+        if not line.startswith("{"):
+            continue
+        try:
+            rec = json.loads(line)
+            out.setdefault((rec["pattern"], int(rec["bytes"])), []).append(float(rec["ns"]))
+        except (ValueError, KeyError, TypeError) as err:
+            raise RuntimeError(f"{PROGRAM}: unreadable line {line!r} ({err})") from None
+    for pattern, size, _ in specs:
+        got = len(out.get((pattern, size), []))
+        if got != reps:
+            raise RuntimeError(f"{PROGRAM}: {pattern} at {size} B gave {got} repetitions, expected {reps}")
+    return out
+
+
+def measure(specs, knobs=(), preload=True, provider=None, reps=5, compute_ns=5000, timeout=600, mpi="mpich"):
+    """One loggp-patterns run at np=2. specs: (pattern, bytes, count) triples;
+    knobs: `loggp run` knob flags. Returns {(pattern, bytes): median ns}.
+    The user's knob file and knob variables never reach the run."""
+    argv = ["-n", str(NP), "--quiet", "--engine", "libfabric"]
+    if provider:
+        argv += ["--provider", provider]
+    program = [patterns_program(mpi), "--reps", str(reps), "--compute-ns", str(int(compute_ns)),
+               "--wait-ns", str(LATE_WAIT_NS)]
+    program += [f"{p}:{b}:{c}" for p, b, c in specs]
+    parsed = runmod.parser().parse_args(argv + list(knobs) + ["--", *program])
+    additions, cmd = runmod.build(parsed, os.environ)
+    env = {name: value for name, value in os.environ.items() if not name.startswith("LOGGP_")}
+    if preload:
+        env.update(additions)
+    else:
+        env.update({name: value for name, value in additions.items()
+                    if name != "LD_PRELOAD" and not name.startswith("LOGGP_")})
+    with tempfile.TemporaryDirectory(prefix="loggp-bench-") as private:
+        env["LOGGP_KNOB_FILE"] = os.path.join(private, "knobs")  # absent: no knob but the flags
+        proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stderr.strip()}")
+    return {key: statistics.median(values) for key, values in parse_lines(proc.stdout, specs, reps).items()}
+
+
+DETOURS_SECONDS = 0.5
+
+
+def host_detours(seconds=DETOURS_SECONDS):
+    """loggp-detours' figures for this machine now (how often the host takes a CPU
+    away, and for how long), or None if it could not run: the noise under a reading."""
+    try:
+        proc = subprocess.run([find_program("loggp-detours"), "--json", "--seconds", str(seconds)],
+                              capture_output=True, text=True, timeout=60 + 2 * seconds)
+        return json.loads(proc.stdout) if proc.returncode == 0 else None
+    except (MissingProgram, OSError, ValueError, subprocess.SubprocessError):
+        return None
+
+
+def detours_text(detours):
+    if not detours:
+        return "host detours: not measured (loggp-detours did not run)"
+    return (f"host detours: {detours['per_second']:.0f} a second, median {detours['median_us']:.1f} us, "
+            f"{100 * detours['lost_fraction']:.1f} % of a CPU (loggp-detours): spins and waits of 10 us and longer "
+            "collect some of them (docs/benchmarks.md)")
+
+
+def load_average():
+    try:
+        return os.getloadavg()[0]
+    except OSError:
+        return float("nan")
+
+
+def interleaved(rounds, names):
+    """Order of the runs in each round: forward, then backward, alternately."""
+    return [list(names) if r % 2 == 0 else list(reversed(names)) for r in range(rounds)]
