@@ -26,7 +26,7 @@ from loggp.shim import jitter_check
 
 from . import pattern_model as model
 from . import run as runmod
-from .bench_knobs import knob_accuracy, print_knobs
+from .bench_knobs import PAIRINGS, knob_accuracy, print_knobs
 from .patterns_run import (DEFAULT_PROVIDER, LATE_WAIT_NS, NP, PROGRAMS, detours_text, host_detours, interleaved,
                            load_average, measure)
 
@@ -219,6 +219,10 @@ class BenchCommand(Command):
                        help="the machine's own gap in g_total = g_machine + g (default: from the plain window, "
                             "LogP's saturation measure; 0 takes g_total = g)")
         k.add_argument("--rounds", type=positive_int, default=5, help="interleaved rounds (default 5)")
+        k.add_argument("--pairing", choices=PAIRINGS, default="in-run",
+                       help="what a knob's run is set against: in-run, each repetition beside one without the knob "
+                            "in the same run (milliseconds apart; the default), or runs, the zero-knob run of its "
+                            "round (seconds apart)")
         k.add_argument("--L-jitter", dest="L_jitter", metavar="DIST:S",
                        help="instead: check L's distribution (mean, sd, percentiles of round trips) for this "
                             "jitter, e.g. normal:2us (docs/jitter.md; default: none)")
@@ -261,7 +265,7 @@ class BenchCommand(Command):
             jitter_check.print_check(result)
         else:
             result = knob_accuracy(args.knobs, args.values_us, args.g_sizes, args.rounds, args.provider, args.reps,
-                                   args.scale, args.compute_ns, args.g_machine_ns, args.mpi)
+                                   args.scale, args.compute_ns, args.g_machine_ns, args.mpi, args.pairing)
             print_knobs(result)
         if args.json:
             tmp = args.json + ".tmp"

@@ -6,7 +6,13 @@ import sys
 
 from . import pattern_model as model
 from .patterns_run import (DEFAULT_PROVIDER, NP, TARGET_NS, detours_text, host_detours, interleaved, load_average,
-                           measure)
+                           measure, measure_paired)
+
+# How a knob's run is set against zero knobs: "in-run", each repetition beside
+# one without the knobs in the same run (milliseconds apart); "runs", the
+# whole run against the zero-knob run of its round (seconds apart, across
+# which this VM's own figures move by more than many tolerances).
+PAIRINGS = ("in-run", "runs")
 
 PATTERNS = ("pingpong", "window", "exchange", "compute")
 UNITS_PER_COUNT = {"pingpong": 2, "window": model.WINDOW, "exchange": 1, "compute": model.WINDOW}
@@ -51,7 +57,8 @@ def base_from(figures, size, compute_ns, g_machine=None):
                       g_machine=g_machine)
 
 
-def knob_accuracy(knobs, values_us, g_sizes, rounds, provider, reps, scale, compute_ns, g_machine=None, mpi="mpich"):
+def knob_accuracy(knobs, values_us, g_sizes, rounds, provider, reps, scale, compute_ns, g_machine=None, mpi="mpich",
+                  pairing="in-run"):
     settings = knob_settings(knobs, values_us, g_sizes)
     sizes = sorted({model.ACK_BYTES} | {s[2] for s in settings})
     base_specs = [(p, size, count_for(p, guess_ns(p, size, compute_ns), scale)) for size in sizes for p in PATTERNS]
@@ -68,26 +75,36 @@ def knob_accuracy(knobs, values_us, g_sizes, rounds, provider, reps, scale, comp
             _, knob, size, flags, increments = next(s for s in settings if s[0] == name)
             base = base_from(first_base, size, compute_ns)
             specs = [(p, size, count_for(p, model.PREDICT[p](base, increments), scale)) for p in PATTERNS]
-            runs[name].append(measure(specs, knobs=flags, provider=provider, reps=reps, compute_ns=compute_ns, mpi=mpi))
+            if pairing == "in-run":
+                paired = measure_paired(specs, flags, provider=provider, reps=reps, compute_ns=compute_ns, mpi=mpi)
+                runs[name].append({key: statistics.median(diffs) for key, (_, diffs) in paired.items()})
+            else:
+                runs[name].append(measure(specs, knobs=flags, provider=provider, reps=reps, compute_ns=compute_ns,
+                                          mpi=mpi))
         print(f"  round {r + 1}/{rounds} done", file=sys.stderr)
     zero = {key: statistics.median(run[key] for run in runs["zero"]) for key in runs["zero"][0]}
     rows = []
     for name, knob, size, flags, increments in settings:
         base = base_from(zero, size, compute_ns, g_machine)
         for p in PATTERNS:
-            increases = [run[(p, size)] - z[(p, size)] for run, z in zip(runs[name], runs["zero"])]
+            if pairing == "in-run":  # each round's reading is already against its own repetitions
+                increases = [run[(p, size)] for run in runs[name]]
+                spread = model.baseline_spread(increases)
+            else:
+                increases = [run[(p, size)] - z[(p, size)] for run, z in zip(runs[name], runs["zero"])]
+                spread = model.baseline_spread([z[(p, size)] for z in runs["zero"]])
             measured = statistics.median(increases)
             predicted = model.predicted_increase(p, base, increments)
             verdict, tol = model.verdict(knob, predicted, measured, size)
-            spread = model.baseline_spread([z[(p, size)] for z in runs["zero"]])
             rows.append({"setting": name, "knob": knob, "bytes": size, "pattern": p, "base_ns": zero[(p, size)],
                          "predicted_increase_ns": predicted, "measured_increase_ns": measured,
                          "error_ns": measured - predicted, "tolerance_ns": tol, "verdict": verdict,
-                         "zero_spread_ns": spread, "unsteady": model.unsteady(spread, tol),
+                         "spread_ns": spread, "unsteady": model.unsteady(spread, tol),
                          "increases": increases})
     gaps = {size: model.machine_gap(base_from(zero, size, compute_ns, g_machine))
             for size in sorted({s[2] for s in settings})}
     return {"np": NP, "mpi": mpi, "provider": provider or DEFAULT_PROVIDER[mpi], "rounds": rounds, "reps": reps,
+            "pairing": pairing,
             "compute_ns": compute_ns,
             "window": model.WINDOW, "ack_bytes": model.ACK_BYTES, "g_machine_ns": gaps,
             "g_machine_from": "given" if g_machine is not None else "plain window",
@@ -101,20 +118,35 @@ KNOB_TERMS = (
                   "(k-1)G per message or g_total; compute the same, with g below the computation hidden"),
     ("g_total", "g_machine + g + (k-1)G: LogP's minimum spacing of injections at a process; g_machine from the "
                 "plain window (W x ns/msg = (W-1) g_machine + one-way + ack) unless --g-machine-ns gives it"),
-    ("measured", "median over rounds of (run with the knob - zero-knob run of the same round)"),
+    ("measured", {"in-run": "median over rounds of the run's median over repetitions of (repetition with the knob - "
+                            "the one beside it without: --alternate, the knob scoped to the kernel region)",
+                  "runs": "median over rounds of (run with the knob - zero-knob run of the same round)"}),
     ("error", "measured - predicted"),
     ("tolerance", "o, L: max(2 %, 100 ns) of the prediction; g, G (k >= 4 KiB): 2 %; a prediction under 100 ns "
                   "(a pattern the knob should not move): 100 ns"),
-    ("spread", "max - min of this line's zero-knob runs over the rounds"),
-    ("verdict", "met / missed against the tolerance; * the spread is wider than the tolerance: the baseline "
-                "itself moved more between rounds than the line may err, so on this machine it cannot be judged"),
+    ("spread", {"in-run": "max - min of this line's readings over the rounds",
+                "runs": "max - min of this line's zero-knob runs over the rounds"}),
+    ("verdict", {"in-run": "met / missed against the tolerance; * the spread is wider than the tolerance: the "
+                           "reading itself moved more between rounds than the line may err, so on this machine it "
+                           "cannot be judged",
+                 "runs": "met / missed against the tolerance; * the spread is wider than the tolerance: the "
+                         "baseline itself moved more between rounds than the line may err, so on this machine it "
+                         "cannot be judged"}),
 )
 
 
+def knob_terms(pairing):
+    """The terms' texts for the pairing a result was measured with."""
+    return [(term, text[pairing] if isinstance(text, dict) else text) for term, text in KNOB_TERMS]
+
+
 def print_knobs(result):
+    pairing = result.get("pairing", "runs")
+    against = ("each repetition beside one without the knob in the same run, and a zero-knob run for the base"
+               if pairing == "in-run" else "a zero-knob run each")
     print(f"knob accuracy: np={result['np']}, {result.get('mpi', 'mpich')}, libfabric provider {result['provider']}; "
           f"{result['rounds']} rounds "
-          f"interleaved with a zero-knob run each; medians of {result['reps']} repetitions per run; window "
+          f"interleaved, {against}; medians of {result['reps']} repetitions per run; window "
           f"W={result['window']}, ack {result['ack_bytes']} B; compute {result['compute_ns']:g} ns before each send")
     print(f"load average (1 min) {result['load_average'][0]:.1f} at the start, {result['load_average'][1]:.1f} at the "
           "end: figures measured on a loaded machine are not results")
@@ -125,7 +157,7 @@ def print_knobs(result):
           f"{'error':>8s} {'tolerance':>9s} {'spread':>8s}  verdict")
     for row in result["rows"]:
         tol = f"{row['tolerance_ns']:9.0f}" if row["tolerance_ns"] is not None else f"{'-':>9s}"
-        spread = row.get("zero_spread_ns")
+        spread = row.get("spread_ns", row.get("zero_spread_ns"))
         spread = f"{spread:8.0f}" if spread is not None else f"{'-':>8s}"
         print(f"  {row['setting']:16s} {row['bytes']:6d} {row['pattern']:9s} {row['base_ns']:9.1f} "
               f"{row['predicted_increase_ns']:+10.1f} {row['measured_increase_ns']:+10.1f} {row['error_ns']:+8.1f} "
@@ -133,7 +165,8 @@ def print_knobs(result):
     judged = [row for row in result["rows"] if row["verdict"] != "no goal"]
     met = sum(row["verdict"] == "met" for row in judged)
     unsteady = sum(bool(row.get("unsteady")) for row in judged)
-    print(f"{met} of {len(judged)} lines met; {unsteady} had a baseline that moved more than their tolerance (*)")
+    moved = "a reading" if pairing == "in-run" else "a baseline"
+    print(f"{met} of {len(judged)} lines met; {unsteady} had {moved} that moved more than their tolerance (*)")
     print("terms (ns):")
-    for term, text in KNOB_TERMS:
+    for term, text in knob_terms(pairing):
         print(f"  {term:10s} {text}")

@@ -25,9 +25,10 @@ def patterns_program(mpi="mpich"):
     return find_program(PROGRAMS[mpi])
 
 
-def parse_lines(text, specs, reps):
-    """{(pattern, bytes): [ns per repetition]} from loggp-patterns' JSON lines;
-    every spec must have all its repetitions."""
+def parse_lines(text, specs, reps, regions=(None,)):
+    """{(pattern, bytes, region): [ns per repetition, in order]} from
+    loggp-patterns' JSON lines (region None without --alternate); every spec
+    must have all its repetitions in every region."""
     out = {}
     for line in text.splitlines():
         line = line.strip()
@@ -35,25 +36,29 @@ def parse_lines(text, specs, reps):
             continue
         try:
             rec = json.loads(line)
-            out.setdefault((rec["pattern"], int(rec["bytes"])), []).append(float(rec["ns"]))
+            key = (rec["pattern"], int(rec["bytes"]), rec.get("region"))
+            out.setdefault(key, []).append(float(rec["ns"]))
         except (ValueError, KeyError, TypeError) as err:
             raise RuntimeError(f"{PROGRAM}: unreadable line {line!r} ({err})") from None
     for pattern, size, _ in specs:
-        got = len(out.get((pattern, size), []))
-        if got != reps:
-            raise RuntimeError(f"{PROGRAM}: {pattern} at {size} B gave {got} repetitions, expected {reps}")
+        for region in regions:
+            got = len(out.get((pattern, size, region), []))
+            if got != reps:
+                where = f" {region} the kernel region" if region else ""
+                raise RuntimeError(f"{PROGRAM}: {pattern} at {size} B gave {got} repetitions{where}, expected {reps}")
     return out
 
 
-def measure(specs, knobs=(), preload=True, provider=None, reps=5, compute_ns=5000, timeout=600, mpi="mpich"):
-    """One loggp-patterns run at np=2. specs: (pattern, bytes, count) triples;
-    knobs: `loggp run` knob flags. Returns {(pattern, bytes): median ns}.
-    The user's knob file and knob variables never reach the run."""
+def run_patterns(specs, knobs=(), preload=True, provider=None, reps=5, compute_ns=5000, timeout=600, mpi="mpich",
+                 alternate=False):
+    """One loggp-patterns run at np=2; its standard output. specs: (pattern,
+    bytes, count) triples; knobs: `loggp run` knob flags. The user's knob file
+    and knob variables never reach the run."""
     argv = ["-n", str(NP), "--quiet", "--engine", "libfabric"]
     if provider:
         argv += ["--provider", provider]
     program = [patterns_program(mpi), "--reps", str(reps), "--compute-ns", str(int(compute_ns)),
-               "--wait-ns", str(LATE_WAIT_NS)]
+               "--wait-ns", str(LATE_WAIT_NS)] + (["--alternate"] if alternate else [])
     program += [f"{p}:{b}:{c}" for p, b, c in specs]
     parsed = runmod.parser().parse_args(argv + list(knobs) + ["--", *program])
     additions, cmd = runmod.build(parsed, os.environ)
@@ -68,7 +73,27 @@ def measure(specs, knobs=(), preload=True, provider=None, reps=5, compute_ns=500
         proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
     if proc.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stderr.strip()}")
-    return {key: statistics.median(values) for key, values in parse_lines(proc.stdout, specs, reps).items()}
+    return proc.stdout
+
+
+def measure(specs, knobs=(), preload=True, provider=None, reps=5, compute_ns=5000, timeout=600, mpi="mpich"):
+    """One run (run_patterns); {(pattern, bytes): median ns}."""
+    out = run_patterns(specs, knobs, preload, provider, reps, compute_ns, timeout, mpi)
+    return {(p, b): statistics.median(values) for (p, b, _), values in parse_lines(out, specs, reps).items()}
+
+
+def measure_paired(specs, knobs, provider=None, reps=5, compute_ns=5000, timeout=600, mpi="mpich"):
+    """One run in which each repetition runs without and with the knobs, side
+    by side (--alternate, the knobs scoped to the kernel region). Returns
+    {(pattern, bytes): (median ns without, [with - without, per repetition])}."""
+    out = run_patterns(specs, list(knobs) + ["--scope", "kernel"], True, provider, reps, compute_ns, timeout, mpi,
+                       alternate=True)
+    lines = parse_lines(out, specs, reps, regions=("outside", "kernel"))
+    result = {}
+    for p, b, _ in specs:
+        without, with_knobs = lines[(p, b, "outside")], lines[(p, b, "kernel")]
+        result[(p, b)] = (statistics.median(without), [w - o for w, o in zip(with_knobs, without)])
+    return result
 
 
 DETOURS_SECONDS = 0.5

@@ -284,6 +284,11 @@ def test_bad_rounds_are_refused_by_name():
     assert "zero" in proc.stderr
 
 
+def test_a_bad_pairing_is_refused_by_name():
+    proc = run([installed("loggp"), "bench", "knobs", "--pairing", "sideways"])
+    assert proc.returncode == 2 and "'sideways'" in proc.stderr and "in-run" in proc.stderr
+
+
 def test_transparency_reports_every_pattern_and_mode(tmp_path):
     out = tmp_path / "t.json"
     proc = run([installed("loggp"), "bench", "transparency", "--rounds", "1", "--reps", "1", "--scale", "0.01",
@@ -306,12 +311,15 @@ def test_transparency_reports_every_pattern_and_mode(tmp_path):
     assert "host detours: " in proc.stdout and "% of a CPU" in proc.stdout
 
 
-def test_knobs_reports_each_pattern_beside_its_prediction(tmp_path):
+@pytest.mark.parametrize("pairing", ["in-run", "runs"])
+def test_knobs_reports_each_pattern_beside_its_prediction(tmp_path, pairing):
     out = tmp_path / "k.json"
     proc = run([installed("loggp"), "bench", "knobs", "--rounds", "1", "--reps", "1", "--scale", "0.01",
-                "--knobs", "o,G", "--values-us", "1", "--G-sizes", "4096", "--json", str(out)], timeout=300)
+                "--knobs", "o,G", "--values-us", "1", "--G-sizes", "4096", "--pairing", pairing, "--json", str(out)],
+               timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     result = json.loads(out.read_text())
+    assert result["pairing"] == pairing
     seen = [(r["setting"], r["bytes"], r["pattern"]) for r in result["rows"]]
     assert seen == [(s, b, p) for s, b in (("o=1us", 8), ("G=0.244ns/B", 4096))
                     for p in ("pingpong", "window", "exchange", "compute")]
@@ -326,8 +334,8 @@ def test_knobs_reports_each_pattern_beside_its_prediction(tmp_path):
     for term in ("base", "predicted", "g_total", "measured", "error", "tolerance", "spread", "verdict"):
         assert f"\n  {term} " in proc.stdout
     # one round: no spread, nothing flagged
-    assert all(r["zero_spread_ns"] is None and r["unsteady"] is False for r in result["rows"])
-    assert "of 8 lines met; 0 had a baseline" in proc.stdout
+    assert all(r["spread_ns"] is None and r["unsteady"] is False for r in result["rows"])
+    assert f"of 8 lines met; 0 had a {'reading' if pairing == 'in-run' else 'baseline'}" in proc.stdout
 
 
 def test_knobs_on_open_mpi_run_its_own_patterns_through_its_ofi_mtl(tmp_path):
