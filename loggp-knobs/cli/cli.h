@@ -47,6 +47,8 @@ void apply_options(loggp_knobs *knobs, const knob_options *opts);
  * lock, then the resulting table; an exit status. */
 int knob_path(char *path, size_t len);
 int load_or_report(const char *path, loggp_knobs *knobs, int *exists);
+/* Both: the file's path into path[len] and its knobs. */
+int load_knob_file(char *path, size_t len, loggp_knobs *knobs, int *exists);
 int write_knobs(const knob_options *opts, int from_zero);
 
 /* show.c: the knobs' table, each value with where it comes from. */

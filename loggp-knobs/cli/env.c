@@ -43,11 +43,9 @@ int cmd_env(int argc, char **argv)
             return usage_error("env: unknown option '%s'", argv[i]);
     }
     char path[4096];
-    if (knob_path(path, sizeof path) != 0)
-        return 1;
     loggp_knobs knobs;
     int exists;
-    if (load_or_report(path, &knobs, &exists) != 0)
+    if (load_knob_file(path, sizeof path, &knobs, &exists) != 0)
         return 1;
     apply_options(&knobs, &opts);
     for (int i = 0; i < LOGGP_KNOB_COUNT; i++) {

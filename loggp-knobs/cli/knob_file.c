@@ -27,6 +27,11 @@ int load_or_report(const char *path, loggp_knobs *knobs, int *exists)
     return 0;
 }
 
+int load_knob_file(char *path, size_t len, loggp_knobs *knobs, int *exists)
+{
+    return knob_path(path, len) != 0 || load_or_report(path, knobs, exists) != 0 ? -1 : 0;
+}
+
 /* Read-modify-write of the knob file under its lock: the options given go on
  * top of the file's values (or of zeros, for reset, which also replaces a
  * corrupt file). Prints the result. */

@@ -120,11 +120,9 @@ int cmd_show(int argc, char **argv)
     if (strcmp(via, "netem") == 0)
         return run_netem("show", argc, argv);
     char path[4096];
-    if (knob_path(path, sizeof path) != 0)
-        return 1;
     loggp_knobs knobs;
     int exists;
-    if (load_or_report(path, &knobs, &exists) != 0)
+    if (load_knob_file(path, sizeof path, &knobs, &exists) != 0)
         return 1;
     /* What an MPI program started from this shell gets: a bad variable would
      * stop its MPI_Init, so it stops show too. */
