@@ -62,7 +62,8 @@ def knob_accuracy(knobs, values_us, g_sizes, rounds, provider, reps, scale, comp
     settings = knob_settings(knobs, values_us, g_sizes)
     sizes = sorted({model.ACK_BYTES} | {s[2] for s in settings})
     base_specs = [(p, size, count_for(p, guess_ns(p, size, compute_ns), scale)) for size in sizes for p in PATTERNS]
-    names = ["zero"] + [s[0] for s in settings]
+    # a setting is its name and size: at the smallest G step two sizes share a name
+    names = ["zero"] + [(s[0], s[2]) for s in settings]
     runs = {name: [] for name in names}
     first_base = None  # round 1 runs zero knobs first; knob runs size their counts by its predictions
     load_start, detours = load_average(), host_detours()
@@ -72,7 +73,7 @@ def knob_accuracy(knobs, values_us, g_sizes, rounds, provider, reps, scale, comp
                 runs["zero"].append(measure(base_specs, provider=provider, reps=reps, compute_ns=compute_ns, mpi=mpi))
                 first_base = first_base or runs["zero"][0]
                 continue
-            _, knob, size, flags, increments = next(s for s in settings if s[0] == name)
+            _, knob, size, flags, increments = next(s for s in settings if (s[0], s[2]) == name)
             base = base_from(first_base, size, compute_ns)
             specs = [(p, size, count_for(p, model.PREDICT[p](base, increments), scale)) for p in PATTERNS]
             if pairing == "in-run":
@@ -85,13 +86,14 @@ def knob_accuracy(knobs, values_us, g_sizes, rounds, provider, reps, scale, comp
     zero = {key: statistics.median(run[key] for run in runs["zero"]) for key in runs["zero"][0]}
     rows = []
     for name, knob, size, flags, increments in settings:
+        key = (name, size)
         base = base_from(zero, size, compute_ns, g_machine)
         for p in PATTERNS:
             if pairing == "in-run":  # each round's reading is already against its own repetitions
-                increases = [run[(p, size)] for run in runs[name]]
+                increases = [run[(p, size)] for run in runs[key]]
                 spread = model.baseline_spread(increases)
             else:
-                increases = [run[(p, size)] - z[(p, size)] for run, z in zip(runs[name], runs["zero"])]
+                increases = [run[(p, size)] - z[(p, size)] for run, z in zip(runs[key], runs["zero"])]
                 spread = model.baseline_spread([z[(p, size)] for z in runs["zero"]])
             measured = statistics.median(increases)
             predicted = model.predicted_increase(p, base, increments)

@@ -338,6 +338,16 @@ def test_knobs_reports_each_pattern_beside_its_prediction(tmp_path, pairing):
     assert f"of 8 lines met; 0 had a {'reading' if pairing == 'in-run' else 'baseline'}" in proc.stdout
 
 
+def test_knobs_at_the_smallest_G_step_measure_every_size(tmp_path):
+    """1 ns over 4 KiB and over 64 KiB both round to G = 0.001 ns/B: two settings, one name."""
+    out = tmp_path / "k.json"
+    proc = run([installed("loggp"), "bench", "knobs", "--rounds", "1", "--reps", "1", "--scale", "0.01",
+                "--knobs", "G", "--values", "1ns", "--json", str(out)], timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    rows = json.loads(out.read_text())["rows"]
+    assert sorted({(r["setting"], r["bytes"]) for r in rows}) == [("G=0.001ns/B", 4096), ("G=0.001ns/B", 65536)]
+
+
 def test_knobs_on_open_mpi_run_its_own_patterns_through_its_ofi_mtl(tmp_path):
     if not shutil.which("loggp-patterns-ompi"):
         pytest.skip("no loggp-patterns-ompi: the build found no Open MPI headers (Debian: libopenmpi-dev)")
