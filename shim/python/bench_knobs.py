@@ -44,7 +44,7 @@ def knob_settings(knobs, values_us, g_sizes):
                     out.append((f"G={per_byte:g}ns/B", "G", size, ("--G", f"{per_byte:.3f}ns/B"),
                                 model.Knobs(G=per_byte)))
                 continue
-            flag = f"{value:g}us"
+            flag = f"{value:g}us" if value >= 1 else f"{value * 1000:g}ns"
             increments = {"o": model.Knobs(os=ns, or_=ns), "g": model.Knobs(g=ns), "L": model.Knobs(L=ns)}[knob]
             out.append((f"{knob}={flag}", knob, 8, (f"--{knob}", flag), increments))
     return out
