@@ -32,6 +32,17 @@ def guess_ns(pattern, size, compute_ns):
             "compute": max(stream, compute_ns) + 300}[pattern]
 
 
+def time_text(us):
+    """A time for `loggp run` and the table: the largest unit it is at least one
+    of, in plain decimals (the knob parser takes no exponents)."""
+    for unit, per in (("s", 1e6), ("ms", 1e3), ("us", 1.0)):
+        if us >= per:
+            break
+    else:
+        unit, per = "ns", 1e-3
+    return f"{us / per:.6f}".rstrip("0").rstrip(".") + unit
+
+
 def knob_settings(knobs, values_us, g_sizes):
     """(name, knob, size, flags, Knobs increments) for each setting measured."""
     out = []
@@ -44,7 +55,7 @@ def knob_settings(knobs, values_us, g_sizes):
                     out.append((f"G={per_byte:g}ns/B", "G", size, ("--G", f"{per_byte:.3f}ns/B"),
                                 model.Knobs(G=per_byte)))
                 continue
-            flag = f"{value:g}us" if value >= 1 else f"{value * 1000:g}ns"
+            flag = time_text(value)
             increments = {"o": model.Knobs(os=ns, or_=ns), "g": model.Knobs(g=ns), "L": model.Knobs(L=ns)}[knob]
             out.append((f"{knob}={flag}", knob, 8, (f"--{knob}", flag), increments))
     return out

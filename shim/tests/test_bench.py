@@ -143,8 +143,9 @@ def test_g_settings_give_k_minus_1_G_the_value_asked():
     settings = bench_knobs.knob_settings(["G", "L"], [10.0], [4096])
     assert [s[0] for s in settings if s[1] == "L"] == ["L=10us"]
     assert next(s for s in settings if s[1] == "L")[4] == model.Knobs(L=10000.0)
-    settings = bench_knobs.knob_settings(["o"], [0.001, 0.25], [4096])   # under 1 us: said in ns
-    assert [(s[0], s[3]) for s in settings] == [("o=1ns", ("--o", "1ns")), ("o=250ns", ("--o", "250ns"))]
+    settings = bench_knobs.knob_settings(["o"], [0.001, 0.25, 1500.0, 1e6], [4096])   # each in its own unit
+    assert [(s[0], s[3]) for s in settings] == [("o=1ns", ("--o", "1ns")), ("o=250ns", ("--o", "250ns")),
+                                                ("o=1.5ms", ("--o", "1.5ms")), ("o=1s", ("--o", "1s"))]
 
 
 # ---- the pattern program -------------------------------------------------------------------
