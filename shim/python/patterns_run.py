@@ -44,7 +44,7 @@ def parse_lines(text, specs, reps, regions=(None,)):
         for region in regions:
             got = len(out.get((pattern, size, region), []))
             if got != reps:
-                where = f" {region} the kernel region" if region else ""
+                where = {None: "", "outside": " outside the kernel region", "kernel": " inside the kernel region"}[region]
                 raise RuntimeError(f"{PROGRAM}: {pattern} at {size} B gave {got} repetitions{where}, expected {reps}")
     return out
 

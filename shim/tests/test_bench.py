@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from loggp.shim import bench, bench_knobs
+from loggp.shim import bench, bench_knobs, patterns_run
 from loggp.shim import pattern_model as model
 from tests.testkit import installed, run
 
@@ -172,6 +172,17 @@ def test_patterns_refuses_bad_arguments_once_with_exit_2(args, named):
     assert named in proc.stderr
     assert proc.stderr.count("loggp-patterns:") == 1, proc.stderr   # rank 0 only
     assert "{" not in proc.stdout
+
+
+def test_paired_lines_are_read_by_region_and_a_missing_half_is_named():
+    line = '{"pattern": "pingpong", "bytes": 8, "count": 5, "rep": %d, "ns": %s, "region": "%s"}'
+    text = "\n".join([line % (0, 1000, "outside"), line % (0, 3000, "kernel"),
+                      line % (1, 2500, "kernel"), line % (1, 900, "outside")])
+    got = patterns_run.parse_lines(text, [("pingpong", 8, 5)], 2, regions=("outside", "kernel"))
+    assert got == {("pingpong", 8, "outside"): [1000.0, 900.0], ("pingpong", 8, "kernel"): [3000.0, 2500.0]}
+    lost_one = "\n".join(text.splitlines()[:2] + text.splitlines()[3:])
+    with pytest.raises(RuntimeError, match="pingpong at 8 B gave 1 repetitions inside the kernel region, expected 2"):
+        patterns_run.parse_lines(lost_one, [("pingpong", 8, 5)], 2, regions=("outside", "kernel"))
 
 
 def test_patterns_needs_exactly_two_ranks():
