@@ -328,8 +328,8 @@ static int parse_args(int argc, char **argv, long *reps, long *compute_ns, struc
             *(is_reps ? reps : !strcmp(a, "--wait-ns") ? &wait_ns : compute_ns) = v;
         } else if (a[0] == '-') {
             if (rank == 0)
-                fprintf(stderr, "loggp-patterns: unknown option '%s' (--reps, --compute-ns, --wait-ns, --alternate, --help)\n",
-                        a);
+                fprintf(stderr,
+                        "loggp-patterns: unknown option '%s' (--reps, --compute-ns, --wait-ns, --alternate, --help)\n", a);
             return -1;
         } else if (*nspecs == MAX_SPECS) {
             if (rank == 0)

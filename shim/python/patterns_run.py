@@ -44,7 +44,8 @@ def parse_lines(text, specs, reps, regions=(None,)):
         for region in regions:
             got = len(out.get((pattern, size, region), []))
             if got != reps:
-                where = {None: "", "outside": " outside the kernel region", "kernel": " inside the kernel region"}[region]
+                where = {None: "", "outside": " outside the kernel region",
+                         "kernel": " inside the kernel region"}[region]
                 raise RuntimeError(f"{PROGRAM}: {pattern} at {size} B gave {got} repetitions{where}, expected {reps}")
     return out
 
