@@ -22,12 +22,12 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 from loggp.knobs import KnobError, parse as parse_knob_values
 from loggp.knobs.command import Command, CommandError
+from loggp.knobs.files import write_text_atomic
 from loggp.knobs.programs import find_program
 from loggp.shim.run import RunError
 
@@ -214,7 +214,7 @@ def up(name, hosts, subnet, out=sys.stdout):
                 sh(cmd)
             except TestbedError as err:
                 raise TestbedError(f"step {number} ({what}): {err}") from None
-        write_atomic(run_dir(name) / "state.json", json.dumps({"hosts": hosts, "subnet": subnet}) + "\n")
+        write_run_file(run_dir(name) / "state.json", json.dumps({"hosts": hosts, "subnet": subnet}) + "\n")
         state = discover(name)
         if not complete(state) or len(state["hosts"]) != hosts:
             raise TestbedError(f"testbed '{name}' is incomplete after setup: {state}")
@@ -276,17 +276,10 @@ def down(name, out=sys.stdout):
 
 # ---------------------------------------------------------------- generated files
 
-def write_atomic(path, text, mode=0o644):
+def write_run_file(path, text, mode=0o644):
+    """A file under the testbed's run folder, which is made on first use."""
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o755)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_text_atomic(path, text, mode)
 
 
 def launcher_script(state):
@@ -310,8 +303,8 @@ exec {shlex.quote(ip)} netns exec "$ns" /bin/sh -c "$*"
 
 def write_run_files(state):
     directory = run_dir(state["name"])
-    write_atomic(directory / "hostfile", "".join(f"{address}\n" for _, _, address in state["hosts"]))
-    write_atomic(directory / "launch", launcher_script(state), mode=0o755)
+    write_run_file(directory / "hostfile", "".join(f"{address}\n" for _, _, address in state["hosts"]))
+    write_run_file(directory / "launch", launcher_script(state), mode=0o755)
     return directory
 
 
@@ -459,7 +452,7 @@ def netem_set(name, latency, per_byte, out=sys.stdout):
             sh([tc_command(), "-n", ns, "qdisc", "del", "dev", HOST_IFACE, "root"], check=False)
         (run_dir(name) / "netem.json").unlink(missing_ok=True)
         raise TestbedError(f"netem set failed, every host link reset to no qdisc: {err}") from None
-    write_atomic(run_dir(name) / "netem.json", json.dumps({"L_ns": L_ns, "G_ns_per_byte": G_ns_per_byte}) + "\n")
+    write_run_file(run_dir(name) / "netem.json", json.dumps({"L_ns": L_ns, "G_ns_per_byte": G_ns_per_byte}) + "\n")
     parts = []
     if L_ns:
         parts.append(f"L={netem_delay_us(L_ns)} (netem delay on every {HOST_IFACE} egress)")

@@ -7,8 +7,9 @@ import sys
 import tempfile
 from pathlib import Path
 
+from loggp.knobs.files import write_text_atomic
 from loggp.testbed import (TestbedError, UsageError, netem_reset, netem_set, netem_supported, parse_knobs,
-                           qdiscs, run_dir, up_state, write_atomic)
+                           qdiscs, run_dir, up_state)
 
 
 ZERO_KNOBS = ["--o", "0ns", "--g", "0ns", "--G", "0ns/B"]
@@ -83,7 +84,7 @@ def calibrate(name, latency, time_limit, json_path, repeat=3, out=sys.stdout):
         print(f"{row['method']:10s} {row['set_L_us']:9.3f} {row['T_us']:9.3f} {row['L_us']:9.3f} {added} {error}",
               file=out)
     if json_path:
-        write_atomic(Path(json_path), json.dumps(report, indent=2) + "\n")
+        write_text_atomic(json_path, json.dumps(report, indent=2) + "\n")
     return report
 
 

@@ -19,7 +19,7 @@ import subprocess
 import sys
 import time
 
-from loggp.testbed import HOST_IFACE, TestbedError, UsageError, run_dir, up_state, write_atomic
+from loggp.testbed import HOST_IFACE, TestbedError, UsageError, run_dir, up_state, write_run_file
 
 PACKAGES = "slurm-wlm munge"
 DAEMONS = ("slurmctld", "slurmd", "munged", "mungekey", "scontrol", "sinfo", "nsenter", "unshare")
@@ -139,8 +139,8 @@ def start(name, state, out):
     _run([progs["munged"], f"--socket={munge_socket(name)}", f"--key-file={key}",
           f"--pid-file={d / 'munge' / 'munged.pid'}", f"--log-file={d / 'munge' / 'munged.log'}",
           f"--seed-file={d / 'munge' / 'munged.seed'}", "--force"], "munged")
-    write_atomic(d / "plugstack.conf", "# no SPANK plugins on the testbed\n")
-    write_atomic(conf_path(name), slurm_conf(name, state))
+    write_run_file(d / "plugstack.conf", "# no SPANK plugins on the testbed\n")
+    write_run_file(conf_path(name), slurm_conf(name, state))
     env = dict(os.environ, SLURM_CONF=str(conf_path(name)))
     ns0 = state["hosts"][0][1]
     _run(in_host(ns0, node_name(name, 0), [progs["slurmctld"], "-f", str(conf_path(name))]),

@@ -6,11 +6,11 @@ does not explain) neither inflates nor hides the knob's share. Docs:
 docs/predict.md."""
 import json
 import math
-import os
 from pathlib import Path
 
 from loggp.knobs import KnobError, parse as parse_knobs
 from loggp.knobs.command import Command, CommandError, UsageError
+from loggp.knobs.files import write_text_atomic
 
 from . import loggops, replay, trace
 
@@ -199,10 +199,7 @@ class PredictCommand(Command):
             for pt in row["points"]:
                 print(f"  {knob} +{pt['delta']:g} {unit}: {pt['slowdown_percent']:+.2f} %")
         if args.json:
-            tmp = f"{args.json}.tmp.{os.getpid()}"
-            with open(tmp, "w") as f:
-                json.dump(result, f, indent=1)
-            os.replace(tmp, args.json)
+            write_text_atomic(args.json, json.dumps(result, indent=1))
         return 0
 
 

@@ -7,14 +7,13 @@ import html
 import io
 import json
 import os
-import tempfile
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from loggp.knobs.files import created_mode  # noqa: E402
+from loggp.knobs.files import write_text_atomic  # noqa: E402
 
 from . import analyze, calibration as calib, figure_set, jitter_report, models, region_report, topology_report  # noqa: E402
 from . import trace_prediction  # noqa: E402
@@ -31,24 +30,6 @@ METHOD = ("Slowdown is the ratio of median runtimes T(knob)/T(baseline), T being
           "bootstraps every setting's runs (baseline included) and refits. The model agrees when the "
           f"measured slope is within a factor of {analyze.AGREEMENT:g} of the model's "
           f"(measured/model between {1 / analyze.AGREEMENT:.2f} and {analyze.AGREEMENT:g}).")
-
-
-def _atomic_write(path, data, mode="w"):
-    folder = os.path.dirname(path)
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=os.path.basename(path))
-    os.fchmod(fd, created_mode())  # as open() makes the run files beside it, not mkstemp's 0600
-    try:
-        with os.fdopen(fd, mode) as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
 
 
 def _csv_text(header, rows):
@@ -76,7 +57,7 @@ def _save_figure(fig, out_dir, stem):
         buf = io.BytesIO()
         fig.savefig(buf, format=ext, dpi=110, bbox_inches="tight")
         images[ext] = buf.getvalue()
-        _atomic_write(os.path.join(out_dir, f"{stem}.{ext}"), images[ext], "wb")
+        write_text_atomic(os.path.join(out_dir, f"{stem}.{ext}"), images[ext])
     plt.close(fig)
     return images["png"]
 
@@ -331,15 +312,15 @@ def write(results_dir, calibration_path=None):
     colours = _colours(labels)
     bench_colours = {c.benchmark: colours[c.label] for c in a.curves}
 
-    _atomic_write(os.path.join(out_dir, "sensitivity.csv"),
-                  _csv_text(SENS_HEADER, sensitivity_rows(a.curves)))
+    write_text_atomic(os.path.join(out_dir, "sensitivity.csv"),
+                      _csv_text(SENS_HEADER, sensitivity_rows(a.curves)))
     slow_rows = [[c.benchmark, c.np, c.klass or "", c.knob, p.value, c.unit, p.n, p.median_s,
                   p.slowdown, p.low, p.high, p.model, p.injected]
                  for c in a.curves for p in c.points]
-    _atomic_write(os.path.join(out_dir, "slowdown.csv"), _csv_text(SLOW_HEADER, slow_rows))
-    _atomic_write(os.path.join(out_dir, "runs.csv"),
-                  _csv_text(RUN_COLUMNS, [[r["round"] + 1 if k == "round" else r.get(k) for k in RUN_COLUMNS]
-                                          for r in a.runs]))  # rounds counted from 1, as everywhere a user reads
+    write_text_atomic(os.path.join(out_dir, "slowdown.csv"), _csv_text(SLOW_HEADER, slow_rows))
+    write_text_atomic(os.path.join(out_dir, "runs.csv"),
+                      _csv_text(RUN_COLUMNS, [[r["round"] + 1 if k == "round" else r.get(k) for k in RUN_COLUMNS]
+                                              for r in a.runs]))  # rounds counted from 1, as everywhere a user reads
 
     sections = []
     figures = {}
@@ -363,11 +344,12 @@ def write(results_dir, calibration_path=None):
         figures["t0_nb"] = _save_figure(figure_set.t0_nb_figure(profiles, regimes, plt), out_dir, "t0_nb")
     jitter = jitter_report.jitter_curves(a.runs)
     if jitter:
-        _atomic_write(os.path.join(out_dir, "jitter.csv"), _csv_text(jitter_report.HEADER, jitter_report.rows(jitter)))
+        write_text_atomic(os.path.join(out_dir, "jitter.csv"),
+                          _csv_text(jitter_report.HEADER, jitter_report.rows(jitter)))
         figures["jitter"] = _save_figure(jitter_report.figure(jitter, plt), out_dir, "jitter")
     topology = topology_report.topology_curves(a.runs)
     if topology:
-        _atomic_write(os.path.join(out_dir, "topology.csv"),
+        write_text_atomic(os.path.join(out_dir, "topology.csv"),
                       _csv_text(topology_report.HEADER, topology_report.rows(topology)))
         figures["topology"] = _save_figure(topology_report.figure(topology, plt), out_dir, "topology")
 
@@ -447,7 +429,7 @@ def write(results_dir, calibration_path=None):
                         + _img(figures["t0_nb"], "message sizes on T(m)") + regime_table)
     regions = region_report.region_rows(a.runs, _setting)
     if regions:
-        _atomic_write(os.path.join(out_dir, "regions.csv"), _csv_text(region_report.HEADER, regions))
+        write_text_atomic(os.path.join(out_dir, "regions.csv"), _csv_text(region_report.HEADER, regions))
         sections.append("<h2>By region: kernel and outside</h2><p>Messages the ranks sent, bytes and the "
                         "delay the knobs injected, inside the programs' kernel region (<code>loggp_hint"
                         "(\"IN_KERNEL\", ...)</code> or <code>MPI_Pcontrol</code>; our kernels mark their "
@@ -489,7 +471,7 @@ def write(results_dir, calibration_path=None):
             f"</head><body><h1>loggp study: {html.escape(f.get('name', ''))}</h1>"
             + _table(None, meta, "meta") + "".join(sections) + "</body></html>")
     path = os.path.join(out_dir, "report.html")
-    _atomic_write(path, page)
+    write_text_atomic(path, page)
     return path
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from loggp.experiments import fit as fitmod
+from loggp.knobs.files import atomic_write, write_text_atomic
 
 
 def rows_to_csv(rows, fields):
@@ -98,8 +98,8 @@ def plot_calibration(summary, out_png):
     fig.suptitle("loggp calibration: measured vs set; errors over their bound (goal band shaded)")
     fig.tight_layout()
     out_png = Path(out_png)
-    fitmod.atomic_write(out_png, lambda tmp: fig.savefig(tmp, format="png", dpi=100))
-    fitmod.atomic_write(out_png.with_suffix(".svg"), lambda tmp: fig.savefig(tmp, format="svg"))
+    atomic_write(out_png, lambda tmp: fig.savefig(tmp, format="png", dpi=100))
+    atomic_write(out_png.with_suffix(".svg"), lambda tmp: fig.savefig(tmp, format="svg"))
     plt.close(fig)
 
 
@@ -138,12 +138,12 @@ def write_outputs(out_dir, summary, rows, label_runs):
         seen[name] = seen.get(name, 0) + 1
         if seen[name] > 1:
             name += f"-run{seen[name]}"  # a re-measured point
-        fitmod.atomic_write_text(probes / f"{name}.json", json.dumps(run, indent=1) + "\n")
+        write_text_atomic(probes / f"{name}.json", json.dumps(run, indent=1) + "\n")
     fields = ["knob", "set_value", "unit", "parameter", "role", "param_unit", "measured", "increase",
               "expected_increase", "error", "bound", "within_bound"]
-    fitmod.atomic_write_text(out_dir / "calibration.csv", rows_to_csv(rows, fields))
-    fitmod.atomic_write_text(out_dir / "probe_points.csv",
+    write_text_atomic(out_dir / "calibration.csv", rows_to_csv(rows, fields))
+    write_text_atomic(out_dir / "probe_points.csv",
                              rows_to_csv(probe_rows(label_runs),
                                          ["knob", "set_value", "bytes", "T_us", "o_s_us", "o_r_us", "g_us", "L_us"]))
-    fitmod.atomic_write_text(out_dir / "calibration.json", json.dumps(summary, indent=2, allow_nan=False) + "\n")
+    write_text_atomic(out_dir / "calibration.json", json.dumps(summary, indent=2, allow_nan=False) + "\n")
     plot_calibration(summary, out_dir / "calibration.png")

@@ -12,9 +12,7 @@ Under knobs, LogGP predicts T0 grows by o_s + L + o_r and 1/B by G;
 """
 import json
 import math
-import os
 import sys
-import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -22,7 +20,7 @@ import numpy as np
 
 from loggp.knobs import KnobError, parse as parse_knob_values
 from loggp.knobs.command import Command, CommandError, Parser
-from loggp.knobs.files import created_mode
+from loggp.knobs.files import atomic_write, write_text_atomic
 
 
 class FitError(ValueError):
@@ -304,29 +302,6 @@ def knobs_of_the_run(data, base, given, flags, probe_name, base_name):
 
 # ------------------------------------------------------------------ output
 
-def atomic_write(path, write):
-    """Calls write(tmp_path) and renames the result onto path, so a reader never sees a
-    half-written file."""
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=path.suffix or ".tmp", dir=path.parent or ".")
-    os.fchmod(fd, created_mode())  # as open() would make it, like every other result file
-    os.close(fd)
-    try:
-        write(tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
-def atomic_write_text(path, text):
-    def write(tmp):
-        with open(tmp, "w") as f:
-            f.write(text)
-    atomic_write(path, write)
-
-
 def plot_fit(out_png, series_list, title):
     """series_list: [(label, m, y, regimes, style)], style 'solid' or 'dashed'.
     Writes out_png and the same stem with .svg."""
@@ -461,7 +436,7 @@ def execute(args, data, base, knobs):
                  ("LogGP prediction", m, None, predicted, "dashed")]
         title = "T(m) with knobs vs LogGP prediction"
     if args.json:
-        atomic_write_text(args.json, json.dumps(result, indent=2) + "\n")
+        write_text_atomic(args.json, json.dumps(result, indent=2) + "\n")
     if args.plot:
         plot_fit(args.plot, plots, title)
         print(f"plot: {args.plot} and {Path(args.plot).with_suffix('.svg')}")

@@ -11,6 +11,7 @@ import subprocess
 import tempfile
 
 from loggp.knobs.command import UsageError
+from loggp.knobs.files import atomic_write, write_text_atomic
 from loggp.knobs.programs import find_program
 
 MODES = ("send", "ssend", "isend")
@@ -72,16 +73,9 @@ def render(rows, modes):
     return "\n".join(lines)
 
 
-def _atomic(path, text):
-    tmp = f"{path}.tmp.{os.getpid()}"
-    with open(tmp, "w") as f:
-        f.write(text)
-    os.replace(tmp, path)
-
-
 def write_outputs(opts, rows, modes, knob_args, offset):
     if "--json" in opts:
-        _atomic(opts["--json"], json.dumps({"knobs": knob_args, "clock_offset_ns": offset, "modes": modes,
+        write_text_atomic(opts["--json"], json.dumps({"knobs": knob_args, "clock_offset_ns": offset, "modes": modes,
                                             "rows": [{"bytes": b, **{m: {"oneway_us": c[m][0], "roundtrip_us": c[m][1]}
                                                                      for m in modes}} for b, c in rows]}, indent=1))
     if "--csv" in opts:
@@ -91,7 +85,7 @@ def write_outputs(opts, rows, modes, knob_args, offset):
         for b, c in rows:
             for m in modes:
                 w.writerow([b, m, f"{c[m][0]:.4f}", f"{c[m][1]:.4f}"])
-        _atomic(opts["--csv"], buf.getvalue())
+        write_text_atomic(opts["--csv"], buf.getvalue())
     if "--plot" in opts:
         import matplotlib
         matplotlib.use("Agg")
@@ -107,10 +101,8 @@ def write_outputs(opts, rows, modes, knob_args, offset):
         ax.set_ylabel("time (us)")
         ax.set_title("Blocking and non-blocking point-to-point" + (f" ({' '.join(knob_args)})" if knob_args else ""))
         ax.legend(fontsize=7)
-        tmp = f"{opts['--plot']}.tmp.{os.getpid()}.png"
-        fig.savefig(tmp, dpi=120, bbox_inches="tight")
+        atomic_write(opts["--plot"], lambda tmp: fig.savefig(tmp, format="png", dpi=120, bbox_inches="tight"))
         plt.close(fig)
-        os.replace(tmp, opts["--plot"])
 
 
 def execute(np_ranks, knob_args, rest, run_command):

@@ -6,7 +6,7 @@ import io
 import json
 from pathlib import Path
 
-from .fit import atomic_write, atomic_write_text
+from loggp.knobs.files import atomic_write, write_text_atomic
 
 CSV_FIELDS = ("setting", "packet_size", "records_per_packet", "packets", "bytes", "reps", "median_us",
               "ci_low_us", "ci_high_us", "predicted_us")
@@ -91,10 +91,10 @@ def write_outputs(out_dir, summary, with_plot=True):
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     text = report_text(summary)
-    atomic_write_text(out_dir / "packet.csv", csv_text(summary["settings"]))
+    write_text_atomic(out_dir / "packet.csv", csv_text(summary["settings"]))
     if with_plot:
         plot(summary, out_dir / "packet.png")
-    atomic_write_text(out_dir / "packet.txt", text)
+    write_text_atomic(out_dir / "packet.txt", text)
     # last: its presence says the run finished
-    atomic_write_text(out_dir / "packet.json", json.dumps(summary, indent=1, allow_nan=False) + "\n")
+    write_text_atomic(out_dir / "packet.json", json.dumps(summary, indent=1, allow_nan=False) + "\n")
     return text

@@ -9,6 +9,8 @@ import shutil
 import subprocess
 import sys
 
+from loggp.knobs.files import write_text_atomic
+
 from . import runner, steps, studyfile
 
 SCRIPT = "submit.sbatch"
@@ -49,14 +51,6 @@ def script_text(study, results_dir, nodes, time_limit, partition, parallel):
     return "\n".join(lines) + "\n"
 
 
-def write_atomic(path, text, mode=0o644):
-    tmp = f"{path}.tmp-{os.getpid()}"
-    with open(tmp, "w") as f:
-        f.write(text)
-    os.chmod(tmp, mode)
-    os.replace(tmp, path)
-
-
 def submit(args, results_dir_for, out=None):
     out = out or sys.stdout
     if args.nodes < 1:
@@ -82,7 +76,7 @@ def submit(args, results_dir_for, out=None):
     except OSError as e:
         raise SubmitError(f"cannot create results folder {results_dir}: {e.strerror}") from None
     path = os.path.join(results_dir, SCRIPT)
-    write_atomic(path, script_text(study, results_dir, args.nodes, args.time, args.partition, parallel), 0o755)
+    write_text_atomic(path, script_text(study, results_dir, args.nodes, args.time, args.partition, parallel), 0o755)
     if args.dry_run:
         with open(path) as f:
             out.write(f.read())
@@ -92,7 +86,7 @@ def submit(args, results_dir_for, out=None):
     if proc.returncode != 0:
         raise SubmitError(f"sbatch {path}: {proc.stderr.strip() or f'exit {proc.returncode}'}")
     job = proc.stdout.strip().split(";")[0]
-    write_atomic(os.path.join(results_dir, JOB_FILE), json.dumps({"job_id": job, "script": path}) + "\n")
+    write_text_atomic(os.path.join(results_dir, JOB_FILE), json.dumps({"job_id": job, "script": path}) + "\n")
     print(job, file=out)
     return 0
 

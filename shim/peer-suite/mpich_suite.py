@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from loggp.knobs.command import positive_int
+from loggp.knobs.files import write_text_atomic
 
 DIRECTORIES = ("basic", "pt2pt", "coll", "rma", "comm", "datatype")
 MODES = ("plain", "zero", "loggp")
@@ -327,18 +328,6 @@ def type_sizes(mpicc, workdir):
     return sizes
 
 
-def write_atomically(path, text):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "w") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
-
-
 class Builder:
     """Compiles tests with mpicc into build_dir; the support library (mtest,
     dtypes, dtpools) once per mpicc."""
@@ -373,7 +362,7 @@ class Builder:
                            ("dtpoolsconf.h", DTPOOLSCONF_H)):
             path = self.gen / name
             if not path.is_file() or path.read_text() != text:
-                write_atomically(path, text)
+                write_text_atomic(path, text)
         self.headers = [self.gen / "mpitestconf.h", self.gen / "dtpoolsconf.h"]
         newest_header = max(h.stat().st_mtime for h in self.headers)
         if all(a.is_file() and a.stat().st_mtime >= newest_header for a in (self.libmtest, self.libdtypes)):
@@ -767,7 +756,7 @@ def main(argv=None):
                 marks = " ".join(f"{m}={outcomes[m]['status']}" for m in MODES)
                 log(f"[{done + len(done_ids)}/{len(chosen)}] {test.ident}: {marks}" + ("  <-- REGRESSION" if regression else ""))
                 # a partial result survives an interrupted long run
-                write_atomically(out, json.dumps(document(results, False), indent=1) + "\n")
+                write_text_atomic(out, json.dumps(document(results, False), indent=1) + "\n")
         shutil.rmtree(workdir, ignore_errors=True)
 
         final = document(results, True)
@@ -776,7 +765,7 @@ def main(argv=None):
             log(f"warning: {library_before['path']} changed during the run: results mix two versions, rerun")
         plain_passes = summary["total"]["plain"]["pass"]
         regressions = [r for r in final["tests"] if r["regression"]]
-        write_atomically(out, json.dumps(final, indent=1) + "\n")
+        write_text_atomic(out, json.dumps(final, indent=1) + "\n")
         print(table(summary))
         if skipped:
             print(f"skipped {len(skipped)} testlist entries (see 'skipped' in {out})")

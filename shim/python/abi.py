@@ -21,7 +21,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from loggp.knobs.files import created_mode
+from loggp.knobs.files import write_text_atomic
 
 
 class AbiError(Exception):
@@ -373,15 +373,7 @@ def write_record(plan, directory):
     directory.mkdir(parents=True, exist_ok=True)
     text = json.dumps({"libmpi": plan.library, "links": {k: str(v) for k, v in sorted(plan.links.items())}},
                       indent=1)
-    fd, tmp = tempfile.mkstemp(prefix=".libmpi-", dir=directory)
-    os.fchmod(fd, created_mode())  # one mode for every result file, as the profiles beside it
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text + "\n")
-        os.replace(tmp, directory / RECORD_NAME)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+    write_text_atomic(directory / RECORD_NAME, text + "\n")
 
 
 def environment(plan, base_env, wheel_lib=None, root=None):

@@ -21,6 +21,7 @@ import sys
 
 import loggp.knobs as knob_values
 from loggp.knobs.command import Command, UsageError, number_in, positive_int
+from loggp.knobs.files import write_text_atomic
 from loggp.knobs.programs import MissingProgram
 from loggp.shim import jitter_check
 
@@ -268,8 +269,5 @@ class BenchCommand(Command):
                                    args.scale, args.compute_ns, args.g_machine_ns, args.mpi, args.pairing)
             print_knobs(result)
         if args.json:
-            tmp = args.json + ".tmp"
-            with open(tmp, "w") as f:
-                json.dump(result, f, indent=1, default=str)
-            os.replace(tmp, args.json)
+            write_text_atomic(args.json, json.dumps(result, indent=1, default=str))
         return 0
