@@ -292,6 +292,25 @@ def test_fallback_banner_warns_about_what_it_cannot_do():
     assert "L and the messages inside collectives are not delayed" in proc.stderr
 
 
+def test_fallback_names_what_it_was_asked_for_but_cannot_apply(tmp_path):
+    # L from the knob file reaches a fallback run without `loggp run --L` (which refuses it):
+    # the run goes on, and one line says L is not applied, even when the banner is silenced
+    env = dict(os.environ, LOGGP_KNOB_FILE=str(tmp_path / "knobs"))
+    assert run([installed("loggp-knobs"), "set", "--L", "5us"], env=env).returncode == 0
+    program = [built("shim/tests/loggp-test-timing"), "pingpong", "8", "10"]
+    loud = run([installed("loggp"), "run", "-n", NP, "--engine", "pmpi", "--", *program], env=env)
+    quiet = loggp_run("--engine", "pmpi", "--", *program, env=env)
+    for proc in (loud, quiet):
+        assert proc.returncode == 0, proc.stderr
+        warnings = [line for line in proc.stderr.splitlines() if "NOT APPLIED" in line]
+        assert len(warnings) == 1 and "NOT APPLIED: L=5us." in warnings[0], proc.stderr
+    banner = [line for line in loud.stderr.splitlines() if line.startswith("loggp ")]
+    assert "L=5us(not applied)" in banner[0]
+    assert not [line for line in quiet.stderr.splitlines() if line.startswith("loggp ")], quiet.stderr
+    applied = run([installed("loggp"), "run", "-n", NP, "--", *program], env=env)
+    assert applied.returncode == 0 and "NOT APPLIED" not in applied.stderr and "L=5us" in applied.stderr
+
+
 @pytest.mark.parametrize("engine", ["pmpi", "libfabric"])
 def test_profile_counts_the_traffic(tmp_path, engine):
     out = tmp_path / "prof"

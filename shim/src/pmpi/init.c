@@ -62,42 +62,76 @@ void loggp_die_before_init(const char *what)
     exit(1);
 }
 
+/* What the fallback engine was asked for but cannot apply: "L=50us, per-pair
+ * L and G, L jitter"; empty when nothing. */
+static void not_applied_by_fallback(const loggp_knobs *k, char *buf, size_t len)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    if (k->ps[LOGGP_KNOB_LATENCY]) {
+        char v[64];
+        loggp_format_knob(LOGGP_KNOB_LATENCY, k->ps[LOGGP_KNOB_LATENCY], v, sizeof v);
+        used += (size_t)snprintf(buf, len, "L=%s", v);
+    }
+    const char *more[] = {loggp_topology_configured() ? "per-pair L and G" : NULL,
+                          loggp_jitter_L_on ? "L jitter" : NULL, loggp_jitter_o_on ? "o jitter" : NULL};
+    for (size_t i = 0; i < sizeof more / sizeof more[0] && used < len; i++)
+        if (more[i])
+            used += (size_t)snprintf(buf + used, len - used, "%s%s", used ? ", " : "", more[i]);
+}
+
 void loggp_print_banner(int rank, int engine)
 {
-    const char *quiet = getenv("LOGGP_QUIET");
-    if (rank != 0 || (quiet && strcmp(quiet, "0") != 0))
+    if (rank != 0)
         return;
     loggp_knobs k;
     loggp_live_wanted(&k);
-    char line[1024];
-    int n = snprintf(line, sizeof line, "loggp %s: engine %s%s%s; knobs", LOGGP_VERSION,
-                     engine == ENGINE_LIBFABRIC ? "libfabric, provider " : "pmpi fallback",
-                     engine == ENGINE_LIBFABRIC ? loggp_ofi_provider() : "", "");
-    unsigned env = loggp_live_env_mask();
-    for (int i = 0; i < LOGGP_KNOB_COUNT && n < (int)sizeof line; i++) {
-        char v[64];
-        loggp_format_knob((loggp_knob_id)i, k.ps[i], v, sizeof v);
-        n += snprintf(line + n, sizeof line - (size_t)n, " %s=%s%s", loggp_knob_table[i].name, v,
-                      env & (1u << i) ? "(env)" : "");
+    int fallback = engine == ENGINE_PMPI;
+    char missing[256] = "";
+    if (fallback)
+        not_applied_by_fallback(&k, missing, sizeof missing);
+    const char *quiet = getenv("LOGGP_QUIET");
+    if (!quiet || strcmp(quiet, "0") == 0) {
+        char line[1024];
+        int n = snprintf(line, sizeof line, "loggp %s: engine %s%s; knobs", LOGGP_VERSION,
+                         fallback ? "pmpi fallback" : "libfabric, provider ", fallback ? "" : loggp_ofi_provider());
+        unsigned env = loggp_live_env_mask();
+        for (int i = 0; i < LOGGP_KNOB_COUNT && n < (int)sizeof line; i++) {
+            char v[64];
+            loggp_format_knob((loggp_knob_id)i, k.ps[i], v, sizeof v);
+            int off = fallback && i == LOGGP_KNOB_LATENCY && k.ps[i];
+            n += snprintf(line + n, sizeof line - (size_t)n, " %s=%s%s", loggp_knob_table[i].name, v,
+                          off ? (env & (1u << i) ? "(env, not applied)" : "(not applied)")
+                              : env & (1u << i) ? "(env)" : "");
+        }
+        char jitter[256] = "", pairs[256] = "";
+        if (!fallback) { /* the fallback applies neither: the warning below names them */
+            loggp_jitter_describe(jitter, sizeof jitter);
+            loggp_topology_describe(pairs, sizeof pairs);
+        }
+        if (n < (int)sizeof line)
+            n += snprintf(line + n, sizeof line - (size_t)n, "%s%s", jitter, pairs);
+        if (n < (int)sizeof line)
+            n += snprintf(line + n, sizeof line - (size_t)n, "%s", loggp_live_scoped_to_kernel()
+                          ? " (inside the kernel region only: loggp_hint IN_KERNEL or MPI_Pcontrol)" : "");
+        if (n < (int)sizeof line)
+            snprintf(line + n, sizeof line - (size_t)n, "%s%s", loggp_live_watching() ? "; live from " : "",
+                     loggp_live_watching() ? loggp_live_file() : "");
+        fprintf(stderr, "%s\n", line);
+        if (fallback && !missing[0])
+            fprintf(stderr, "loggp: warning: the pmpi fallback engine applies o, g and G to point-to-point "
+                            "messages only; L and the messages inside collectives are not delayed\n");
     }
-    char jitter[256];
-    loggp_jitter_describe(jitter, sizeof jitter);
-    if (n < (int)sizeof line)
-        n += snprintf(line + n, sizeof line - (size_t)n, "%s", jitter);
-    char pairs[256];
-    loggp_topology_describe(pairs, sizeof pairs);
-    if (n < (int)sizeof line)
-        n += snprintf(line + n, sizeof line - (size_t)n, "%s", pairs);
-    if (n < (int)sizeof line)
-        n += snprintf(line + n, sizeof line - (size_t)n, "%s", loggp_live_scoped_to_kernel()
-                      ? " (inside the kernel region only: loggp_hint IN_KERNEL or MPI_Pcontrol)" : "");
-    if (n < (int)sizeof line)
-        snprintf(line + n, sizeof line - (size_t)n, "%s%s", loggp_live_watching() ? "; live from " : "",
-                 loggp_live_watching() ? loggp_live_file() : "");
-    fprintf(stderr, "%s\n", line);
-    if (engine == ENGINE_PMPI)
-        fprintf(stderr, "loggp: warning: the pmpi fallback engine applies o, g and G to point-to-point "
-                        "messages only; L and the messages inside collectives are not delayed\n");
+    /* Asked for and silently absent would be a wrong result: said even when quiet. */
+    const char *engine_env = getenv("LOGGP_ENGINE");
+    if (missing[0] && engine_env && strcmp(engine_env, "pmpi") == 0)
+        fprintf(stderr, "loggp: warning: NOT APPLIED: %s. The pmpi fallback engine (LOGGP_ENGINE=pmpi) "
+                        "applies o, g and G to point-to-point messages only\n", missing);
+    else if (missing[0])
+        fprintf(stderr, "loggp: warning: NOT APPLIED: %s. MPI opened no libfabric endpoint, so the pmpi "
+                        "fallback engine runs: it applies o, g and G to point-to-point messages only "
+                        "(`loggp run` runs MPICH-ABI programs on the venv's ch4:ofi MPICH, unless "
+                        "--no-abi-swap; docs/other-mpis.md)\n", missing);
     fflush(stderr);
 }
 

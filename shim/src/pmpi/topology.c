@@ -96,8 +96,6 @@ void loggp_setup_topology(void)
     if (rank == 0 && loggp_engine == ENGINE_LIBFABRIC && found < size)
         fprintf(stderr, "loggp: warning: topology: the libfabric addresses of %d of %d ranks are unknown; "
                         "messages to them get the intra-node L and G\n", size - (found > 0 ? found : 0), size);
-    if (rank == 0 && loggp_engine != ENGINE_LIBFABRIC)
-        fprintf(stderr, "loggp: warning: per-pair L and G need the libfabric engine; the topology is ignored\n");
     describe(size, found);
 }
 
