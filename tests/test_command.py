@@ -37,10 +37,11 @@ def test_success_and_the_commands_own_exit_code():
     assert Example().main(["--count", "0", "go"]) == 5
 
 
-def test_usage_errors_exit_2_with_the_usage_and_the_parsers_prog(capsys):
+def test_usage_errors_exit_2_with_one_line_and_a_pointer_to_help(capsys):
     assert Example().main(["go"]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("usage: loggp example") and "loggp example: the following arguments" in err
+    assert err.splitlines() == ["loggp example: the following arguments are required: --count",
+                                "(see `loggp example --help`)"]
     assert Example().main(["--count", "1", "go", "--fas"]) == 2  # no abbreviations
     assert "loggp example: unrecognized arguments: --fas" in capsys.readouterr().err
     assert Example().main(["--count", "x", "go"]) == 2
@@ -72,3 +73,48 @@ def test_interrupt_exits_130_and_bugs_keep_their_traceback(capsys):
     assert capsys.readouterr().err == "loggp example: interrupted\n"
     with pytest.raises(ZeroDivisionError):
         Example(fail=ZeroDivisionError()).main(["--count", "1", "go"])
+
+
+class Knobs(Command):
+    name = "knobs"
+
+    def configure(self, p):
+        p.add_argument("--L", once=True)
+        p.add_argument("--out")
+        p.add_argument("-n", type=int)
+        p.add_argument("--quiet", action="store_true")
+        p.add_argument("program", nargs="*")
+
+    def run(self, args):
+        print(args.L, args.out, args.n, args.program)
+        return 0
+
+
+def test_a_value_may_start_with_a_dash_so_its_own_check_names_it(capsys):
+    assert Knobs().main(["--L", "-1us", "--out", "-x", "-n", "-3", "p"]) == 0
+    assert capsys.readouterr().out == "-1us -x -3 ['p']\n"
+
+
+def test_an_option_is_not_taken_as_a_value(capsys):
+    assert Knobs().main(["--L", "--quiet"]) == 2
+    assert "argument --L: expected one argument" in capsys.readouterr().err
+    assert Knobs().main(["--L", "-n", "2"]) == 2
+    assert "argument --L: expected one argument" in capsys.readouterr().err
+
+
+def test_a_once_option_given_twice_is_refused_naming_both_values(capsys):
+    assert Knobs().main(["--L", "1us", "--L", "2us"]) == 2
+    assert capsys.readouterr().err.splitlines()[0] == "loggp knobs: --L is given twice ('1us', then '2us'); give it once"
+    assert Knobs().main(["--out", "a", "--out", "b"]) == 0  # other options keep argparse's last-wins
+    assert capsys.readouterr().out == "None b None []\n"
+
+
+@pytest.mark.parametrize("typed, meant", [("--latency", "--L"), ("--l", "--L"), ("--quite", "--quiet")])
+def test_an_unknown_option_gets_a_suggestion(capsys, typed, meant):
+    assert Knobs().main([typed, "5us"]) == 2
+    assert f"unrecognized arguments: {typed} (did you mean {meant}?)" in capsys.readouterr().err
+
+
+def test_no_suggestion_for_an_option_like_none(capsys):
+    assert Knobs().main(["--zzzz"]) == 2
+    assert capsys.readouterr().err.splitlines()[0] == "loggp knobs: unrecognized arguments: --zzzz"

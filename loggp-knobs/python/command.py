@@ -7,9 +7,11 @@ define its commands without importing the `loggp` root, which registers them.
 A command says which exceptions it reports and with which exit code
 (`errors`); anything else is a bug and keeps its traceback. Errors raised while
 parsing or checking the arguments are usage errors (exit 2) whatever their
-class. Every message reads "PROG: MESSAGE" on stderr.
+class. Every message reads "PROG: MESSAGE" on stderr; a usage error adds one
+line pointing at PROG --help rather than repeating the usage.
 """
 import argparse
+import difflib
 import sys
 
 EXIT_USAGE = 2
@@ -25,12 +27,30 @@ class CommandError(Exception):
 
 
 class UsageError(CommandError):
-    """Bad usage or a bad value (exit 2). From the parser it carries the usage line."""
+    """Bad usage or a bad value (exit 2). From the parser it carries the parser's prog,
+    which names a subcommand and its --help."""
 
-    def __init__(self, message, usage=None, prog=None):
+    def __init__(self, message, prog=None):
         super().__init__(message, EXIT_USAGE)
-        self.usage = usage
         self.prog = prog
+
+
+# Long names a newcomer may try for a knob flag, for "did you mean".
+KNOB_NAMES = {"latency": "--L", "overhead": "--o", "send-overhead": "--os", "recv-overhead": "--or",
+              "gap": "--g", "gap-per-byte": "--G", "bandwidth": "--G"}
+
+
+class Once(argparse.Action):
+    """Stores an option's one value; refuses the option given twice, which would
+    otherwise silently keep the last value."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        given = parser.given_once  # reset by each parse (Parser.parse_known_args)
+        if self.dest in given:
+            raise argparse.ArgumentError(None, f"{option_string} is given twice ('{given[self.dest]}', then "
+                                               f"'{values}'); give it once")
+        given[self.dest] = values
+        setattr(namespace, self.dest, values)
 
 
 class Parser(argparse.ArgumentParser):
@@ -38,13 +58,19 @@ class Parser(argparse.ArgumentParser):
     command's one error path reports it. Subparsers get the same class.
 
     Every --help shows each option's default (added to its help unless the help
-    already says it) and, given `example`, one example command at its end."""
+    already says it) and, given `example`, one example command at its end.
+
+    An option that takes a value takes one starting with '-' too (`--L -1us`), so
+    the value's own check names it; add_argument(..., once=True) refuses the option
+    given twice."""
 
     def __init__(self, *args, allow_abbrev=False, example=None, **kw):
         super().__init__(*args, allow_abbrev=allow_abbrev, **kw)
         self.example = example
 
-    def add_argument(self, *args, **kw):
+    def add_argument(self, *args, once=False, **kw):
+        if once:
+            kw["action"] = Once
         action = super().add_argument(*args, **kw)
         add_default(action)
         return action
@@ -59,8 +85,67 @@ class Parser(argparse.ArgumentParser):
         text = super().format_help()
         return text + f"\nexample:\n  {self.example}\n" if self.example else text
 
+    def parse_known_args(self, args=None, namespace=None):
+        argv = sys.argv[1:] if args is None else list(args)
+        self.given_once = {}
+        return super().parse_known_args(self.dash_values(argv), namespace)
+
+    def parse_args(self, args=None, namespace=None):
+        args, extra = self.parse_known_args(args, namespace)
+        if extra:
+            self.error(f"unrecognized arguments: {' '.join(extra)}{self.suggestion(extra)}")
+        return args
+
+    def dash_values(self, argv):
+        """argv with `--OPT -VALUE` joined into `--OPT=-VALUE` for a long option that
+        takes one value, unless -VALUE is itself an option: argparse would otherwise
+        say only "expected one argument". Stops where the options end."""
+        ends = any(isinstance(a, argparse._SubParsersAction) or a.nargs == argparse.REMAINDER
+                   for a in self._actions if not a.option_strings)
+        known = self._option_string_actions
+        out, i = list(argv), 0
+        while i < len(out):
+            token = out[i]
+            if token == "--":
+                break
+            action = known.get(token)
+            if action is None:
+                if ends and not token.startswith("-"):
+                    break  # a subcommand, or the program whose arguments follow
+                i += 1
+                continue
+            value = out[i + 1] if i + 1 < len(out) else None
+            if (value and action.nargs is None and token.startswith("--") and value.startswith("-")
+                    and not value.startswith("--") and value.split("=")[0] not in known and value[:2] not in known):
+                out[i:i + 2] = [f"{token}={value}"]
+            elif value and action.nargs in (None, "?") and not value.startswith("-"):
+                i += 1  # the option's value, not a positional argument
+            i += 1
+        return out
+
+    def option_strings(self):
+        """Every option string of this parser and its subparsers."""
+        found = set(self._option_string_actions)
+        for action in self._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for sub in action.choices.values():
+                    found |= sub.option_strings() if isinstance(sub, Parser) else set(sub._option_string_actions)
+        return found
+
+    def suggestion(self, extra):
+        """" (did you mean --X?)" for the first unknown option, or ""."""
+        unknown = next((a.split("=")[0] for a in extra if a.startswith("--")), None)
+        if unknown is None:
+            return ""
+        options = self.option_strings()
+        named = KNOB_NAMES.get(unknown[2:].lower())
+        same_but_case = [o for o in options if o.lower() == unknown.lower()]
+        close = difflib.get_close_matches(unknown, sorted(options), n=1, cutoff=0.8)
+        match = named if named in options else (same_but_case or close or [None])[0]
+        return f" (did you mean {match}?)" if match else ""
+
     def error(self, message):
-        raise UsageError(message, usage=self.format_usage(), prog=self.prog)
+        raise UsageError(message, prog=self.prog)
 
 
 def add_default(action):
@@ -166,10 +251,10 @@ class Command:
         return None
 
     def report(self, err, code):
-        if isinstance(err, UsageError) and err.usage:
-            sys.stderr.write(err.usage)
         prog = err.prog if isinstance(err, UsageError) and err.prog else self.prog
         print(f"{prog}: {err}", file=sys.stderr)
+        if isinstance(err, UsageError) and err.prog:
+            print(f"(see `{prog} --help`)", file=sys.stderr)
         return code
 
     def main(self, argv=None):
