@@ -116,8 +116,8 @@ def sweep_values(knob, text):
         raise UsageError(f"--{knob} {text}: expected a value or START:STOP:STEP")
     try:
         values = [parse_knobs({_flag_knob(knob): p})[_flag_knob(knob)] for p in parts]
-    except KnobError as err:
-        raise UsageError(f"--{knob} {text}: {err}") from None
+    except KnobError as err:  # its message starts with the flag, named here already
+        raise UsageError(f"--{knob} {text}: {str(err).split(': ', 1)[-1]}") from None
     if len(values) == 1:
         return values
     start, stop, step = values
@@ -147,7 +147,7 @@ class PredictCommand(Command):
                             "(default: this VM's shm figures, docs/predict.md)")
         for flag, what in (("o", "o_s and o_r"), ("os", "o_s"), ("or", "o_r"), ("g", "g"), ("G", "G"),
                            ("L", "L")):
-            p.add_argument(f"--{flag}", metavar="V|A:B:S",
+            p.add_argument(f"--{flag}", metavar="V|A:B:S", once=True,
                            help=f"delta of {what}: one value or a sweep START:STOP:STEP (default: not predicted)")
         p.add_argument("--json", metavar="FILE", help="also write the predictions as JSON (default: none)")
 

@@ -11,6 +11,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from loggp.knobs import KnobError, knobs_program
 from loggp.knobs.command import Command, UsageError
 from loggp.knobs.programs import find_program
 from loggp.shim.run import KNOB_FLAGS as RUN_KNOB_FLAGS
@@ -143,7 +144,7 @@ def parse_args(argv):
               "loggp-probe options:")
         sys.stdout.flush()
         raise SystemExit(subprocess.run([find_program("loggp-probe"), "--help"]).returncode)
-    np_ranks, knob_args, rest = 2, [], []
+    np_ranks, knob_args, rest, given = 2, [], [], {}
     i = 0
     while i < len(argv):
         arg = argv[i]
@@ -151,6 +152,10 @@ def parse_args(argv):
             if i + 1 >= len(argv):
                 raise UsageError(f"option {arg} needs a value")
             value = argv[i + 1]
+            key = "--np" if arg == "-n" else arg
+            if key in given:
+                raise UsageError(f"{key} is given twice ('{given[key]}', then '{value}'); give it once")
+            given[key] = value
             if arg in ("--np", "-n"):
                 if not value.isdigit() or int(value) < 2:
                     raise UsageError(f"bad --np '{value}' (expected an integer >= 2)")
@@ -163,6 +168,12 @@ def parse_args(argv):
         i += 1
     if "--knob-set" in rest and knob_args:
         raise UsageError("give knobs either as --knob-set sets or as knob options, not both")
+    if knob_args:
+        # Checked here, so that a bad value is reported as this command's, not the `loggp run` it starts
+        try:
+            knobs_program("parse", *knob_args)
+        except KnobError as err:
+            raise UsageError(str(err)) from None
     return argparse.Namespace(np_ranks=np_ranks, knob_args=knob_args, rest=rest)
 
 

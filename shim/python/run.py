@@ -180,14 +180,14 @@ def parser():
     p.add_argument("-n", "--np", type=positive_int, required=True, help="number of ranks (required, no default)")
     for flag in KNOB_FLAGS:
         example = "0.5ns/B" if flag == "G" else "10us"
-        p.add_argument(f"--{flag}", metavar="T/B" if flag == "G" else "T", dest=f"knob_{flag}",
+        p.add_argument(f"--{flag}", metavar="T/B" if flag == "G" else "T", dest=f"knob_{flag}", once=True,
                        help=f"knob {flag} for this run, e.g. {example} (default: the knob file's, live)")
     for flag in JITTER_FLAGS:
-        p.add_argument(f"--{flag}", metavar="DIST:S", dest=flag.replace("-", "_"),
+        p.add_argument(f"--{flag}", metavar="DIST:S", dest=flag.replace("-", "_"), once=True,
                        help=f"draw {flag.split('-')[0]} per message around its value: normal:S, exp:S, "
                             "lognormal:S[:SIGMA] or pareto:S[:ALPHA], S the standard deviation, truncated at 0 "
                             "(docs/jitter.md; default: none)")
-    p.add_argument("--seed", type=int, help="seed of the jitter draws, mixed with each rank (default 0)")
+    p.add_argument("--seed", type=int, once=True, help="seed of the jitter draws, mixed with each rank (default 0)")
     topology.add_arguments(p)
     p.add_argument("--engine", choices=("auto", "libfabric", "pmpi"), default="auto",
                    help="auto (the default): libfabric when MPI runs over libfabric, else pmpi; libfabric: "

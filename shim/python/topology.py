@@ -17,10 +17,10 @@ def add_arguments(p):
     p.add_argument("--ranks-per-node", type=int, metavar="N",
                    help="emulate nodes of N consecutive ranks for --L-inter and --G-inter "
                         "(default: ranks on one host share a node)")
-    p.add_argument("--L-inter", metavar="T", dest="L_inter",
+    p.add_argument("--L-inter", metavar="T", dest="L_inter", once=True,
                    help="L between ranks on different nodes, e.g. 5us (--L stays the intra-node value; "
                         "default: none, the knob's L everywhere)")
-    p.add_argument("--G-inter", metavar="T/B", dest="G_inter",
+    p.add_argument("--G-inter", metavar="T/B", dest="G_inter", once=True,
                    help="G between ranks on different nodes, e.g. 0.5ns/B (--G stays the intra-node value; "
                         "default: none, the knob's G everywhere)")
 
