@@ -1,6 +1,7 @@
 """Where loggp's installed programs are: the installation prefix (the virtual
-environment ./setup.sh made) first, then PATH. The one lookup every part uses."""
-import os
+environment ./setup.sh made) first, then PATH. The one lookup every part uses,
+so a command started as .venv/bin/loggp, without the venv activated, finds the
+venv's mpiexec, kernels and tools as an activated shell would."""
 import shutil
 import sys
 from pathlib import Path
@@ -20,11 +21,14 @@ def prefix_path(*parts):
     return Path(sys.prefix, *parts)
 
 
+def which(name, path=None):
+    """The executable a bare program name stands for: the prefix's bin/ first, then
+    path (default $PATH); None if neither has it."""
+    return shutil.which(name, path=str(prefix_path("bin"))) or shutil.which(name, path=path)
+
+
 def find_program(name):
-    candidate = prefix_path("bin", name)
-    if candidate.is_file() and os.access(candidate, os.X_OK):
-        return str(candidate)
-    found = shutil.which(name)
+    found = which(name)
     if not found:
         raise MissingProgram(f"'{name}' not found in {prefix_path('bin')} or on PATH (run ./setup.sh)")
     return found

@@ -14,6 +14,8 @@ import subprocess
 import sys
 import time
 
+from loggp.knobs.programs import which
+
 from . import jitter_sweep, npb_output, store, topology_sweep, units
 
 RUNS_DIR = "runs"
@@ -240,7 +242,7 @@ def mpi_version(launcher):
     """First version line of the launcher (mpiexec or srun); '' if unknown."""
     program = {"srun": "srun"}.get(launcher, "mpiexec")
     # The venv's mpiexec, as `loggp run` uses, not a system one found first on PATH.
-    command = shutil.which(program, path=os.path.join(sys.prefix, "bin")) or program
+    command = which(program) or program
     try:
         out = subprocess.run([command, "--version"], capture_output=True, text=True,
                              timeout=20).stdout

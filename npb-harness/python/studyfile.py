@@ -446,15 +446,15 @@ def from_dict(path, text, data, skip_missing=True):
 
 
 def _missing_program(program):
-    import shutil
+    from loggp.knobs.programs import prefix_path, which
     if "/" in program:
         if not os.path.isfile(program):
             return f"program {program!r} does not exist"
         if not os.access(program, os.X_OK):
             return f"program {program!r} is not executable"
         return None
-    if shutil.which(program) is None:
-        return f"program {program!r} is not on PATH (build and install it first)"
+    if which(program) is None:
+        return f"program {program!r} is neither in {prefix_path('bin')} nor on PATH (build and install it first)"
     return None
 
 

@@ -34,6 +34,7 @@ from pathlib import Path
 
 from loggp.knobs.command import positive_int
 from loggp.knobs.files import write_text_atomic
+from loggp.knobs.programs import which
 
 DIRECTORIES = ("basic", "pt2pt", "coll", "rma", "comm", "datatype")
 MODES = ("plain", "zero", "loggp")
@@ -611,7 +612,7 @@ def load_resume(path, chosen, args, library):
 
 def find_tool(name):
     # The venv's own first: Debian's mpich/openmpi put mpicc and mpiexec in /usr/bin too.
-    path = shutil.which(name, path=os.path.join(sys.prefix, "bin")) or shutil.which(name)
+    path = which(name)
     if not path:
         raise EnvironmentProblem(f"'{name}' is not on PATH (put the loggp venv's bin/ first on PATH)")
     return path

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from loggp.knobs.files import write_text_atomic
+from loggp.knobs.programs import which
 
 
 class AbiError(Exception):
@@ -154,11 +155,12 @@ def wheel_lib_dir():
 
 
 def resolve_program(name, path_env=None):
-    """The file mpiexec would start for `name` (searched on PATH without a slash)."""
+    """The file `name` stands for: as given with a slash, else the venv's bin/ first,
+    then PATH (loggp.knobs.programs.which; `loggp run` starts that file)."""
     if "/" in name:
         path = Path(name)
     else:
-        found = shutil.which(name, path=path_env)
+        found = which(name, path_env)
         if not found:
             raise AbiError(f"program '{name}' not found on PATH")
         path = Path(found)

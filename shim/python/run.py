@@ -3,13 +3,14 @@ given, and the routing the chosen engine needs."""
 import argparse
 import os
 import shlex
+import shutil
 import sys
 import tempfile
 from pathlib import Path
 
 from loggp.knobs import ENVIRONMENT, KnobError, environment as knob_variables
 from loggp.knobs.command import Command, CommandError, Parser, positive_int
-from loggp.knobs.programs import find_program, prefix_path
+from loggp.knobs.programs import find_program, prefix_path, which
 
 from . import open_mpi, topology
 
@@ -121,6 +122,16 @@ def launcher_command(launcher, np, program, hostfile):
         raise RunError(f"--launcher '{launcher}': bad template ({err}); placeholders are {{np}}, {{program}}, "
                        "{hostfile}") from None
     return ["/bin/sh", "-c", text]
+
+
+def venv_program(name, path_env):
+    """The program to start for `name`: its full path when the venv's bin/ has it and
+    PATH (which the launcher searches) would not give the same file, e.g. a kernel
+    run through .venv/bin/loggp without the venv activated; else name as given."""
+    if "/" in name:
+        return name
+    found = which(name, path_env)
+    return found if found and found != shutil.which(name, path=path_env) else name
 
 
 def program_plan(args, program, base_env):
@@ -242,6 +253,7 @@ def build(args, base_env, testbed_plan=None):
     program = args.program[1:] if args.program[:1] == ["--"] else args.program
     if not program:
         raise RunError("no program given (usage: loggp run -n N [knobs] -- PROGRAM ARGS...)")
+    program = [venv_program(program[0], base_env.get("PATH")), *program[1:]]
     if args.hostfile and not Path(args.hostfile).is_file():
         raise RunError(f"--hostfile '{args.hostfile}': no such file")
     knob_args = [(flag, getattr(args, f"knob_{flag}")) for flag in KNOB_FLAGS
