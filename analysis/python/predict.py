@@ -159,7 +159,11 @@ class PredictCommand(Command):
                 args.sweeps[_flag_knob(flag)] = sweep_values(flag, text)
         if not args.sweeps:
             raise UsageError("no knob given: say which deltas to predict, e.g. --L 10us or --o 0:10us:1us")
-        if not Path(args.folder).is_dir():
+        folder = Path(args.folder)
+        if folder.is_file():
+            raise UsageError(f"{args.folder}: a file, not a folder: give the trace folder "
+                             f"({folder.parent}), which holds every rank's trace.<rank>.bin")
+        if not folder.is_dir():
             raise UsageError(f"{args.folder}: no such folder")
         if args.json and not Path(args.json).resolve().parent.is_dir():
             raise UsageError(f"--json {args.json}: its folder does not exist")

@@ -36,10 +36,11 @@ POSTING = {"MPI_Isend", "MPI_Ibsend", "MPI_Issend", "MPI_Irsend", "MPI_Irecv", "
 
 
 class TraceError(ValueError):
-    """A trace file that is not one, or is truncated or corrupt: says which file and where."""
+    """A trace file that is not one, or is truncated or corrupt: says which file and where
+    (offset None: the error is about no position, e.g. a folder's set of files)."""
 
     def __init__(self, path, offset, what):
-        super().__init__(f"{path}: at offset {offset}: {what}")
+        super().__init__(f"{path}: {what}" if offset is None else f"{path}: at offset {offset}: {what}")
         self.path, self.offset = str(path), offset
 
 
@@ -102,7 +103,7 @@ def read(path):
     try:
         data = path.read_bytes()
     except OSError as err:
-        raise TraceError(path, 0, f"cannot read: {err.strerror}") from None
+        raise TraceError(path, None, f"cannot read: {err.strerror}") from None
     if len(data) < HEADER.itemsize:
         raise TraceError(path, len(data), f"truncated: {len(data)} bytes, shorter than the "
                                           f"{HEADER.itemsize}-byte header")
@@ -149,10 +150,10 @@ def read_folder(folder):
     folder = Path(folder)
     files = sorted(folder.glob("trace.*.bin"))
     if not files:
-        raise TraceError(folder, 0, "no trace.<rank>.bin files")
+        raise TraceError(folder, None, "no trace.<rank>.bin files")
     traces = sorted((read(f) for f in files), key=lambda t: t.rank)
     size = traces[0].size
     ranks = [t.rank for t in traces]
     if ranks != list(range(size)):
-        raise TraceError(folder, 0, f"expected ranks 0..{size - 1}, found {ranks}")
+        raise TraceError(folder, None, f"expected ranks 0..{size - 1}, found {ranks}")
     return traces

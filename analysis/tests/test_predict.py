@@ -77,15 +77,16 @@ def test_the_command_prints_slopes_and_tolerances_and_writes_json(base_trace, tm
 
 @pytest.mark.parametrize("args, message", [
     (["NOFOLDER", "--L", "1us"], "NOFOLDER: no such folder"),
+    (["BASE/trace.0.bin", "--L", "1us"], "BASE/trace.0.bin: a file, not a folder: give the trace folder (BASE)"),
     (["BASE"], "no knob given"),
     (["BASE", "--L", "10parsecs"], "--L 10parsecs"),
     (["BASE", "--L", "10us:1us:1us"], "STOP >= START"),
     (["BASE", "--L", "1us", "--machine", "NOFILE"], "--machine NOFILE"),
 ])
 def test_bad_input_is_refused_by_name(base_trace, args, message):
-    args = [str(base_trace) if a == "BASE" else a for a in args]
+    args = [a.replace("BASE", str(base_trace)) for a in args]
     proc = run([installed("loggp"), "predict", *args])
-    assert proc.returncode == 2 and message in proc.stderr, proc.stderr
+    assert proc.returncode == 2 and message.replace("BASE", str(base_trace)) in proc.stderr, proc.stderr
 
 
 def test_a_damaged_trace_is_named(base_trace, tmp_path):

@@ -73,3 +73,14 @@ def test_a_completion_without_its_post(tmp_path, good):
     data[request:request + 8] = (0).to_bytes(8, "little")  # the post no longer names its request
     with pytest.raises(tr.TraceError, match=f"record {done}: request"):
         tr.read(damaged(tmp_path, bytes(data))).posts()
+
+
+def test_a_folder_error_names_no_offset(tmp_path, good):
+    with pytest.raises(tr.TraceError) as info:
+        tr.read_folder(tmp_path)
+    assert str(info.value) == f"{tmp_path}: no trace.<rank>.bin files"
+    (tmp_path / "trace.1.bin").write_bytes(good)  # rank 0's trace under a second name
+    damaged(tmp_path, good)
+    with pytest.raises(tr.TraceError) as info:
+        tr.read_folder(tmp_path)
+    assert str(info.value) == f"{tmp_path}: expected ranks 0..1, found [0, 0]"
