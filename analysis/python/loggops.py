@@ -44,7 +44,25 @@ class Params:
 
 
 class DeadlockError(RuntimeError):
-    """The programs cannot all finish: some wait for a message nobody sends."""
+    """The programs cannot all finish: some wait for a message nobody sends.
+    stuck: [(rank, operation index, (op kind, peer) it waits on, or None)];
+    finished: the ranks that ran to their end."""
+
+    def __init__(self, message, stuck=(), finished=()):
+        super().__init__(message)
+        self.stuck, self.finished = list(stuck), list(finished)
+
+
+def _awaited(st):
+    """(kind, peer) of the first isend or irecv the rank's current wait still needs, or None."""
+    op = st.program[st.pc]
+    if op[0] != "wait":
+        return None
+    missing = {req for req in op[1] if req not in st.done}
+    for earlier in reversed(st.program[:st.pc]):
+        if earlier[0] in ("isend", "irecv") and earlier[4] in missing:
+            return earlier[0], earlier[1]
+    return None
 
 
 @dataclass
@@ -167,8 +185,10 @@ def simulate(programs, params):
             progress |= run(me, ranks[me])
         pending = [me for me in pending if ranks[me].pc < len(ranks[me].program)]
         if pending and not progress:
-            stuck = ", ".join(f"rank {me} at operation {ranks[me].pc} {ranks[me].program[ranks[me].pc][:2]}"
-                              for me in pending[:4])
-            raise DeadlockError(f"the programs cannot finish: {stuck}")
+            stuck = [(me, ranks[me].pc, _awaited(ranks[me])) for me in pending]
+            said = "; ".join(f"rank {me} at operation {pc}" + (f" waits on its {w[0]} with rank {w[1]}" if w else "")
+                             for me, pc, w in stuck[:4])
+            raise DeadlockError(f"the programs cannot finish: {said}", stuck,
+                                [me for me in range(len(ranks)) if me not in pending])
     return Result([st.t for st in ranks], [st.compute for st in ranks], [st.overhead for st in ranks],
                   [st.waiting for st in ranks])

@@ -61,8 +61,16 @@ def load(folder):
     return replay.build(trace.read_folder(folder))
 
 
+def simulate(programs, machine, **deltas):
+    """The replay at machine plus deltas; a deadlock is said in the traces' MPI calls."""
+    try:
+        return loggops.simulate(programs.programs, machine.plus(**deltas))
+    except loggops.DeadlockError as err:
+        raise loggops.DeadlockError(replay.stuck_message(programs, err), err.stuck, err.finished) from None
+
+
 def runtime(programs, machine, **deltas):
-    return loggops.simulate(programs.programs, machine.plus(**deltas)).runtime_ns
+    return simulate(programs, machine, **deltas).runtime_ns
 
 
 def slowdowns(programs, machine, knob, deltas):
@@ -175,7 +183,7 @@ class PredictCommand(Command):
             raise CommandError(str(err), exit_code=2) from None
         machine = machine_from_probe(args.machine) if args.machine else DEFAULT_MACHINE
         try:
-            base = loggops.simulate(programs.programs, machine)
+            base = simulate(programs, machine)
         except loggops.DeadlockError as err:
             raise CommandError(f"{args.folder}: {err}") from None
         result = {"folder": str(args.folder), "ranks": len(programs.programs),

@@ -29,6 +29,8 @@ class Programs:
     messages: int = 0                                # point-to-point messages modelled, all ranks
     collectives: Counter = field(default_factory=Counter)   # modelled collectives by name
     unmodelled: Counter = field(default_factory=Counter)    # calls kept as their traced time
+    # per rank, per operation: (MPI call, its number in the rank's trace from 1) it came from
+    calls: list = field(default_factory=list)
 
 
 def _collective_sizes(traces, world):
@@ -66,7 +68,9 @@ def build(traces):
     sizes = _collective_sizes(traces, world)
     out = Programs([], 0.0)
     for t in traces:
-        out.programs.append(_program(t, world, sizes, out))
+        program, calls = _program(t, world, sizes, out)
+        out.programs.append(program)
+        out.calls.append(calls)
         out.traced_ns = max(out.traced_ns, float(t.finalize_ns - t.init_ns))
     return out
 
@@ -77,6 +81,8 @@ def _program(t, world, sizes, out):
     persistent = {}    # request handle -> the init record that made it
     coll_seen = Counter()
     prog = []
+    calls = []         # per operation of prog: (MPI call, its number)
+    number = 0
     prev_end = int(t.init_ns)
     me = t.rank
     i = 0
@@ -115,6 +121,7 @@ def _program(t, world, sizes, out):
         if rec["kind"] != CALL:
             i += 1
             continue
+        number += 1
         start, end = int(rec["start_ns"]), int(rec["end_ns"])
         calc(start - prev_end)
         prev_end = end
@@ -197,6 +204,29 @@ def _program(t, world, sizes, out):
             out.unmodelled[name] += 1
             if int(rec["request"]):
                 prog.append(("done", i))  # its completion, when waited for, is in the time just kept
+        calls += [(name, number)] * (len(prog) - len(calls))
         i = j
     calc(int(t.finalize_ns) - prev_end)
-    return prog
+    calls += [("MPI_Finalize", number + 1)] * (len(prog) - len(calls))
+    return prog, calls
+
+
+def stuck_message(programs, err):
+    """A loggops.DeadlockError of these programs in the MPI calls of the traces."""
+    said = []
+    for rank, pc, awaited in err.stuck[:4]:
+        name, number = programs.calls[rank][pc]
+        line = f"rank {rank} is stuck in {name} (call {number} of its trace)"
+        if awaited:
+            kind, peer = awaited
+            line += f", waiting for a message from rank {peer}" if kind == "irecv" else \
+                f", its message to rank {peer} never received"
+        said.append(line)
+    if len(err.stuck) > 4:
+        said.append(f"{len(err.stuck) - 4} more ranks are stuck")
+    if err.finished:
+        said.append(f"rank{'s' if len(err.finished) > 1 else ''} {', '.join(map(str, err.finished))} "
+                    "ran to the end")
+    return ("the traces cannot be replayed to the end: " + "; ".join(said) + ". The ranks' traces are "
+            "probably from different runs (a reused --trace folder, or one rank's file from another run): "
+            "trace the program again into an empty folder")

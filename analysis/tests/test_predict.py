@@ -106,3 +106,8 @@ def test_traces_of_different_runs_are_refused(base_trace, tmp_path):
     (tmp_path / "mixed" / "trace.1.bin").write_bytes((other / "trace.1.bin").read_bytes())
     with pytest.raises((ValueError, Exception)):
         predict.runtime(replay.build(trace.read_folder(tmp_path / "mixed")), predict.DEFAULT_MACHINE)
+    proc = run([installed("loggp"), "predict", tmp_path / "mixed", "--L", "1us"])
+    assert proc.returncode == 1 and len(proc.stderr.splitlines()) == 1, proc.stderr
+    assert f"loggp predict: {tmp_path / 'mixed'}: the traces cannot be replayed to the end: rank 0 is stuck in MPI_" \
+        in proc.stderr and "(call " in proc.stderr and "waiting for a message from rank 1" in proc.stderr
+    assert "probably from different runs" in proc.stderr and "((" not in proc.stderr
