@@ -27,8 +27,9 @@ from pathlib import Path
 import numpy as np
 
 from loggp.experiments import fit as fitmod
-from loggp.experiments.calibration_output import (panel_contents, plot_calibration, probe_rows,  # noqa: F401
-                                                   report_text, rows_to_csv, write_outputs)
+from loggp.experiments.calibration_output import (crosstalk_reason, miss_reason, panel_contents,  # noqa: F401
+                                                   plot_calibration, probe_rows, report_text, rows_to_csv,
+                                                   write_outputs)
 from loggp.experiments import probe as probemod
 import loggp.knobs as knob_values
 from loggp.knobs.command import Command, CommandError, Parser
@@ -303,9 +304,9 @@ def analyze(reference, runs, baseline=None):
             for sv, x, b, good in zip(set_values, moved, bounds, ok):
                 if not good:
                     unit = "ns/B" if param in PER_BYTE else "us"
-                    failures.append(f"cross-talk: {param} moved {x:+.3g} {unit} at {knob} = {sv:g} {UNITS[knob]} "
-                                    f"({abs(x) - b:.2g} over its bound {b:.4g}): setting {knob} also moved "
-                                    f"{param}; if it is not repeatable, noise")
+                    failures.append(f"{'noise' if sv == 0 else 'cross-talk'}: {param} moved {x:+.3g} {unit} at "
+                                    f"{knob} = {sv:g} {UNITS[knob]} ({abs(x) - b:.2g} over its bound {b:.4g}): "
+                                    + crosstalk_reason(knob, param, sv))
         for (sv, _), (delta, absolute) in zip(points, deltas):
             for param in PRIMARY[knob] + CROSSTALK[knob]:
                 role = "primary" if param in PRIMARY[knob] else "crosstalk"
@@ -438,16 +439,6 @@ def calibrate(sweeps, runner, probe_args, baseline_args=None, retries=2, log=pri
     summary["method"] = ("side by side: each knob's sweep in one probe run, its knob sets interleaved in rounds; "
                          "increases are taken against a zero set of the same run")
     return summary, rows, label_runs
-
-
-def miss_reason(error, set_value):
-    """Why a knob's measured increase missed its goal, in words, and what to do."""
-    if error > 0 and set_value <= 1:
-        return ("more than set at a small setting: the armed layer's own cost per message, or noise; "
-                "rerun on a quiet machine")
-    if error > 0:
-        return "more than set: noise from other work on the machine, or the knob applied twice; rerun to tell"
-    return "less than set: the knob is not fully applied, or the baseline was slow in this round; rerun to tell"
 
 
 # ------------------------------------------------------------------ command line

@@ -10,6 +10,28 @@ import numpy as np
 from loggp.knobs.files import atomic_write, write_text_atomic
 
 
+def miss_reason(error, set_value):
+    """Why a knob's measured increase missed its goal, in words, and what to do."""
+    if set_value == 0:
+        return "nothing is set at 0, so this is the machine's noise between two runs with every knob at 0; " \
+               "rerun on a quiet machine"
+    if error > 0 and set_value <= 1:
+        return ("more than set at a small setting: the armed layer's own cost per message, or noise; "
+                "rerun on a quiet machine")
+    if error > 0:
+        return "more than set: noise from other work on the machine, or the knob applied twice; rerun to tell"
+    return "less than set: the knob is not fully applied, or the baseline was slow in this round; rerun to tell"
+
+
+def crosstalk_reason(knob, param, set_value):
+    """Why another parameter moved when knob was set, in words."""
+    if set_value == 0:
+        # the run at a zero setting is a second reference: nothing set can have moved it
+        return (f"nothing is set at {knob} = 0, so this is the machine's noise between two runs with every knob "
+                "at 0; rerun on a quiet machine")
+    return f"setting {knob} also moved {param}; if it is not repeatable, noise"
+
+
 def rows_to_csv(rows, fields):
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n")

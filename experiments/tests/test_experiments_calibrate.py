@@ -371,3 +371,19 @@ def test_calibrate_smoke_through_loggp_run(tmp_path, capsys):
         if not misses:
             break
     assert not misses, "\n".join(misses) + "\n" + text
+
+
+def test_a_miss_at_a_zero_setting_is_called_noise_not_cross_talk():
+    # The L = 0 run differs from the reference in G, as two zero runs on a busy machine can;
+    # at L = 10 us G moved the same: there, setting L may have moved it.
+    reference = synthetic_probe(SIZES)
+    moved = {"G": 0.05}
+    summary, _ = cal.analyze(reference, {"L": [(0.0, synthetic_probe(SIZES, knobs=moved)),
+                                               (10.0, synthetic_probe(SIZES, knobs={"L": 10.0, **moved}))]})
+    failures = summary["knobs"]["L"]["failures"]
+    at_zero = [f for f in failures if "at L = 0 us" in f]
+    at_ten = [f for f in failures if "at L = 10 us" in f]
+    assert at_zero and all(f.startswith("noise: ") and "nothing is set at L = 0" in f
+                           and "also moved" not in f for f in at_zero), failures
+    assert at_ten and any(f.startswith("cross-talk: G moved") and "setting L also moved G" in f for f in at_ten)
+    assert "nothing is set at 0" in cal.miss_reason(0.5, 0.0)
