@@ -25,6 +25,11 @@ def load(path):
         regimes = data.get("regimes")
         if regimes is None and isinstance(data.get("baseline"), dict):
             regimes = data["baseline"].get("regimes")
+    if isinstance(data, dict) and "knobs" in data and "baseline" not in data and "regimes" not in data:
+        # `loggp calibrate --no-baseline` skips the run the regimes are fitted to
+        raise CalibrationError(f"calibration {path} has no T0 + m/B regimes: it was made with `loggp calibrate "
+                               "--no-baseline`; rerun `loggp calibrate` without --no-baseline, or leave "
+                               "--calibration out")
     if not isinstance(regimes, list) or not regimes:
         raise CalibrationError(f"calibration {path} has no 'regimes' list "
                                f"(at the top level or under 'baseline')")

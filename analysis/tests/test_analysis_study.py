@@ -194,6 +194,10 @@ def test_calibration_input(tmp_path):
     path.write_text("{not json")
     with pytest.raises(calibration.CalibrationError, match="not JSON"):
         calibration.load(str(path))
+    # as `loggp calibrate --no-baseline` writes it: knobs judged, no baseline run to fit
+    path.write_text(json.dumps({"schema": "loggp-calibration/1", "knobs": {"L": {}}, "pass": True}))
+    with pytest.raises(calibration.CalibrationError, match="made with `loggp calibrate --no-baseline`; rerun"):
+        calibration.load(str(path))
 
 
 # --- the report --------------------------------------------------------------
