@@ -219,3 +219,12 @@ def test_fit_refuses_a_baseline_that_ran_with_knobs(tmp_path, capsys):
     # the flags still serve a file that records nothing
     older = synthetic_file(tmp_path, "older.json", knobs={"L": 10.0})
     assert fit.main([older, "--baseline", synthetic_file(tmp_path, "b0.json"), "--L", "10us"]) == 0
+
+
+@pytest.mark.parametrize("sweeps", [{"L": [0, 1, 10]}, {"G": [0, 0.5, 2], "L": [0, 1, 10]}])
+def test_the_figure_title_fits_however_few_knobs(sweeps):
+    from loggp.experiments import calibration_output
+    fig = calibration_output.calibration_figure(calibrated(sweeps))
+    title = fig._suptitle.get_window_extent(fig.canvas.get_renderer())
+    assert 0 <= title.x0 and title.x1 <= fig.bbox.width, (title, fig.bbox)
+    assert title.y1 <= fig.bbox.height

@@ -3,6 +3,7 @@ the figure, from the summary and rows that calibrate.analyze makes."""
 import csv
 import io
 import json
+import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -77,6 +78,16 @@ def panel_contents(knob, k):
 
 
 def plot_calibration(summary, out_png):
+    """calibration_figure as PNG at out_png and SVG beside it."""
+    import matplotlib.pyplot as plt
+    fig = calibration_figure(summary)
+    out_png = Path(out_png)
+    atomic_write(out_png, lambda tmp: fig.savefig(tmp, format="png", dpi=100))
+    atomic_write(out_png.with_suffix(".svg"), lambda tmp: fig.savefig(tmp, format="svg"))
+    plt.close(fig)
+
+
+def calibration_figure(summary):
     """One column per knob: measured increase vs set with y = x on top; below, the error of
     each of the knob's measures and the cross-talk of the others, each over its own bound."""
     import matplotlib
@@ -117,12 +128,13 @@ def plot_calibration(summary, out_png):
         axr.set_ylabel("error / its bound")
         axr.legend(fontsize=6)
         axr.grid(True, alpha=0.3)
-    fig.suptitle("loggp calibration: measured vs set; errors over their bound (goal band shaded)")
+    # wrapped to the figure's width: one knob's column is narrower than the title at 11 pt
+    # (about 0.55 em per character)
+    per_line = int(fig.get_figwidth() * 72 / (11 * 0.55))
+    fig.suptitle(textwrap.fill("loggp calibration: measured vs set; errors over their bound (goal band shaded)",
+                               per_line), fontsize=11)
     fig.tight_layout()
-    out_png = Path(out_png)
-    atomic_write(out_png, lambda tmp: fig.savefig(tmp, format="png", dpi=100))
-    atomic_write(out_png.with_suffix(".svg"), lambda tmp: fig.savefig(tmp, format="svg"))
-    plt.close(fig)
+    return fig
 
 
 def report_text(summary):
