@@ -1,6 +1,7 @@
 """Issue 20, conventions: every command's and subcommand's --help exits 0, shows an
 example and gives every option's default; --version; a closed pipe is not a crash."""
 import argparse
+import re
 import subprocess
 import sys
 
@@ -118,3 +119,17 @@ def test_the_pipe_check_can_fail():
     proc.stdout.close()
     _, err = proc.communicate(timeout=60)
     assert b"BrokenPipeError" in err
+
+
+# Words of the project's own history, which a user cannot look up.
+INTERNAL = re.compile(r"\bissues? \d|\w\.py\b|\bVMs?\b|\bsessions?\b|this module", re.IGNORECASE)
+
+
+def test_help_texts_carry_no_internal_notes():
+    from loggp.shim import bench
+    texts = [(" ".join(path), parser.format_help()) for path, parser in subcommand_parsers() if parser]
+    texts.append(("probe", run([installed("loggp"), "probe", "--help"]).stdout.split("loggp-probe options:")[0]))
+    texts.append(("bench's terms", "\n".join(text for _, text in bench.TERMS)))
+    leaks = [f"{where}: {line.strip()}" for where, text in texts for line in text.splitlines()
+             if INTERNAL.search(line)]
+    assert not leaks, leaks

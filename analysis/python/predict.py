@@ -15,8 +15,9 @@ from loggp.knobs.files import write_text_atomic
 from . import loggops, replay, trace
 
 KNOBS = ("o", "o_s", "o_r", "g", "G", "L")
-# The machine's own parameters when no probe result is given: this VM's shm
-# provider under MPICH (loggp probe, 8 B; G from 64 KiB; docs/predict.md).
+# The machine's own parameters when no probe result is given: MPICH over libfabric's
+# shm provider on the machine loggp was developed on (loggp probe, 8 B; G from 64 KiB;
+# docs/predict.md).
 DEFAULT_MACHINE = loggops.Params(o_s=150.0, o_r=150.0, g=100.0, G=0.05, L=300.0, S=4096)
 
 
@@ -152,7 +153,8 @@ class PredictCommand(Command):
         p.add_argument("folder", help="the trace folder (trace.<rank>.bin)")
         p.add_argument("--machine", metavar="PROBE_JSON",
                        help="the machine's own o_s, o_r, g, G, L and eager limit from `loggp probe --json` "
-                            "(default: this VM's shm figures, docs/predict.md)")
+                            "(default: figures of MPICH over libfabric's shm provider, on one host, measured "
+                            "on loggp's development machine; docs/predict.md)")
         for flag, what in (("o", "o_s and o_r"), ("os", "o_s"), ("or", "o_r"), ("g", "g"), ("G", "G"),
                            ("L", "L")):
             p.add_argument(f"--{flag}", metavar="V|A:B:S", once=True,
