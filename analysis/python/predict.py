@@ -6,11 +6,13 @@ does not explain) neither inflates nor hides the knob's share. Docs:
 docs/predict.md."""
 import json
 import math
+import sys
 from pathlib import Path
 
 from loggp.knobs import KnobError, parse as parse_knobs
 from loggp.knobs.command import Command, CommandError, UsageError
 from loggp.knobs.files import write_text_atomic
+from loggp.shim import trace_record
 
 from . import loggops, replay, trace
 
@@ -184,6 +186,11 @@ class PredictCommand(Command):
         except ValueError as err:
             raise CommandError(str(err), exit_code=2) from None
         machine = machine_from_probe(args.machine) if args.machine else DEFAULT_MACHINE
+        unlike = None if args.machine else trace_record.unlike_default(trace_record.read(args.folder))
+        if unlike:
+            print(f"loggp predict: note: this trace ran {unlike}; the default machine parameters are MPICH's "
+                  "over libfabric's shm provider on one host: give the traced machine's own with --machine "
+                  "(`loggp probe --json FILE` under the same MPI and provider)", file=sys.stderr)
         try:
             base = simulate(programs, machine)
         except loggops.DeadlockError as err:

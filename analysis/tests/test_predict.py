@@ -111,3 +111,38 @@ def test_traces_of_different_runs_are_refused(base_trace, tmp_path):
     assert f"loggp predict: {tmp_path / 'mixed'}: the traces cannot be replayed to the end: rank 0 is stuck in MPI_" \
         in proc.stderr and "(call " in proc.stderr and "waiting for a message from rank 1" in proc.stderr
     assert "probably from different runs" in proc.stderr and "((" not in proc.stderr
+
+
+def test_a_trace_taken_off_the_default_machine_is_said(base_trace, tmp_path):
+    from loggp.shim import trace_record
+    recorded = trace_record.read(base_trace)
+    assert recorded["provider"] == "shm" and recorded["one_host"] and not recorded["open_mpi"]
+    assert trace_record.unlike_default(recorded) is None
+    proc = run([installed("loggp"), "predict", base_trace, "--L", "1us"])
+    assert proc.returncode == 0 and "note:" not in proc.stderr, proc.stderr
+
+    for f in base_trace.glob("trace.*.bin"):
+        (tmp_path / f.name).write_bytes(f.read_bytes())
+    trace_record.write(tmp_path, {**recorded, "open_mpi": True, "provider": "tcp"})
+    proc = run([installed("loggp"), "predict", tmp_path, "--L", "1us"])
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.splitlines() == [
+        "loggp predict: note: this trace ran under Open MPI, over libfabric's tcp provider; the default machine "
+        "parameters are MPICH's over libfabric's shm provider on one host: give the traced machine's own with "
+        "--machine (`loggp probe --json FILE` under the same MPI and provider)"]
+    probe_json = tmp_path / "probe.json"
+    probe_json.write_text(json.dumps({"summary": {"o_s_us": 0.1, "o_r_us": 0.1, "g_us": 0.1, "L_us": 0.3,
+                                                  "G_ns_per_byte": 0.05}}))
+    proc = run([installed("loggp"), "predict", tmp_path, "--L", "1us", "--machine", probe_json])
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+
+
+@pytest.mark.parametrize("changes, said", [
+    ({"engine": "pmpi", "provider": None}, "with the PMPI fallback engine, over MPI's own transports"),
+    ({"one_host": False, "provider": "tcp"}, "over libfabric's tcp provider, across several hosts"),
+    ({"provider": None}, None),
+])
+def test_how_a_run_differs_from_the_default_machine(changes, said):
+    from loggp.shim import trace_record
+    rec = trace_record.record("libmpi.so.12", False, "auto", "shm", True)
+    assert trace_record.unlike_default({**rec, **changes}) == said

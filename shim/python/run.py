@@ -12,7 +12,7 @@ from loggp.knobs import ENVIRONMENT, KnobError, environment as knob_variables
 from loggp.knobs.command import Command, CommandError, Parser, positive_int
 from loggp.knobs.programs import find_program, prefix_path, which
 
-from . import open_mpi, topology
+from . import open_mpi, topology, trace_record
 
 # Command-line knob flags and the environment variables they set.
 KNOB_FLAGS = {
@@ -320,6 +320,14 @@ def build(args, base_env, testbed_plan=None):
     if on_open_mpi:
         cmd = open_mpi.command(args.np, program, args.hostfile, env, base_env.get("PATH"),
                                ofi=args.engine != "pmpi")
+    if args.trace is not None and not args.dry_run:
+        provider = None if args.engine == "pmpi" else env.get("FI_PROVIDER", base_env.get("FI_PROVIDER"))
+        one_host = args.launcher == "mpiexec" and not args.hostfile and args.testbed is None
+        try:
+            trace_record.write(args.trace, trace_record.record(plan.library if plan else None, on_open_mpi,
+                                                               args.engine, provider, one_host))
+        except OSError as err:
+            raise RunError(f"--trace '{args.trace}': {err.strerror}") from None
     return env, cmd
 
 

@@ -2,6 +2,7 @@
 a ping-pong, an Isend/Irecv window closed by one Waitall, a Bcast from rank 1,
 an Allreduce), read back with loggp.analysis.trace and checked call by call;
 bad folders refused before launch; no trace unless asked."""
+import json
 from pathlib import Path
 
 import numpy as np
@@ -24,8 +25,10 @@ def test_a_traced_run_records_each_call(tmp_path, engine):
     proc = traced_run(out, engine)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "loggp" not in proc.stderr, proc.stderr
-    # only the final files: no temporary left behind
-    assert sorted(p.name for p in out.iterdir()) == ["trace.0.bin", "trace.1.bin"]
+    # only the final files: no temporary left behind; run.json says how the run went
+    assert sorted(p.name for p in out.iterdir()) == ["run.json", "trace.0.bin", "trace.1.bin"]
+    recorded = json.loads((out / "run.json").read_text())
+    assert recorded["engine"] == engine and recorded["provider"] == (None if engine == "pmpi" else "shm")
     traces = tr.read_folder(out)
     for t in traces:
         check_rank(t)
