@@ -118,3 +118,12 @@ def test_an_unknown_option_gets_a_suggestion(capsys, typed, meant):
 def test_no_suggestion_for_an_option_like_none(capsys):
     assert Knobs().main(["--zzzz"]) == 2
     assert capsys.readouterr().err.splitlines()[0] == "loggp knobs: unrecognized arguments: --zzzz"
+
+
+def test_a_whole_number_range_is_shown_in_whole_numbers():
+    import argparse
+    from loggp.knobs.command import number_in
+    with pytest.raises(argparse.ArgumentTypeError, match=r"^'0' must be in \[1, 1073741824\]$"):
+        number_in(int, 1, 1 << 30)("0")
+    with pytest.raises(argparse.ArgumentTypeError, match=r"^'0' must be in \(0, 1e\+09\]$"):
+        number_in(float, 0, 1e9, low_open=True)("0")

@@ -177,7 +177,8 @@ def number_in(kind, low, high, low_open=False):
     """An argparse type: a number of `kind` (int or float) in [low, high], or (low, high]
     with low_open; the error names the value and the range."""
     what = "a whole number" if kind is int else "a number"
-    span = f"{'(' if low_open else '['}{low:g}, {high:g}]"
+    shown = (lambda v: str(int(v))) if kind is int else (lambda v: f"{v:g}")  # never 1.07374e+09 for 2^30
+    span = f"{'(' if low_open else '['}{shown(low)}, {shown(high)}]"
 
     def parse(text):
         try:
