@@ -68,7 +68,8 @@ def launcher_template(results_dir, nodes_per_step, np_):
     srun = shutil.which("srun") or "srun"
     # Each task names the step's nodes on stderr first; the driver stores them with the run.
     tell = f'echo "{NODES_MARK}$SLURM_STEP_NODELIST" >&2; exec "$@"'
-    return shlex.join([srun, "--exclusive", "-N", str(nodes), "-n", str(np_), "--export=ALL", *mpi,
+    # {np}: `loggp run -n` fills it in (a template without it is warned about)
+    return shlex.join([srun, "--exclusive", "-N", str(nodes), "-n", "{np}", "--export=ALL", *mpi,
                        "--job-name", step_name(results_dir), "/bin/sh", "-c", tell, "sh"]) + " {program}"
 
 

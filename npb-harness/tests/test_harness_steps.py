@@ -48,7 +48,7 @@ def test_allocation_checks(tmp_path):
 
 
 def test_step_is_exclusive_named_and_tells_its_nodes(tmp_path):
-    words = shlex.split(steps.launcher_template(str(tmp_path), 2, 4).replace("{program}", "prog"))
+    words = shlex.split(steps.launcher_template(str(tmp_path), 2, 4).format(np=4, program="prog"))
     assert words[1:5] == ["--exclusive", "-N", "2", "-n"] and words[5] == "4"
     assert words[words.index("--job-name") + 1] == steps.step_name(str(tmp_path))
     assert steps.step_name(str(tmp_path)) != steps.step_name(str(tmp_path / "other"))

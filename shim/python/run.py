@@ -4,6 +4,7 @@ import argparse
 import os
 import shlex
 import shutil
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -108,7 +109,7 @@ def launcher_command(launcher, np, program, hostfile):
     if launcher == "srun":
         # --export=ALL: the knobs travel in each step's environment, so a node needs no knob
         # file of its own. pmi2 is what the mpich wheel speaks, unless the user chose.
-        cmd = [find_program("srun"), "-n", str(np), "--export=ALL"]
+        cmd = [slurm_program("srun"), "-n", str(np), "--export=ALL"]
         if "SLURM_MPI_TYPE" not in os.environ:
             cmd.append("--mpi=pmi2")
         if hostfile:
@@ -116,6 +117,9 @@ def launcher_command(launcher, np, program, hostfile):
         return cmd + program
     if "{program}" not in launcher:
         raise RunError(f"--launcher '{launcher}': expected mpiexec, srun or a template containing {{program}}")
+    if np > 1 and "{np}" not in launcher:
+        print(f"loggp run: warning: --launcher '{launcher}' has no {{np}}, so -n {np} does not reach it: it starts "
+              "as many ranks as it says itself (put {np} where it takes its rank count)", file=sys.stderr)
     try:
         text = launcher.format(np=np, program=shlex.join(program), hostfile=shlex.quote(hostfile or ""))
     except (KeyError, IndexError, ValueError) as err:
@@ -132,6 +136,29 @@ def venv_program(name, path_env):
         return name
     found = which(name, path_env)
     return found if found and found != shutil.which(name, path=path_env) else name
+
+
+def slurm_program(name):
+    """srun, or RunError: Slurm's client is not loggp's to install (find_program says run ./setup.sh)."""
+    try:
+        return find_program(name)
+    except CommandError:
+        raise RunError(f"--launcher srun: {name} is not installed here (it is Slurm's client); run where Slurm "
+                       "is, or use --launcher mpiexec") from None
+
+
+def check_slurm():
+    """srun is there and `scontrol ping` answers, so that a Slurm out of reach is said in
+    one line, not in srun's own errors from every attempt to find its configuration."""
+    slurm_program("srun")
+    try:
+        proc = subprocess.run([find_program("scontrol"), "ping"], capture_output=True, text=True, timeout=20)
+    except (CommandError, OSError, subprocess.TimeoutExpired):
+        return  # no verdict: srun will say
+    if proc.returncode != 0:
+        said = (proc.stderr.strip() or proc.stdout.strip() or f"exit {proc.returncode}").splitlines()[-1]
+        raise RunError(f"--launcher srun: Slurm does not answer here (scontrol ping: {said}); run inside a Slurm "
+                       "cluster, or use --launcher mpiexec")
 
 
 def program_plan(args, program, base_env):
@@ -275,6 +302,8 @@ def build(args, base_env, testbed_plan=None):
             raise RunError(f"--profile '{args.profile}': its parent folder does not exist")
     if args.trace is not None:
         check_trace_folder(args.trace)
+    if args.launcher == "srun" and not args.dry_run:
+        check_slurm()
     if args.launcher == "mpiexec" and not args.hostfile and args.testbed is None:
         # Every rank starts here: a missing program is ours to say, not the launcher's.
         from .abi import AbiError, resolve_program

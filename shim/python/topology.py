@@ -3,6 +3,8 @@
 files, and carried to the ranks in LOGGP_TOPOLOGY or the short form's variables
 (libloggp.so reads them; docs/topology.md)."""
 import json
+import os
+import sys
 from pathlib import Path
 
 from loggp.knobs import KnobError, knobs_program, parse
@@ -49,6 +51,9 @@ def environment(args, ranks, error):
         return {}
     if "ranks_per_node" in given and given["ranks_per_node"] < 1:
         raise error(f"--ranks-per-node {given['ranks_per_node']}: expected a whole number >= 1")
+    if set(given) == {"ranks_per_node"} and not any(os.environ.get(FLAGS[f]) for f in ("L_inter", "G_inter")):
+        print(f"loggp run: warning: --ranks-per-node {given['ranks_per_node']} has no effect without --L-inter or "
+              "--G-inter: ranks on other nodes get the same L and G", file=sys.stderr)
     for flag, knob in (("L_inter", "L"), ("G_inter", "G")):
         if flag in given:
             try:
