@@ -80,7 +80,8 @@ class Knobs(Command):
 
     def configure(self, p):
         p.add_argument("--L", once=True)
-        p.add_argument("--out")
+        p.add_argument_group("files").add_argument("--out")
+        p.add_mutually_exclusive_group().add_argument("--G", once=True)
         p.add_argument("-n", type=int)
         p.add_argument("--quiet", action="store_true")
         p.add_argument("program", nargs="*")
@@ -105,6 +106,8 @@ def test_an_option_is_not_taken_as_a_value(capsys):
 def test_a_once_option_given_twice_is_refused_naming_both_values(capsys):
     assert Knobs().main(["--L", "1us", "--L", "2us"]) == 2
     assert capsys.readouterr().err.splitlines()[0] == "loggp knobs: --L is given twice ('1us', then '2us'); give it once"
+    assert Knobs().main(["--G", "1ns/B", "--G", "2ns/B"]) == 2
+    assert "--G is given twice ('1ns/B', then '2ns/B')" in capsys.readouterr().err
     assert Knobs().main(["--out", "a", "--out", "b"]) == 0  # other options keep argparse's last-wins
     assert capsys.readouterr().out == "None b None []\n"
 

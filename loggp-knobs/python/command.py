@@ -162,10 +162,12 @@ def add_default(action):
 
 
 def _group(group):
-    """A group whose options get their defaults shown too."""
+    """A group whose options get their defaults shown too, and take once=True."""
     plain = group.add_argument
 
-    def add_argument(*args, **kw):
+    def add_argument(*args, once=False, **kw):
+        if once:
+            kw["action"] = Once
         action = plain(*args, **kw)
         add_default(action)
         return action
