@@ -1,23 +1,16 @@
 /* Latency and overhead jitter: per-message draws around the set L (and o)
  * from a named distribution, seeded per rank so a run can be repeated.
- * Pure parts (parsing, the PRNG, the draws, the distributions' moments) are
- * unit-tested in shim/tests/test_jitter.c; docs/jitter.md says what each
- * distribution's parameters mean. */
+ * Pure parts (the PRNG, the draws, the distributions' moments, and the
+ * setting's parser in loggp-knobs/core/jitter_spec.c) are unit-tested in
+ * shim/tests/test_jitter.c; docs/jitter.md says what each distribution's
+ * parameters mean. */
 #ifndef LOGGP_JITTER_H
 #define LOGGP_JITTER_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-typedef enum { JITTER_NONE, JITTER_NORMAL, JITTER_EXP, JITTER_LOGNORMAL, JITTER_PARETO } jitter_kind;
-
-/* Every kind is a zero-mean offset with standard deviation spread_ns; shape
- * is lognormal's sigma of log (default 1) or Pareto's alpha (> 2, default 3). */
-typedef struct {
-    jitter_kind kind;
-    double spread_ns;
-    double shape;
-} jitter_spec;
+#include "jitter_spec.h"
 
 /* xoshiro256** state (Blackman and Vigna), seeded through splitmix64. */
 typedef struct {
@@ -25,13 +18,6 @@ typedef struct {
 } jitter_rng;
 
 #pragma GCC visibility push(hidden)
-
-/* Parses "none", "normal:2us", "exp:2us", "lognormal:2us[:SIGMA]",
- * "pareto:2us[:ALPHA]". -1 with a message naming the bad part. */
-int jitter_parse(const char *text, jitter_spec *out, char *err, size_t errlen);
-
-/* Writes a spec back in the form jitter_parse reads. */
-void jitter_format(const jitter_spec *spec, char *buf, size_t len);
 
 /* Seeds the stream of (seed, stream): one stream per rank and thread. */
 void jitter_seed(jitter_rng *r, uint64_t seed, uint64_t stream);

@@ -54,7 +54,7 @@ static int read_spec(const char *var, jitter_spec *spec, char *err, size_t errle
 {
     const char *v = getenv(var);
     char why[384];
-    if (jitter_parse(v, spec, why, sizeof why) != 0) {
+    if (loggp_jitter_parse(v, spec, why, sizeof why) != 0) {
         snprintf(err, errlen, "%s=%s: %s", var, v, why);
         return -1;
     }
@@ -88,7 +88,7 @@ void loggp_jitter_describe(char *buf, size_t len)
     if (!loggp_jitter_L_on && !loggp_jitter_o_on)
         return;
     char l[96], o[96];
-    jitter_format(&L_spec, l, sizeof l);
-    jitter_format(&o_spec, o, sizeof o);
+    loggp_jitter_format(&L_spec, l, sizeof l);
+    loggp_jitter_format(&o_spec, o, sizeof o);
     snprintf(buf, len, "; jitter L %s, o %s, seed %llu", l, o, (unsigned long long)seed);
 }

@@ -1,6 +1,7 @@
-/* Jitter's pure parts (src/jitter.c): the PRNG against the published
- * xoshiro256** reference, the parser's errors, and each distribution's mean,
- * standard deviation and truncation over many draws. */
+/* Jitter's pure parts (src/jitter.c; the parser is in loggp-knobs/core/
+ * jitter_spec.c): the PRNG against the published xoshiro256** reference, the
+ * parser's errors, and each distribution's mean, standard deviation and
+ * truncation over many draws. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <string.h>
@@ -35,18 +36,18 @@ Test(jitter, parses_each_distribution_and_formats_it_back)
     for (size_t i = 0; i < 4; i++) {
         jitter_spec s;
         char err[256], back[64];
-        cr_assert_eq(jitter_parse(texts[i], &s, err, sizeof err), 0, "%s: %s", texts[i], err);
-        jitter_format(&s, back, sizeof back);
+        cr_assert_eq(loggp_jitter_parse(texts[i], &s, err, sizeof err), 0, "%s: %s", texts[i], err);
+        loggp_jitter_format(&s, back, sizeof back);
         cr_assert_str_eq(back, texts[i]);
     }
     jitter_spec s;
     char err[256];
-    cr_assert_eq(jitter_parse("lognormal:2us", &s, err, sizeof err), 0);
+    cr_assert_eq(loggp_jitter_parse("lognormal:2us", &s, err, sizeof err), 0);
     cr_assert_float_eq(s.shape, 1.0, 1e-12);
     cr_assert_float_eq(s.spread_ns, 2000.0, 1e-9);
-    cr_assert_eq(jitter_parse("none", &s, err, sizeof err), 0);
+    cr_assert_eq(loggp_jitter_parse("none", &s, err, sizeof err), 0);
     cr_assert_eq(s.kind, JITTER_NONE);
-    cr_assert_eq(jitter_parse("normal:0", &s, err, sizeof err), 0);
+    cr_assert_eq(loggp_jitter_parse("normal:0", &s, err, sizeof err), 0);
     cr_assert_eq(s.kind, JITTER_NONE);
 }
 
@@ -54,7 +55,7 @@ static void refused(const char *text, const char *named)
 {
     jitter_spec s;
     char err[512] = "";
-    cr_assert_eq(jitter_parse(text, &s, err, sizeof err), -1, "%s accepted", text);
+    cr_assert_eq(loggp_jitter_parse(text, &s, err, sizeof err), -1, "%s accepted", text);
     cr_assert(strstr(err, named), "error for %s does not name %s: %s", text, named, err);
 }
 
@@ -75,7 +76,7 @@ static void moments(const char *text, int n, double *mean, double *sd, double *m
 {
     jitter_spec s;
     char err[256];
-    cr_assert_eq(jitter_parse(text, &s, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(loggp_jitter_parse(text, &s, err, sizeof err), 0, "%s", err);
     jitter_rng r;
     jitter_seed(&r, 42, 0);
     double sum = 0, sum2 = 0, lo = INFINITY;
