@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "jitter.h"
+#include "runenv.h"
 
 int loggp_jitter_L_on, loggp_jitter_o_on;
 
@@ -50,32 +51,11 @@ static uint64_t launcher_rank(void)
     return 0;
 }
 
-static int read_spec(const char *var, jitter_spec *spec, char *err, size_t errlen)
-{
-    const char *v = getenv(var);
-    char why[384];
-    if (loggp_jitter_parse(v, spec, why, sizeof why) != 0) {
-        snprintf(err, errlen, "%s=%s: %s", var, v, why);
-        return -1;
-    }
-    return 0;
-}
-
 int loggp_jitter_start(char *err, size_t errlen)
 {
-    if (read_spec("LOGGP_L_JITTER", &L_spec, err, errlen) || read_spec("LOGGP_O_JITTER", &o_spec, err, errlen))
+    if (loggp_env_jitter("LOGGP_L_JITTER", &L_spec, err, errlen) ||
+        loggp_env_jitter("LOGGP_O_JITTER", &o_spec, err, errlen) || loggp_env_seed(&seed, err, errlen))
         return -1;
-    const char *s = getenv("LOGGP_SEED");
-    seed = 0;
-    if (s && *s) {
-        char *end;
-        unsigned long long v = strtoull(s, &end, 10);
-        if (*s == '-' || *end) {
-            snprintf(err, errlen, "LOGGP_SEED=%s: expected a whole number >= 0", s);
-            return -1;
-        }
-        seed = v;
-    }
     rank = launcher_rank();
     loggp_jitter_L_on = L_spec.kind != JITTER_NONE;
     loggp_jitter_o_on = o_spec.kind != JITTER_NONE;

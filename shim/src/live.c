@@ -2,6 +2,7 @@
 
 #include "knob_watch.h"
 #include "region.h"
+#include "runenv.h"
 
 #include <limits.h>
 #include <pthread.h>
@@ -243,13 +244,11 @@ int loggp_live_start(char *err, size_t errlen)
         return -1;
     loggp_live_publish(&k);
 
-    const char *live = getenv("LOGGP_LIVE");
-    if (live && strcmp(live, "0") != 0 && strcmp(live, "1") != 0) {
-        snprintf(err, errlen, "LOGGP_LIVE=%s: expected 0 or 1", live);
+    int live = 1;
+    if (loggp_env_switch("LOGGP_LIVE", &live, err, errlen) < 0)
         return -1;
-    }
     int all_from_env = env_mask == (1u << LOGGP_KNOB_COUNT) - 1 && env_scope >= 0;
-    if ((live && strcmp(live, "0") == 0) || all_from_env)
+    if (!live || all_from_env)
         return 0;
     knob_watch_open(&watcher_events, knob_file);
     pthread_attr_t attr;

@@ -411,6 +411,14 @@ def test_bad_environment_value_stops_mpi_init():
     assert "LOGGP_LATENCY=-5us" in proc.stderr and "negative" in proc.stderr
 
 
+@pytest.mark.parametrize("name, value", [("LOGGP_QUIET", "banana"), ("LOGGP_ROUTE", "maybe"), ("LOGGP_LIVE", "yes")])
+def test_a_switch_other_than_0_or_1_stops_mpi_init(name, value):
+    proc = run([installed("mpiexec"), "-n", NP, built("shim/tests/loggp-test-timing"), "pingpong", "8", "10"],
+               env={"LD_PRELOAD": library(), name: value})
+    assert proc.returncode != 0 and "halfrtt_us" not in proc.stdout
+    assert f"MPI_Init aborted: {name}={value}: expected 0 or 1" in proc.stderr, proc.stderr
+
+
 def test_bad_engine_name_is_refused():
     proc = run([installed("mpiexec"), "-n", NP, built("shim/tests/loggp-test-timing"), "pingpong", "8", "10"],
                env={"LD_PRELOAD": library(), "LOGGP_ENGINE": "warp"})

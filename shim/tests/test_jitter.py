@@ -45,6 +45,15 @@ def test_a_bad_jitter_is_refused_naming_it(value, named):
     assert f"LOGGP_L_JITTER={value}" in proc.stderr and named in proc.stderr, proc.stderr
 
 
+@pytest.mark.parametrize("seed", ["18446744073709551616", "99999999999999999999999"])
+def test_a_seed_over_64_bits_stops_mpi_init_naming_it(seed):
+    proc = run([installed("mpiexec"), "-n", "1", built("shim/tests/loggp-test-ordering"), "1"],
+               env={"LD_PRELOAD": str(Path(sys.prefix) / "lib" / "libloggp.so"), "LOGGP_L_JITTER": "normal:1us",
+                    "LOGGP_SEED": seed})
+    assert proc.returncode != 0
+    assert f"LOGGP_SEED={seed}: over the largest seed" in proc.stderr, proc.stderr
+
+
 def test_a_negative_seed_is_refused():
     proc = loggp_run(2, "--seed", "-3", "--", built("shim/tests/loggp-test-ordering"), "8")
     assert proc.returncode != 0

@@ -10,6 +10,7 @@
 
 #include "ofi.h"
 #include "pmpi.h"
+#include "runenv.h"
 
 static int set(const char *name)
 {
@@ -19,14 +20,17 @@ static int set(const char *name)
 
 int loggp_foreign_before_init(const char *library)
 {
-    const char *engine = getenv("LOGGP_ENGINE");
-    if (engine && strcmp(engine, "pmpi") == 0) {
+    int engine = LOGGP_ENGINE_AUTO;
+    char err[1024];
+    if (loggp_run_env_check(NULL, 0, err, sizeof err) != 0)
+        loggp_die_before_init(err);
+    loggp_env_engine(&engine, NULL, 0);
+    if (engine == LOGGP_ENGINE_PMPI) {
         if (loggp_launcher_rank_zero())
             fprintf(stderr, "loggp: LOGGP_ENGINE=pmpi: the fallback engine needs an MPICH-ABI MPI, not %s; "
                             "libloggp.so runs inert (use LOGGP_ENGINE=auto with Open MPI's ofi MTL)\n", library);
         return 0;
     }
-    char err[1024];
     if (loggp_live_start(err, sizeof err) != 0)
         loggp_die_before_init(err);
     loggp_ofi_enable(1);
@@ -46,8 +50,9 @@ void loggp_foreign_after_init(const char *library)
         return;
     }
     loggp_print_banner(rank0 ? 0 : 1, ENGINE_LIBFABRIC);
-    const char *quiet = getenv("LOGGP_QUIET");
-    if (rank0 && (!quiet || strcmp(quiet, "0") == 0))
+    int quiet = 0;
+    loggp_env_switch("LOGGP_QUIET", &quiet, NULL, 0); /* checked before MPI_Init */
+    if (rank0 && !quiet)
         fprintf(stderr, "loggp: under %s libloggp.so serves through libfabric only: no clock sync (L needs one "
                         "clock, i.e. one host)%s; libloggp-ompi.so has them all\n", library,
                 set("LOGGP_PROFILE") || set("LOGGP_TRACE") ? ", no profile, no trace" : "");

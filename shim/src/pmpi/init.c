@@ -12,6 +12,7 @@
 #include "topology_live.h"
 #include "ofi.h"
 #include "pmpi.h"
+#include "runenv.h"
 
 #ifndef LOGGP_VERSION
 #define LOGGP_VERSION "0.0.0"
@@ -90,8 +91,9 @@ void loggp_print_banner(int rank, int engine)
     char missing[256] = "";
     if (fallback)
         not_applied_by_fallback(&k, missing, sizeof missing);
-    const char *quiet = getenv("LOGGP_QUIET");
-    if (!quiet || strcmp(quiet, "0") == 0) {
+    int quiet = 0;
+    loggp_env_switch("LOGGP_QUIET", &quiet, NULL, 0); /* checked in before_init */
+    if (!quiet) {
         char line[1024];
         int n = snprintf(line, sizeof line, "loggp %s: engine %s%s; knobs", LOGGP_VERSION,
                          fallback ? "pmpi fallback" : "libfabric, provider ", fallback ? "" : loggp_ofi_provider());
@@ -138,16 +140,11 @@ void loggp_print_banner(int rank, int engine)
 /* LOGGP_ENGINE: auto (default), libfabric or pmpi. */
 static int wanted_engine(void)
 {
-    const char *e = getenv("LOGGP_ENGINE");
-    if (!e || !*e || strcmp(e, "auto") == 0)
-        return ENGINE_NONE;
-    if (strcmp(e, "libfabric") == 0)
-        return ENGINE_LIBFABRIC;
-    if (strcmp(e, "pmpi") == 0)
-        return ENGINE_PMPI;
+    int e = LOGGP_ENGINE_AUTO;
     char msg[256];
-    snprintf(msg, sizeof msg, "LOGGP_ENGINE=%s: expected auto, libfabric or pmpi", e);
-    loggp_die_before_init(msg);
+    if (loggp_env_engine(&e, msg, sizeof msg) != 0)
+        loggp_die_before_init(msg);
+    return e == LOGGP_ENGINE_LIBFABRIC ? ENGINE_LIBFABRIC : e == LOGGP_ENGINE_PMPI ? ENGINE_PMPI : ENGINE_NONE;
 }
 
 static void before_init(void)
@@ -170,6 +167,9 @@ static void before_init(void)
     }
     int wanted = wanted_engine();
     char err[1024];
+    /* every LOGGP_* variable, as `loggp-knobs show` checks them (runenv.h) */
+    if (loggp_run_env_check(NULL, 0, err, sizeof err) != 0)
+        loggp_die_before_init(err);
     if (loggp_live_start(err, sizeof err) != 0)
         loggp_die_before_init(err);
     if (loggp_jitter_start(err, sizeof err) != 0)

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "pmpi.h"
+#include "runenv.h"
 
 int loggp_single_node(void)
 {
@@ -50,13 +51,11 @@ static void remove_stale_shm_regions(void)
  * this off. Only an MPI built on libfabric gets it. */
 void loggp_route_through_libfabric(void)
 {
-    const char *route = getenv("LOGGP_ROUTE");
-    if (route && strcmp(route, "0") != 0 && strcmp(route, "1") != 0) {
-        char msg[160];
-        snprintf(msg, sizeof msg, "LOGGP_ROUTE=%s: expected 0 or 1", route);
+    int route = 1;
+    char msg[160];
+    if (loggp_env_switch("LOGGP_ROUTE", &route, msg, sizeof msg) < 0)
         loggp_die_before_init(msg);
-    }
-    if ((route && strcmp(route, "0") == 0) || !dlsym(RTLD_DEFAULT, "fi_getinfo"))
+    if (!route || !dlsym(RTLD_DEFAULT, "fi_getinfo"))
         return;
     if (LOGGP_BUILT_FOR != LOGGP_MPI_MPICH)
         return; /* Open MPI picks its ofi MTL on mpirun's command line (`loggp run` does) */
