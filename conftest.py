@@ -5,7 +5,9 @@ import pytest
 from loggp.knobs import ENVIRONMENT
 
 KNOB_VARIABLES = (*ENVIRONMENT.values(), "LOGGP_ENGINE", "LOGGP_PROFILE", "LOGGP_QUIET", "LOGGP_LIVE",
-                  "LOGGP_ROUTE", "LOGGP_TEST_CLOCK_SKEW", "LOGGP_L_JITTER", "LOGGP_O_JITTER", "LOGGP_SEED")
+                  "LOGGP_ROUTE", "LOGGP_TEST_CLOCK_SKEW", "LOGGP_L_JITTER", "LOGGP_O_JITTER", "LOGGP_SEED",
+                  "LOGGP_SCOPE", "LOGGP_TRACE", "LOGGP_TOPOLOGY", "LOGGP_RANKS_PER_NODE", "LOGGP_L_INTER",
+                  "LOGGP_G_INTER")
 
 
 @pytest.fixture(autouse=True)

@@ -1,11 +1,13 @@
 /* `loggp-knobs show`: the knobs programs started from this shell get, and
- * where each comes from, as a table (also printed by set and reset) or JSON. */
+ * where each comes from, as a table (also printed by set and reset) or JSON;
+ * it refuses every LOGGP_* variable MPI_Init would (so `loggp run` asks it). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
 #include "knobs.h"
+#include "runenv.h"
 
 /* Where a knob's effective value comes from: the environment variable that
  * overrides the file for programs started from this shell, the file, or no
@@ -53,8 +55,20 @@ static void json_string(const char *s)
     putchar('"');
 }
 
+/* The jitter line for the table, only when some jitter is on. */
+static void print_jitter(const loggp_run_env *run)
+{
+    if (run->L_jitter.kind == JITTER_NONE && run->o_jitter.kind == JITTER_NONE)
+        return;
+    char L[96], o[96];
+    loggp_jitter_format(&run->L_jitter, L, sizeof L);
+    loggp_jitter_format(&run->o_jitter, o, sizeof o);
+    printf("jitter: L %s, o %s, seed %llu (LOGGP_L_JITTER, LOGGP_O_JITTER, LOGGP_SEED)\n", L, o,
+           (unsigned long long)run->seed);
+}
+
 static void print_json(const loggp_knobs *file, const loggp_knobs *effective, unsigned from_env,
-                       const char *path, int exists)
+                       const char *path, int exists, const loggp_run_env *run)
 {
     printf("{\"file\": ");
     json_string(path);
@@ -89,7 +103,12 @@ static void print_json(const loggp_knobs *file, const loggp_knobs *effective, un
             any = 1;
         }
     }
-    printf("}}\n");
+    char L[96], o[96];
+    loggp_jitter_format(&run->L_jitter, L, sizeof L);
+    loggp_jitter_format(&run->o_jitter, o, sizeof o);
+    /* per_pair_L: a topology gives some pairs an L of their own, which jitter draws around too */
+    printf("}, \"jitter\": {\"L\": \"%s\", \"o\": \"%s\", \"seed\": %llu}, \"per_pair_L\": %s}\n", L, o,
+           (unsigned long long)run->seed, run->topology_L ? "true" : "false");
 }
 
 int cmd_show(int argc, char **argv)
@@ -101,7 +120,9 @@ int cmd_show(int argc, char **argv)
             printf("usage: %s show [--json] [--via loggp|netem]\n"
                    "Prints the values programs started from this shell get: the environment's LOGGP_*\n"
                    "variables over the knob file, each marked with where it comes from (a table, or\n"
-                   "JSON: \"knobs\" the file's values, \"effective\" with \"from\"). A bad variable exits 1.\n"
+                   "JSON: \"knobs\" the file's values, \"effective\" with \"from\", \"jitter\"). A variable\n"
+                   "MPI_Init would refuse (knobs, scope, jitter, seed, topology, engine, LOGGP_QUIET,\n"
+                   "LOGGP_LIVE, LOGGP_ROUTE, the LOGGP_PROFILE and LOGGP_TRACE folders) exits 1 naming it.\n"
                    "  --json      JSON instead of a table (default: a table)\n"
                    "  --via loggp|netem  default loggp; netem: what tc/netem applies on the testbed's links\n"
                    "example: LOGGP_LATENCY=5us %s show\n", prog, prog);
@@ -128,18 +149,22 @@ int cmd_show(int argc, char **argv)
      * stop its MPI_Init, so it stops show too. */
     loggp_knobs effective = knobs;
     unsigned from_env = 0;
-    char err[512];
+    char err[1024];
     int env_scope = 0, scope_set = loggp_scope_from_env(&env_scope, err, sizeof err);
     if (scope_set > 0)
         effective.scope = env_scope;
-    if (scope_set < 0 || loggp_knobs_apply_env(&effective, &from_env, err, sizeof err) != 0) {
+    loggp_run_env run;
+    if (scope_set < 0 || loggp_knobs_apply_env(&effective, &from_env, err, sizeof err) != 0 ||
+        loggp_run_env_check(&run, 1, err, sizeof err) != 0) {
         fprintf(stderr, "%s: %s\n(MPI programs started from this shell would stop at MPI_Init; fix or unset it)\n",
                 prog, err);
         return 1;
     }
-    if (json)
-        print_json(&knobs, &effective, from_env, path, exists);
-    else
+    if (json) {
+        print_json(&knobs, &effective, from_env, path, exists, &run);
+    } else {
         print_table(&effective, path, exists, from_env);
+        print_jitter(&run);
+    }
     return 0;
 }

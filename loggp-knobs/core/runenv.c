@@ -4,7 +4,9 @@
 #include "knobs_internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -154,11 +156,17 @@ int loggp_env_output_folder(const char *name, char *err, size_t errlen)
                       itself ? "" : ", on its path,");
         return -1;
     }
-    if (access(path, W_OK | X_OK) != 0) {
+    /* a file made and removed tells; access() says yes to root even on /proc */
+    char probe[PATH_MAX + 32];
+    snprintf(probe, sizeof probe, "%s/.loggp-check-XXXXXX", path);
+    int fd = mkostemp(probe, O_CLOEXEC);
+    if (fd < 0) {
         loggp_set_err(err, errlen, "%s=%s: cannot write into %s: %s", name, dir, itself ? "it" : path,
                       strerror(errno));
         return -1;
     }
+    close(fd);
+    unlink(probe);
     return 0;
 }
 

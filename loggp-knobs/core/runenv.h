@@ -33,9 +33,9 @@ int loggp_env_jitter(const char *name, jitter_spec *spec, char *err, size_t errl
 int loggp_make_folder(const char *dir);
 
 /* Could a rank make and write into the output folder a variable names
- * (LOGGP_PROFILE, LOGGP_TRACE)? Checked without creating anything: the
- * folder, or its nearest existing parent, must be a folder this user can
- * write into. Unset or empty passes. -1 with "NAME=VALUE: why". */
+ * (LOGGP_PROFILE, LOGGP_TRACE)? Checked without leaving anything behind:
+ * the folder, or its nearest existing parent, must be a folder a file can be
+ * made in. Unset or empty passes. -1 with "NAME=VALUE: why". */
 int loggp_env_output_folder(const char *name, char *err, size_t errlen);
 
 /* What the check read (for `loggp-knobs show`). */

@@ -250,7 +250,12 @@ int loggp_topology_from_env(loggp_topology *t, int *configured, char *err, size_
             loggp_set_err(err, errlen, "LOGGP_TOPOLOGY=%s and %s: put the values in the file instead", file, given);
             return -1;
         }
-        return loggp_topology_load(file, t, err, errlen);
+        char why[768];
+        if (loggp_topology_load(file, t, why, sizeof why) != 0) {
+            loggp_set_err(err, errlen, "LOGGP_TOPOLOGY=%s: %s", file, why);
+            return -1;
+        }
+        return 0;
     }
     if (!given)
         return 0;

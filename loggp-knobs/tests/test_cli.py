@@ -110,3 +110,26 @@ def test_file_of_another_user_is_refused(private_knob_file):
 
 def test_path_follows_the_environment(private_knob_file):
     assert knobs("path").stdout.strip() == str(private_knob_file)
+
+
+@pytest.mark.parametrize("name, value", [
+    ("LOGGP_L_JITTER", "foo"), ("LOGGP_O_JITTER", "pareto:1us:0.5"), ("LOGGP_SEED", "99999999999999999999999"),
+    ("LOGGP_SEED", "-5"), ("LOGGP_TOPOLOGY", "/nonexistent/fat-tree.topo"), ("LOGGP_RANKS_PER_NODE", "two"),
+    ("LOGGP_L_INTER", "5"), ("LOGGP_G_INTER", "5ns"), ("LOGGP_QUIET", "banana"), ("LOGGP_LIVE", "yes"),
+    ("LOGGP_ROUTE", "maybe"), ("LOGGP_ENGINE", "warp"), ("LOGGP_PROFILE", "/etc/hostname"),
+    ("LOGGP_TRACE", "/proc/nope"),
+])
+def test_show_refuses_every_variable_mpi_init_refuses(name, value):
+    proc = knobs("show", env={name: value})
+    assert proc.returncode == 1, proc
+    assert f"{name}={value}: " in proc.stderr.splitlines()[0], proc.stderr
+    assert proc.stdout == ""
+
+
+def test_show_reports_the_jitter_programs_get():
+    env = {"LOGGP_L_JITTER": "pareto:2us:2.5", "LOGGP_SEED": "18446744073709551615"}
+    assert "jitter: L pareto:2us:2.5, o none, seed 18446744073709551615" in knobs("show", env=env).stdout
+    shown = json.loads(knobs("show", "--json", env={**env, "LOGGP_L_INTER": "5us"}).stdout)
+    assert shown["jitter"] == {"L": "pareto:2us:2.5", "o": "none", "seed": 18446744073709551615}
+    assert shown["per_pair_L"] is True
+    assert "jitter:" not in knobs("show").stdout

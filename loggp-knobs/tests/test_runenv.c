@@ -107,7 +107,7 @@ Test(runenv, the_check_names_each_variable_mpi_init_refuses)
         {"LOGGP_LIVE", "2", "LOGGP_LIVE=2: "},
         {"LOGGP_ROUTE", "maybe", "LOGGP_ROUTE=maybe: "},
         {"LOGGP_ENGINE", "warp", "LOGGP_ENGINE=warp: "},
-        {"LOGGP_TOPOLOGY", "/nonexistent/topo", "/nonexistent/topo"},
+        {"LOGGP_TOPOLOGY", "/nonexistent/topo", "LOGGP_TOPOLOGY=/nonexistent/topo: "},
         {"LOGGP_RANKS_PER_NODE", "0", "LOGGP_RANKS_PER_NODE=0: "},
         {"LOGGP_L_INTER", "5", "LOGGP_L_INTER=5: "},
         {"LOGGP_G_INTER", "5ns", "LOGGP_G_INTER=5ns: "},
@@ -161,6 +161,11 @@ Test(runenv, an_output_folder_must_be_one_a_rank_could_make_and_write_into)
         cr_expect(strstr(complaint("LOGGP_TRACE", dir), "cannot write into it"));
         chmod(dir, 0700);
     }
+    /* root too: /proc takes no new file */
+    cr_expect(strstr(complaint("LOGGP_TRACE", "/proc/nope"), "cannot write into /proc"),
+              "%s", complaint("LOGGP_TRACE", "/proc/nope"));
+    cr_expect(access(sub, F_OK) != 0, "the check made nothing");
+    snprintf(sub, sizeof sub, "%s/new", dir);
     cr_expect(access(sub, F_OK) != 0, "the check made nothing");
     unlink(file);
     rmdir(dir);
