@@ -20,13 +20,14 @@ class KnobError(ValueError):
     """A value loggp-knobs refused; the message names it."""
 
 
-def knobs_program(*args):
-    """Runs `loggp-knobs ARGS`; its stdout, or KnobError with its message."""
+def knobs_program(*args, env=None):
+    """Runs `loggp-knobs ARGS` (in env, default this process's environment); its
+    stdout, or KnobError with its message."""
     try:
         exe = find_program("loggp-knobs")
     except MissingProgram as err:
         raise KnobError(str(err)) from None
-    proc = subprocess.run([exe, *args], capture_output=True, text=True)
+    proc = subprocess.run([exe, *args], capture_output=True, text=True, env=env)
     if proc.returncode != 0:
         raise KnobError(proc.stderr.strip().replace("loggp-knobs: ", "", 1) or "refused by loggp-knobs")
     return proc.stdout

@@ -62,15 +62,16 @@ def run_patterns(specs, knobs=(), preload=True, provider=None, reps=5, compute_n
                "--wait-ns", str(LATE_WAIT_NS)] + (["--alternate"] if alternate else [])
     program += [f"{p}:{b}:{c}" for p, b, c in specs]
     parsed = runmod.parser().parse_args(argv + list(knobs) + ["--", *program])
-    additions, cmd = runmod.build(parsed, os.environ)
-    env = {name: value for name, value in os.environ.items() if not name.startswith("LOGGP_")}
-    if preload:
-        env.update(additions)
-    else:
-        env.update({name: value for name, value in additions.items()
-                    if name != "LD_PRELOAD" and not name.startswith("LOGGP_")})
+    base = {name: value for name, value in os.environ.items() if not name.startswith("LOGGP_")}
     with tempfile.TemporaryDirectory(prefix="loggp-bench-") as private:
-        env["LOGGP_KNOB_FILE"] = os.path.join(private, "knobs")  # absent: no knob but the flags
+        base["LOGGP_KNOB_FILE"] = os.path.join(private, "knobs")  # absent: no knob but the flags
+        additions, cmd = runmod.build(parsed, base)
+        env = dict(base)
+        if preload:
+            env.update(additions)
+        else:
+            env.update({name: value for name, value in additions.items()
+                        if name != "LD_PRELOAD" and not name.startswith("LOGGP_")})
         proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
     if proc.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stderr.strip()}")

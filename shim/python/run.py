@@ -13,7 +13,7 @@ from loggp.knobs import ENVIRONMENT, KnobError, environment as knob_variables
 from loggp.knobs.command import Command, CommandError, Parser, positive_int
 from loggp.knobs.programs import find_program, prefix_path, which
 
-from . import open_mpi, topology, trace_record
+from . import open_mpi, run_env, topology, trace_record
 
 # Command-line knob flags and the environment variables they set.
 KNOB_FLAGS = {
@@ -253,6 +253,22 @@ def parser():
     return p
 
 
+def run_variables(args):
+    """The LOGGP_* variables the flags set besides the knobs."""
+    env = {"LOGGP_ENGINE": args.engine}
+    if args.profile:
+        env["LOGGP_PROFILE"] = str(Path(args.profile).resolve())
+    if args.trace is not None:
+        env["LOGGP_TRACE"] = str(Path(args.trace).resolve())
+    if args.quiet:
+        env["LOGGP_QUIET"] = "1"
+    if args.scope:
+        env["LOGGP_SCOPE"] = args.scope
+    env.update(jitter_environment(args))
+    env.update(topology.environment(args, args.np, RunError))
+    return env
+
+
 def check_trace_folder(folder):
     """--trace DIR: a folder each rank can write into (made if missing, under an
     existing folder), refused before anything starts."""
@@ -293,6 +309,8 @@ def build(args, base_env, testbed_plan=None):
         raise RunError(f"--L {args.knob_L}: the PMPI fallback engine (--engine pmpi) cannot apply L, only o, g "
                        "and G around point-to-point calls; use --engine libfabric (or auto), or the testbed's "
                        "links (`loggp-knobs set --via netem --L ...`)")
+    if args.profile == "":
+        raise RunError("--profile '': expected a folder")
     if args.profile:
         where = Path(args.profile)
         if where.exists() and not where.is_dir():
@@ -302,6 +320,10 @@ def build(args, base_env, testbed_plan=None):
             raise RunError(f"--profile '{args.profile}': its parent folder does not exist")
     if args.trace is not None:
         check_trace_folder(args.trace)
+    # every LOGGP_* variable the ranks get, checked as their MPI_Init would, before anything starts
+    loggp_vars = run_variables(args)
+    for line in run_env.check({**env, **loggp_vars}, base_env, RunError):
+        print(f"loggp run: {line}", file=sys.stderr)
     if args.launcher == "srun" and not args.dry_run:
         check_slurm()
     if args.launcher == "mpiexec" and not args.hostfile and args.testbed is None:
@@ -335,17 +357,7 @@ def build(args, base_env, testbed_plan=None):
     lib = str(open_mpi_library or find_library())
     preload = base_env.get("LD_PRELOAD", "")
     env["LD_PRELOAD"] = lib + (":" + preload if preload and lib not in preload.split(":") else "")
-    env["LOGGP_ENGINE"] = args.engine
-    if args.profile:
-        env["LOGGP_PROFILE"] = str(Path(args.profile).resolve())
-    if args.trace is not None:
-        env["LOGGP_TRACE"] = str(Path(args.trace).resolve())
-    if args.quiet:
-        env["LOGGP_QUIET"] = "1"
-    if args.scope:
-        env["LOGGP_SCOPE"] = args.scope
-    env.update(jitter_environment(args))
-    env.update(topology.environment(args, args.np, RunError))
+    env.update(loggp_vars)
     if on_open_mpi:
         cmd = open_mpi.command(args.np, program, args.hostfile, env, base_env.get("PATH"),
                                ofi=args.engine != "pmpi")
