@@ -51,6 +51,15 @@ def test_micro_sign_is_a_documented_spelling_of_us():
     assert "\u00b5s" in knobs("--help").stdout
 
 
+def test_the_greek_mu_that_looks_like_the_micro_sign_is_us_too():
+    assert json.loads(knobs("parse", "--L", "10\u03bcs").stdout) == {"L": {"ns": 10000, "text": "10us"}}
+    assert "Greek mu" in knobs("--help").stdout
+    proc = run([installed("loggp"), "run", "-n", "2", "--L", "50\u03bcs", "--dry-run", "--", "true"])
+    assert proc.returncode == 0 and "LOGGP_LATENCY=50us" in proc.stdout, proc.stdout + proc.stderr
+    refused = knobs("set", "--L", "5\u03bcsec")
+    assert refused.returncode == 2 and "micro sign or the Greek mu" in refused.stderr, refused.stderr
+
+
 def test_show_refuses_a_bad_environment_value_naming_it():
     proc = knobs("show", env={"LOGGP_LATENCY": "garbage"})
     assert proc.returncode == 1

@@ -38,8 +38,9 @@ typedef struct {
     int pow10; /* unit = 10^pow10 ps */
 } time_unit;
 
+/* Micro: the micro sign U+00B5 and the Greek mu U+03BC look alike; both are taken. */
 static const time_unit time_units[] = {
-    {"ps", 0}, {"ns", 3}, {"us", 6}, {"\xc2\xb5s", 6}, {"ms", 9}, {"s", 12},
+    {"ps", 0}, {"ns", 3}, {"us", 6}, {"\xc2\xb5s", 6}, {"\xce\xbcs", 6}, {"ms", 9}, {"s", 12},
 };
 
 typedef struct {
@@ -74,7 +75,7 @@ static const size_unit *find_size_unit(const char *s)
     return NULL;
 }
 
-#define TIME_UNITS "ps, ns, us (or \xc2\xb5s), ms or s"
+#define TIME_UNITS "ps, ns, us (or \xc2\xb5s, with the micro sign or the Greek mu), ms or s"
 #define PER_BYTE_UNITS "ps, ns, us, ms or s per B, KiB, MiB, GiB, kB, MB or GB"
 
 /* " (units are case-sensitive: did you mean 'us'?)" when the unit matches a

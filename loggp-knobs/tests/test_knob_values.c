@@ -21,6 +21,8 @@ Test(knob_values, times_in_each_unit)
     cr_expect_eq(parse_ok(LOGGP_KNOB_O_S, "250ns"), 250000);
     cr_expect_eq(parse_ok(LOGGP_KNOB_O_S, "1.5us"), 1500000);
     cr_expect_eq(parse_ok(LOGGP_KNOB_O_S, "1.5\xc2\xb5s"), 1500000);
+    cr_expect_eq(parse_ok(LOGGP_KNOB_O_S, "1.5\xce\xbcs"), 1500000, "the Greek mu looks like the micro sign");
+    cr_expect_eq(parse_ok(LOGGP_KNOB_GAP_PER_BYTE, "2\xce\xbcs/KiB"), 1953);
     cr_expect_eq(parse_ok(LOGGP_KNOB_GAP, "2ms"), INT64_C(2000000000));
     cr_expect_eq(parse_ok(LOGGP_KNOB_LATENCY, "0.1s"), INT64_C(100000000000));
     cr_expect_eq(parse_ok(LOGGP_KNOB_LATENCY, "10s"), LOGGP_KNOB_MAX_PS);
