@@ -1,5 +1,6 @@
 /* The profile: per-thread counters, and the JSON file they end in. */
 #include "profile.h"
+#include "runenv.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -162,32 +163,10 @@ static void json_document(FILE *f, const loggp_profile_run *run, const loggp_cou
     fprintf(f, "}\n");
 }
 
-static int make_dirs(const char *dir)
-{
-    char path[PATH_MAX];
-    if (!*dir) {
-        errno = EINVAL;
-        return -1;
-    }
-    if (snprintf(path, sizeof path, "%s", dir) >= (int)sizeof path) {
-        errno = ENAMETOOLONG;
-        return -1;
-    }
-    for (char *p = path + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        if (mkdir(path, 0755) != 0 && errno != EEXIST)
-            return -1;
-        *p = '/';
-    }
-    return mkdir(path, 0755) != 0 && errno != EEXIST ? -1 : 0;
-}
-
 void loggp_profile_write(const char *dir, const loggp_profile_run *run)
 {
     char path[PATH_MAX], tmp[PATH_MAX + 32];
-    if (make_dirs(dir) != 0 || snprintf(path, sizeof path, "%s/profile.%d.json", dir, run->rank) >= (int)sizeof path) {
+    if (loggp_make_folder(dir) != 0 || snprintf(path, sizeof path, "%s/profile.%d.json", dir, run->rank) >= (int)sizeof path) {
         fprintf(stderr, "loggp: rank %d: cannot write the profile into LOGGP_PROFILE=%s: %s\n", run->rank, dir,
                 strerror(errno));
         return;

@@ -1,5 +1,8 @@
 """The profile is written only when asked for: LOGGP_PROFILE unset or empty
-leaves no file anywhere a profile could land and says nothing on stderr."""
+leaves no file anywhere a profile could land and says nothing on stderr. A
+folder that cannot take it stops the run at MPI_Init."""
+import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -35,3 +38,31 @@ def test_a_profile_lands_only_where_asked(tmp_path):
     assert "loggp" not in proc.stderr, proc.stderr
     assert sorted(p.name for p in out.iterdir()) == ["profile.0.json", "profile.1.json"]
     assert not profiles_under(work)
+
+
+def preloaded(np, *args, env):
+    """The program under mpiexec with libloggp.so preloaded by hand (no `loggp run` checks first)."""
+    return run([installed("mpiexec"), "-n", str(np), *args],
+               env={"LD_PRELOAD": str(Path(sys.prefix) / "lib" / "libloggp.so"), "LOGGP_QUIET": "1", **env})
+
+
+@pytest.mark.parametrize("make, why", [
+    (lambda p: (p / "afile").write_text("x") and p / "afile", "Not a directory"),
+    (lambda p: Path("/proc/self/loggp-profile"), ""),
+])
+def test_a_profile_folder_that_cannot_be_written_stops_the_run_at_mpi_init(tmp_path, make, why):
+    folder = make(tmp_path)
+    proc = preloaded(2, built("shim/tests/loggp-test-timing"), "pingpong", "8", "10", env={"LOGGP_PROFILE": str(folder)})
+    assert proc.returncode != 0
+    assert "halfrtt_us" not in proc.stdout, "the run went on to lose its profile at the end"
+    for rank in (0, 1):
+        assert f"loggp: rank {rank}: cannot write a profile into LOGGP_PROFILE={folder}: {why}" in proc.stderr, \
+            proc.stderr
+
+
+def test_the_variable_makes_missing_parent_folders(tmp_path):
+    out = tmp_path / "a" / "b"
+    proc = preloaded(2, built("shim/tests/loggp-test-timing"), "pingpong", "8", "10", env={"LOGGP_PROFILE": str(out)})
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(p.name for p in out.iterdir()) == ["profile.0.json", "profile.1.json"]
+

@@ -3,6 +3,7 @@ a ping-pong, an Isend/Irecv window closed by one Waitall, a Bcast from rank 1,
 an Allreduce), read back with loggp.analysis.trace and checked call by call;
 bad folders refused before launch; no trace unless asked."""
 import json
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -92,14 +93,30 @@ def test_the_variable_alone_traces_too(tmp_path):
     assert [t.rank for t in tr.read_folder(out)] == [0, 1]
 
 
+def preloaded(np, *args, env):
+    """The program under mpiexec with libloggp.so preloaded by hand (no `loggp run` checks first)."""
+    return run([installed("mpiexec"), "-n", str(np), *args],
+               env={"LD_PRELOAD": str(Path(sys.prefix) / "lib" / "libloggp.so"), "LOGGP_QUIET": "1", **env})
+
+
 def test_an_unwritable_trace_variable_stops_the_run_with_a_reason(tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("")
-    proc = run([installed("loggp"), "run", "-n", "2", "--quiet", "--", built("shim/tests/loggp-test-tracecalls"),
-                2, 8, 1], env={"LOGGP_TRACE": str(blocker / "sub")})
+    program = [built("shim/tests/loggp-test-tracecalls"), 2, 8, 1]
+    proc = preloaded(2, *program, env={"LOGGP_TRACE": str(blocker / "sub")})
     assert proc.returncode != 0
-    assert f"LOGGP_TRACE={blocker / 'sub'}" in proc.stderr, proc.stderr
+    assert f"cannot write a trace into LOGGP_TRACE={blocker / 'sub'}: Not a directory" in proc.stderr, proc.stderr
     assert not list(tmp_path.glob("**/trace.*"))
+    # loggp run says so before it starts anything
+    refused = run([installed("loggp"), "run", "-n", "2", "--", *program], env={"LOGGP_TRACE": str(blocker / "sub")})
+    assert refused.returncode == 2 and f"LOGGP_TRACE={blocker / 'sub'}: " in refused.stderr, refused.stderr
+
+
+def test_the_variable_makes_missing_parent_folders(tmp_path):
+    out = tmp_path / "a" / "b"
+    proc = preloaded(2, built("shim/tests/loggp-test-tracecalls"), 2, 8, 1, env={"LOGGP_TRACE": str(out)})
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(p.name for p in out.iterdir()) == ["trace.0.bin", "trace.1.bin"]
 
 
 @pytest.mark.parametrize("make, why", [

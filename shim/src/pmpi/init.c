@@ -1,7 +1,7 @@
 /* libloggp.so, PMPI layer: MPI_Init loads the knobs, picks the engine (the
  * libfabric layer when MPI's messages cross libfabric, else the fallback
- * engine here), prints the banner, opens the trace; MPI_Finalize writes the
- * profile and the trace. */
+ * engine here), prints the banner, checks the profile's folder and opens the
+ * trace (folders.c); MPI_Finalize writes the profile and the trace. */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,8 +31,7 @@ static char library[256];
 /* LOGGP_PROFILE: the folder to write profile.<rank>.json into, or NULL (unset or empty: no profile). */
 static const char *profile_dir(void)
 {
-    const char *dir = getenv("LOGGP_PROFILE");
-    return dir && *dir ? dir : NULL;
+    return loggp_output_folder("LOGGP_PROFILE");
 }
 
 static const char *missing_symbol;
@@ -202,7 +201,9 @@ static void after_init(void)
     else
         loggp_synchronise_clocks();
     loggp_setup_topology();
-    loggp_stop_if_any_failed(loggp_trace_open() != 0);
+    int failed = loggp_profile_check() != 0;
+    failed |= loggp_trace_open() != 0;
+    loggp_stop_if_any_failed(failed);
     /* a trace needs the wrappers' books: the same one branch decides */
     loggp_bookkeeping = profile_dir() != NULL || loggp_engine == ENGINE_PMPI || loggp_tracing;
     loggp_print_banner(loggp_world_rank, loggp_engine);

@@ -64,6 +64,12 @@ _Noreturn void loggp_die_before_init(const char *what);
  * before the job ends (an abort can cut them off). Collective. */
 void loggp_stop_if_any_failed(int failed);
 
+/* folders.c: LOGGP_PROFILE's or LOGGP_TRACE's folder, NULL if unset or empty. */
+const char *loggp_output_folder(const char *variable);
+/* After MPI_Init, every rank: can it write its profile (the folder made if
+ * missing)? On failure prints why and returns -1. */
+int loggp_profile_check(void);
+
 /* ---- sizes ---- */
 
 /* MPICH's own ABI spells out a builtin datatype's size in its handle and a

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "pmpi.h"
+#include "runenv.h"
 
 /* 4096 records of 56 bytes: 224 KiB per rank, whatever the run's length. */
 #define BUFFER_RECORDS 4096
@@ -154,8 +155,7 @@ void loggp_trace_completion(int call, uint64_t start_ns, uint64_t end_ns, uint64
 /* LOGGP_TRACE: the folder, or NULL (unset or empty: no trace). */
 static const char *trace_dir(void)
 {
-    const char *dir = getenv("LOGGP_TRACE");
-    return dir && *dir ? dir : NULL;
+    return loggp_output_folder("LOGGP_TRACE");
 }
 
 int loggp_trace_open(void)
@@ -167,7 +167,7 @@ int loggp_trace_open(void)
     trace.names_bytes = (uint32_t)sizeof call_names;
     int rank = loggp_world_rank;
     struct stat st;
-    if (mkdir(dir, 0755) != 0 && errno != EEXIST)
+    if (loggp_make_folder(dir) != 0) /* with missing parents, as a profile's */
         goto fail;
     if (stat(dir, &st) != 0)
         goto fail;
