@@ -1,6 +1,7 @@
 """The profile is written only when asked for: LOGGP_PROFILE unset or empty
 leaves no file anywhere a profile could land and says nothing on stderr. A
-folder that cannot take it stops the run at MPI_Init."""
+folder that cannot take it stops the run at MPI_Init; a reused folder holds
+the last run's profiles only."""
 import json
 import sys
 from pathlib import Path
@@ -66,3 +67,15 @@ def test_the_variable_makes_missing_parent_folders(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert sorted(p.name for p in out.iterdir()) == ["profile.0.json", "profile.1.json"]
 
+
+def test_a_reused_folder_holds_only_the_last_runs_profiles(tmp_path):
+    out = tmp_path / "prof"
+    program = [built("shim/tests/loggp-test-timing"), "pingpong", "8", "10"]
+    assert run([installed("loggp"), "run", "-n", "3", "--quiet", "--profile", out, "--", *program]).returncode == 0
+    kept = ["notes.txt", "profile.02.json", "profile.x.json", "profile.1.json.tmp.99"]
+    for name in kept:
+        (out / name).write_text("not ours")
+    proc = run([installed("loggp"), "run", "-n", "2", "--quiet", "--profile", out, "--", *program])
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(p.name for p in out.iterdir()) == sorted(["libmpi.json", "profile.0.json", "profile.1.json", *kept])
+    assert {json.loads((out / f"profile.{r}.json").read_text())["size"] for r in (0, 1)} == {2}

@@ -119,6 +119,21 @@ def test_the_variable_makes_missing_parent_folders(tmp_path):
     assert sorted(p.name for p in out.iterdir()) == ["trace.0.bin", "trace.1.bin"]
 
 
+def test_a_reused_folder_holds_only_the_last_runs_traces(tmp_path):
+    out = tmp_path / "tr"
+    out.mkdir()
+    kept = ["notes.txt", "trace.02.bin", "trace.x.bin", ".trace.5.bin.tmp.77"]
+    for name in kept:
+        (out / name).write_text("not ours")
+    (out / "trace.7.bin").mkdir()  # not a file a rank wrote: left alone
+    program = [built("shim/tests/loggp-test-ordering"), 2]
+    assert preloaded(3, *program, env={"LOGGP_TRACE": str(out)}).returncode == 0
+    proc = preloaded(2, *program, env={"LOGGP_TRACE": str(out)})
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(p.name for p in out.iterdir()) == sorted(["trace.0.bin", "trace.1.bin", "trace.7.bin", *kept])
+    assert [tr.read(out / f"trace.{r}.bin").size for r in (0, 1)] == [2, 2]
+
+
 @pytest.mark.parametrize("make, why", [
     (lambda p: (p / "f").write_text("x") and p / "f", "not a folder"),
     (lambda p: (p / "f").write_text("x") and p / "f" / "sub", "parent folder does not exist"),

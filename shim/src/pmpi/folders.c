@@ -1,7 +1,9 @@
 /* The run's output folders (LOGGP_PROFILE, LOGGP_TRACE) at MPI_Init: the
  * profile's is checked as the trace's is, so a profile that could not be
- * written stops the run at its start rather than being lost at its end
- * (docs/profile.md, docs/trace-format.md). */
+ * written stops the run at its start rather than being lost at its end; and
+ * rank 0 removes the rank files an earlier run left, so that a folder never
+ * mixes two runs' ranks (docs/profile.md, docs/trace-format.md). */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -48,4 +50,54 @@ fail:
             strerror(errno));
     fflush(stderr);
     return -1;
+}
+
+/* Is name "<stem>.<rank><suffix>", the rank in plain decimal (what a rank writes)? */
+static int rank_file(const char *name, const char *stem, const char *suffix)
+{
+    size_t n = strlen(stem);
+    if (strncmp(name, stem, n) != 0 || name[n] != '.')
+        return 0;
+    const char *digits = name + n + 1, *p = digits;
+    while (*p >= '0' && *p <= '9')
+        p++;
+    return p > digits && (*digits != '0' || p == digits + 1) && strcmp(p, suffix) == 0;
+}
+
+/* Removes dir's rank files (regular files or links to them; nothing else). */
+static int clear(const char *variable, const char *stem, const char *suffix)
+{
+    const char *dir = loggp_output_folder(variable);
+    if (!dir)
+        return 0;
+    DIR *d = opendir(dir);
+    if (!d) {
+        fprintf(stderr, "loggp: rank 0: cannot read %s=%s: %s\n", variable, dir, strerror(errno));
+        return -1;
+    }
+    int failed = 0;
+    struct dirent *entry;
+    while ((entry = readdir(d))) {
+        struct stat st;
+        if (!rank_file(entry->d_name, stem, suffix) ||
+            fstatat(dirfd(d), entry->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+            !(S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)))
+            continue;
+        if (unlinkat(dirfd(d), entry->d_name, 0) != 0 && errno != ENOENT) {
+            fprintf(stderr, "loggp: rank 0: cannot remove an earlier run's %s/%s: %s\n", dir, entry->d_name,
+                    strerror(errno));
+            failed = 1;
+        }
+    }
+    closedir(d);
+    return failed ? -1 : 0;
+}
+
+int loggp_clear_earlier_runs(void)
+{
+    int failed = clear("LOGGP_PROFILE", "profile", ".json");
+    failed |= clear("LOGGP_TRACE", "trace", ".bin");
+    if (failed)
+        fflush(stderr);
+    return failed ? -1 : 0;
 }

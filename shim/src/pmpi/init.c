@@ -203,6 +203,9 @@ static void after_init(void)
     loggp_setup_topology();
     int failed = loggp_profile_check() != 0;
     failed |= loggp_trace_open() != 0;
+    /* every rank waits in the check below, so no rank writes before this is done */
+    if (!failed && loggp_world_rank == 0)
+        failed = loggp_clear_earlier_runs() != 0;
     loggp_stop_if_any_failed(failed);
     /* a trace needs the wrappers' books: the same one branch decides */
     loggp_bookkeeping = profile_dir() != NULL || loggp_engine == ENGINE_PMPI || loggp_tracing;

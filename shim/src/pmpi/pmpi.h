@@ -69,6 +69,9 @@ const char *loggp_output_folder(const char *variable);
 /* After MPI_Init, every rank: can it write its profile (the folder made if
  * missing)? On failure prints why and returns -1. */
 int loggp_profile_check(void);
+/* Rank 0, before any rank writes: removes the profile.<rank>.json and
+ * trace.<rank>.bin files an earlier run left. -1 after saying why. */
+int loggp_clear_earlier_runs(void);
 
 /* ---- sizes ---- */
 
