@@ -30,6 +30,7 @@ typedef struct {
     loggp_knobs values;
     unsigned given;
     int scope_given; /* values.scope was given (--scope) */
+    int o_given;     /* --o set o_s and o_r */
 } knob_options;
 
 /* Each parser looks at argv[*i] and returns 1 if it consumed it (and its

@@ -1,8 +1,10 @@
 /* The knob file as the loggp-knobs commands use it: its path, a load that
  * says how to recover from a bad file, and the locked read-modify-write. */
+#define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 #include "knobs.h"
@@ -21,7 +23,13 @@ int load_or_report(const char *path, loggp_knobs *knobs, int *exists)
 {
     char err[768];
     if (loggp_knobs_load(path, knobs, exists, err, sizeof err) != 0) {
-        fprintf(stderr, "%s: %s\n(`%s reset` writes a fresh file with every knob at 0)\n", prog, err, prog);
+        /* reset replaces a bad file, but cannot rename over a folder */
+        struct stat st;
+        if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode))
+            fprintf(stderr, "%s: %s\n(a folder is where the knob file goes: move it away, or set LOGGP_KNOB_FILE "
+                            "to a file's path)\n", prog, err);
+        else
+            fprintf(stderr, "%s: %s\n(`%s reset` writes a fresh file with every knob at 0)\n", prog, err, prog);
         return -1;
     }
     return 0;

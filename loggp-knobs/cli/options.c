@@ -16,7 +16,11 @@ int parse_scope_option(int argc, char **argv, int *i, knob_options *opts)
     const char *arg = argv[*i];
     if (strcmp(arg, "--scope") != 0 && strncmp(arg, "--scope=", 8) != 0)
         return 0;
-    const char *value = arg[7] == '=' ? arg + 8 : (*i + 1 < argc ? argv[++*i] : "");
+    const char *value = arg[7] == '=' ? arg + 8 : (*i + 1 < argc ? argv[++*i] : NULL);
+    if (!value) {
+        fprintf(stderr, "%s: --scope needs a value (all or kernel)\n", prog);
+        return -1;
+    }
     char err[128];
     if (loggp_parse_scope(value, &opts->values.scope, err, sizeof err) != 0) {
         fprintf(stderr, "%s: --%s\n", prog, err);
@@ -62,13 +66,15 @@ int parse_knob_option(int argc, char **argv, int *i, knob_options *opts)
     int ids[2] = {id, both ? LOGGP_KNOB_O_R : -1};
     for (int k = 0; k < 2 && ids[k] >= 0; k++) {
         if (opts->given & (1u << ids[k])) {
-            fprintf(stderr, "%s: knob %s is given twice (--o sets both o_s and o_r)\n", prog,
-                    loggp_knob_table[ids[k]].name);
+            /* the hint only where --o is one of the two */
+            fprintf(stderr, "%s: knob %s is given twice%s\n", prog, loggp_knob_table[ids[k]].name,
+                    both || opts->o_given ? " (--o sets both o_s and o_r)" : "");
             return -1;
         }
         opts->values.ps[ids[k]] = ps;
         opts->given |= 1u << ids[k];
     }
+    opts->o_given |= both;
     return 1;
 }
 

@@ -133,3 +133,31 @@ def test_show_reports_the_jitter_programs_get():
     assert shown["jitter"] == {"L": "pareto:2us:2.5", "o": "none", "seed": 18446744073709551615}
     assert shown["per_pair_L"] is True
     assert "jitter:" not in knobs("show").stdout
+
+
+def test_scope_without_a_value_says_it_needs_one(private_knob_file):
+    proc = knobs("set", "--scope")
+    assert proc.returncode == 2 and proc.stderr.startswith("loggp-knobs: --scope needs a value (all or kernel)")
+    assert "''" not in proc.stderr and not private_knob_file.exists()
+
+
+@pytest.mark.parametrize("args, hinted", [
+    (["--L", "1us", "--L", "2us"], False), (["--os", "1us", "--os", "2us"], False),
+    (["--o", "1us", "--os", "2us"], True), (["--or", "1us", "--o", "2us"], True),
+])
+def test_given_twice_explains_o_only_where_o_is_involved(args, hinted):
+    proc = knobs("set", *args)
+    assert proc.returncode == 2 and "given twice" in proc.stderr
+    assert ("--o sets both o_s and o_r" in proc.stderr) == hinted, proc.stderr
+
+
+def test_a_folder_in_the_knob_files_place_gets_a_hint_that_fits(private_knob_file):
+    private_knob_file.mkdir(parents=True)
+    proc = knobs("show")
+    assert proc.returncode == 1 and "not a regular file" in proc.stderr
+    assert "reset" not in proc.stderr, "reset cannot replace a folder"
+    assert "LOGGP_KNOB_FILE" in proc.stderr
+    private_knob_file.rmdir()
+    private_knob_file.write_text("L = lots\n")
+    private_knob_file.chmod(0o600)
+    assert "`loggp-knobs reset` writes a fresh file" in knobs("show").stderr
