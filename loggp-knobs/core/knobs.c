@@ -315,6 +315,56 @@ char *loggp_trim(char *s)
     return s;
 }
 
+/* Bytes of the well-formed UTF-8 character at s that is not a C1 control, or 0. */
+static size_t printable_utf8(const unsigned char *s)
+{
+    unsigned char c = s[0], lo = 0x80, hi = 0xbf;
+    size_t n;
+    if (c >= 0xc2 && c <= 0xdf) {
+        n = 2;
+        if (c == 0xc2)
+            lo = 0xa0; /* U+0080-U+009F: C1 controls */
+    } else if (c >= 0xe0 && c <= 0xef) {
+        n = 3;
+        lo = c == 0xe0 ? 0xa0 : 0x80; /* no overlong forms */
+        hi = c == 0xed ? 0x9f : 0xbf; /* no surrogates */
+    } else if (c >= 0xf0 && c <= 0xf4) {
+        n = 4;
+        lo = c == 0xf0 ? 0x90 : 0x80;
+        hi = c == 0xf4 ? 0x8f : 0xbf;
+    } else {
+        return 0;
+    }
+    if (s[1] < lo || s[1] > hi)
+        return 0;
+    for (size_t i = 2; i < n; i++)
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+    return n;
+}
+
+void loggp_escape_text(const char *in, char *out, size_t len)
+{
+    if (!len)
+        return;
+    const unsigned char *s = (const unsigned char *)in;
+    size_t used = 0;
+    while (*s) {
+        size_t n = *s >= 0x20 && *s < 0x7f ? 1 : *s >= 0x80 ? printable_utf8(s) : 0;
+        if (n ? used + n >= len : used + 4 >= len)
+            break;
+        if (n) {
+            memcpy(out + used, s, n);
+            used += n;
+            s += n;
+        } else {
+            snprintf(out + used, 5, "\\x%02x", *s++);
+            used += 4;
+        }
+    }
+    out[used] = '\0';
+}
+
 const char *const loggp_scope_names[2] = {"all", "kernel"};
 
 int loggp_parse_scope(const char *text, int *scope, char *err, size_t errlen)

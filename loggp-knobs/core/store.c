@@ -122,11 +122,16 @@ int loggp_knobs_parse_text(const char *text, loggp_knobs *knobs, char *err, size
         if (next)
             *next++ = '\0';
         lineno++;
+        char *hash = strchr(line, '#'); /* a comment, as in topology files */
+        if (hash)
+            *hash = '\0';
         char *s = loggp_trim(line);
-        if (*s != '\0' && *s != '#') {
-            char why[320];
+        if (*s != '\0') {
+            char why[320], shown[4 * sizeof why];
             if (loggp_knobs_parse_item(s, 0, &parsed, &seen, why, sizeof why) != 0) {
-                loggp_set_err(err, errlen, "line %d: %s", lineno, why);
+                /* the line may be any bytes: none of them reaches the terminal raw */
+                loggp_escape_text(why, shown, sizeof shown);
+                loggp_set_err(err, errlen, "line %d: %s", lineno, shown);
                 return -1;
             }
         }

@@ -2,6 +2,7 @@
 and refusal of unsafe or corrupt knob files."""
 import json
 import os
+import subprocess
 
 import pytest
 
@@ -88,6 +89,16 @@ def test_corrupt_file_is_refused_until_reset(private_knob_file):
     assert "L = lots" in private_knob_file.read_text(), "a refused file is left as it was"
     assert knobs("reset").returncode == 0
     assert knobs("show").returncode == 0
+
+
+def test_a_binary_knob_file_is_refused_without_echoing_control_bytes(private_knob_file):
+    private_knob_file.parent.mkdir(mode=0o700, parents=True)
+    private_knob_file.write_bytes(b"\x1b]0;pwned\x07\x1b[2J\x9b\xfe = 1\n")
+    private_knob_file.chmod(0o600)
+    proc = subprocess.run([installed("loggp-knobs"), "show"], capture_output=True, timeout=60)
+    assert proc.returncode == 1 and b"corrupt" in proc.stderr
+    assert not [b for b in proc.stderr if (b < 0x20 and b != 0x0a) or b == 0x7f or b >= 0x80], proc.stderr
+    assert b"\\x1b]0;pwned\\x07" in proc.stderr
 
 
 def test_symlinked_file_is_refused(private_knob_file, tmp_path):

@@ -129,6 +129,27 @@ Test(knob_store, corrupt_files_are_refused_with_the_line)
     }
 }
 
+Test(knob_store, a_comment_may_end_a_line_as_in_topology_files)
+{
+    loggp_knobs k;
+    char err[512] = "";
+    cr_assert_eq(loggp_knobs_parse_text("L = 5us # the cluster's\no_s = 1us#\n  # alone\n", &k, err, sizeof err), 0,
+                 "%s", err);
+    cr_expect_eq(k.ps[LOGGP_KNOB_LATENCY], 5000000);
+    cr_expect_eq(k.ps[LOGGP_KNOB_O_S], 1000000);
+    cr_expect_eq(loggp_knobs_parse_text("L = # 5us\n", &k, err, sizeof err), -1, "a value commented out is none");
+}
+
+Test(knob_store, a_binary_file_is_named_without_its_raw_bytes)
+{
+    loggp_knobs k;
+    char err[1024] = "";
+    cr_assert_eq(loggp_knobs_parse_text("\x1b[31mred\x07 \xc2\x85 \xff \xc3\xa9\xc2\xb5\tx = 1\n", &k, err, sizeof err), -1);
+    cr_expect(strstr(err, "\\x1b[31mred\\x07 \\xc2\\x85 \\xff \xc3\xa9\xc2\xb5\\x09x"), "%s", err);
+    for (const unsigned char *c = (const unsigned char *)err; *c; c++)
+        cr_expect(*c >= 0x20 && *c != 0x7f, "raw byte 0x%02x in: %s", *c, err);
+}
+
 Test(knob_store, symlink_and_unsafe_modes_are_refused)
 {
     loggp_knobs k = {0};
