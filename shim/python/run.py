@@ -320,10 +320,6 @@ def build(args, base_env, testbed_plan=None):
             raise RunError(f"--profile '{args.profile}': its parent folder does not exist")
     if args.trace is not None:
         check_trace_folder(args.trace)
-    # every LOGGP_* variable the ranks get, checked as their MPI_Init would, before anything starts
-    loggp_vars = run_variables(args)
-    for line in run_env.check({**env, **loggp_vars}, base_env, RunError):
-        print(f"loggp run: {line}", file=sys.stderr)
     if args.launcher == "srun" and not args.dry_run:
         check_slurm()
     if args.launcher == "mpiexec" and not args.hostfile and args.testbed is None:
@@ -351,6 +347,10 @@ def build(args, base_env, testbed_plan=None):
         single_host = args.launcher == "mpiexec" and not args.hostfile
         routing = routing_environment(args.engine, args.provider, base_env, single_host, args.launcher)
         cmd = launcher_command(args.launcher, args.np, program, args.hostfile)
+    # every LOGGP_* variable the ranks get, checked as their MPI_Init would, before anything starts
+    loggp_vars = run_variables(args)
+    for line in run_env.check({**env, **loggp_vars}, base_env, RunError):
+        print(f"loggp run: {line}", file=sys.stderr)
     env.update(routing)
     if plan is not None:
         env.update(abi_environment(args, plan, base_env))
