@@ -144,7 +144,8 @@ Test(knob_store, a_binary_file_is_named_without_its_raw_bytes)
 {
     loggp_knobs k;
     char err[1024] = "";
-    cr_assert_eq(loggp_knobs_parse_text("\x1b[31mred\x07 \xc2\x85 \xff \xc3\xa9\xc2\xb5\tx = 1\n", &k, err, sizeof err), -1);
+    const char *text = "\x1b[31mred\x07 \xc2\x85 \xff \xc3\xa9\xc2\xb5\tx = 1\n";
+    cr_assert_eq(loggp_knobs_parse_text(text, &k, err, sizeof err), -1);
     cr_expect(strstr(err, "\\x1b[31mred\\x07 \\xc2\\x85 \\xff \xc3\xa9\xc2\xb5\\x09x"), "%s", err);
     for (const unsigned char *c = (const unsigned char *)err; *c; c++)
         cr_expect(*c >= 0x20 && *c != 0x7f, "raw byte 0x%02x in: %s", *c, err);

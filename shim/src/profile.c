@@ -166,7 +166,8 @@ static void json_document(FILE *f, const loggp_profile_run *run, const loggp_cou
 void loggp_profile_write(const char *dir, const loggp_profile_run *run)
 {
     char path[PATH_MAX], tmp[PATH_MAX + 32];
-    if (loggp_make_folder(dir) != 0 || snprintf(path, sizeof path, "%s/profile.%d.json", dir, run->rank) >= (int)sizeof path) {
+    if (loggp_make_folder(dir) != 0 ||
+        snprintf(path, sizeof path, "%s/profile.%d.json", dir, run->rank) >= (int)sizeof path) {
         fprintf(stderr, "loggp: rank %d: cannot write the profile into LOGGP_PROFILE=%s: %s\n", run->rank, dir,
                 strerror(errno));
         return;

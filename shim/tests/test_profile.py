@@ -53,7 +53,8 @@ def preloaded(np, *args, env):
 ])
 def test_a_profile_folder_that_cannot_be_written_stops_the_run_at_mpi_init(tmp_path, make, why):
     folder = make(tmp_path)
-    proc = preloaded(2, built("shim/tests/loggp-test-timing"), "pingpong", "8", "10", env={"LOGGP_PROFILE": str(folder)})
+    proc = preloaded(2, built("shim/tests/loggp-test-timing"), "pingpong", "8", "10",
+                     env={"LOGGP_PROFILE": str(folder)})
     assert proc.returncode != 0
     assert "halfrtt_us" not in proc.stdout, "the run went on to lose its profile at the end"
     for rank in (0, 1):
