@@ -17,7 +17,8 @@ static void usage_main(FILE *out)
             "\n"
             "commands:\n"
             "  set [--o T] [--os T] [--or T] [--g T] [--G T/B] [--L T]   change the knobs given\n"
-            "      [--via netem]                                        (L, G on the testbed's links)\n"
+            "      [--scope all|kernel] [--via netem]                   (kernel: inside the kernel region only;\n"
+            "                                                           netem: L, G on the testbed's links)\n"
             "  show [--json]                                            print the knobs\n"
             "  reset                                                    set every knob to 0\n"
             "  env [--format sh|mpiexec|srun] [knob options]            environment for remote ranks\n"
@@ -29,7 +30,7 @@ static void usage_main(FILE *out)
             "  times: ps, ns, us (or \xc2\xb5s: micro sign or Greek mu), ms, s, right after the number\n"
             "  (10us, 1.5us); 0 needs no unit;\n"
             "  G: time per byte (0.5ns/B, 2us/KiB). Units are case-sensitive; no sign, no spaces.\n"
-            "  --o sets both o_s and o_r. Running applications pick changes up within ~10 ms.\n"
+            "  --o sets both o_s and o_r. Running applications pick changes up at once (inotify).\n"
             "The knob file is $LOGGP_KNOB_FILE, else $XDG_CONFIG_HOME/loggp/knobs, else ~/.config/loggp/knobs.\n"
             "`%s <command> --help` for a command's options; `%s --version` for the version.\n"
             "example: %s set --L 10us && %s show\n",
