@@ -78,6 +78,7 @@ void loggp_topology_describe(char *buf, size_t len)
     if (!configured)
         return;
     size_t used = (size_t)snprintf(buf, len, "; per pair:");
+    int shown = 0;
     for (int c = 1; c < LOGGP_TOPO_CLASSES && used < len; c++) {
         int sL = loggp_topology_source(&topology, 0, c), sG = loggp_topology_source(&topology, 1, c);
         int present = topology.matrix_n || c == 1 || topology.ranks_per[c - 1];
@@ -92,7 +93,10 @@ void loggp_topology_describe(char *buf, size_t len)
                          sG ? " G=" : "", G);
         if (n > 0)
             used += (size_t)n;
+        shown++;
     }
+    if (!shown && used < len) /* nodes given, but no level of its own L or G: every pair gets the knobs' */
+        used += (size_t)snprintf(buf + used, len - used, " no L or G of its own");
     const int *r = topology.ranks_per;
     int n = topology.matrix_n ? snprintf(buf + used, used < len ? len - used : 0, " (from a %d-rank matrix)", topology.matrix_n)
             : r[0] ? snprintf(buf + used, used < len ? len - used : 0, " (%d rank%s per node%s)", r[0], r[0] == 1 ? "" : "s", r[1] ? ", ..." : "")

@@ -28,6 +28,13 @@ def test_inter_node_pairs_get_L_inter_and_intra_node_pairs_do_not():
     assert "per pair: inter-node L=50us (2 ranks per node)" in proc.stderr
 
 
+def test_nodes_without_a_level_of_their_own_say_so_in_the_banner():
+    proc = run([installed("loggp"), "run", "-n", "2", "--ranks-per-node", "1", "--",
+                built("shim/tests/loggp-test-pairs"), 10, 8], timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "per pair: no L or G of its own (1 rank per node)" in proc.stderr, proc.stderr
+
+
 def test_a_matrix_gives_each_pair_its_class_and_the_profile_says_so(tmp_path):
     topo = tmp_path / "four.topo"
     topo.write_text("# a 4-rank matrix: rank 0 sees 1 on its node, 2 one switch away, 3 a group away\n"
