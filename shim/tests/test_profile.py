@@ -62,6 +62,15 @@ def test_a_profile_folder_that_cannot_be_written_stops_the_run_at_mpi_init(tmp_p
             proc.stderr
 
 
+def test_a_run_stopped_at_mpi_init_leaves_no_trace_file_behind(tmp_path):
+    (tmp_path / "afile").write_text("x")
+    traces = tmp_path / "traces"
+    proc = preloaded(2, built("shim/tests/loggp-test-timing"), "pingpong", "8", "10",
+                     env={"LOGGP_PROFILE": str(tmp_path / "afile"), "LOGGP_TRACE": str(traces)})
+    assert proc.returncode != 0 and "cannot write a profile" in proc.stderr, proc.stderr
+    assert list(traces.iterdir()) == [], "each rank's opened trace stays as a temporary file"
+
+
 def test_the_variable_makes_missing_parent_folders(tmp_path):
     out = tmp_path / "a" / "b"
     proc = preloaded(2, built("shim/tests/loggp-test-timing"), "pingpong", "8", "10", env={"LOGGP_PROFILE": str(out)})

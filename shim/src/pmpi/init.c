@@ -130,9 +130,11 @@ void loggp_print_banner(int rank, int engine)
                         "applies o, g and G to point-to-point messages only\n", missing);
     else if (missing[0])
         fprintf(stderr, "loggp: warning: NOT APPLIED: %s. MPI opened no libfabric endpoint, so the pmpi "
-                        "fallback engine runs: it applies o, g and G to point-to-point messages only "
-                        "(`loggp run` runs MPICH-ABI programs on the venv's ch4:ofi MPICH, unless "
-                        "--no-abi-swap; docs/other-mpis.md)\n", missing);
+                        "fallback engine runs: it applies o, g and G to point-to-point messages only (%s; "
+                        "docs/other-mpis.md)\n", missing, LOGGP_BUILT_FOR == LOGGP_MPI_OPEN_MPI
+                            ? "start Open MPI with mpirun --mca pml cm --mca mtl ofi, as `loggp run` does"
+                            : "`loggp run` runs MPICH-ABI programs on the venv's ch4:ofi MPICH, unless "
+                              "--no-abi-swap");
     fflush(stderr);
 }
 
@@ -224,6 +226,7 @@ void loggp_stop_if_any_failed(int failed)
     }
     if (!any)
         return;
+    loggp_trace_discard();
     fflush(stderr);
     pmpi.Finalize();
     exit(1);

@@ -198,6 +198,16 @@ fail:
     return -1;
 }
 
+void loggp_trace_discard(void)
+{
+    if (!loggp_tracing)
+        return;
+    loggp_tracing = 0;
+    close(trace.fd);
+    unlink(trace.tmp);
+    trace.fd = -1;
+}
+
 void loggp_trace_close(void)
 {
     if (!loggp_tracing)

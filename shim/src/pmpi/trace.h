@@ -62,6 +62,8 @@ extern int loggp_tracing;
 int loggp_trace_open(void);
 /* Writes the header and puts the file under its final name. */
 void loggp_trace_close(void);
+/* Drops an open trace's temporary file: the run stops before it began. */
+void loggp_trace_discard(void);
 
 /* Appends one record (thread-safe). */
 void loggp_trace_add(const loggp_trace_record *r);
