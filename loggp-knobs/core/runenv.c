@@ -17,7 +17,7 @@
 int loggp_env_switch(const char *name, int *on, char *err, size_t errlen)
 {
     const char *value = getenv(name);
-    if (!value)
+    if (!value || !*value) /* empty is unset, as for every other LOGGP_* variable */
         return 0;
     if (strcmp(value, "0") != 0 && strcmp(value, "1") != 0) {
         loggp_set_err(err, errlen, "%s=%s: expected 0 or 1", name, value);

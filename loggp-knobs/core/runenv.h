@@ -13,7 +13,7 @@
 enum { LOGGP_ENGINE_AUTO, LOGGP_ENGINE_LIBFABRIC, LOGGP_ENGINE_PMPI };
 
 /* A 0/1 switch (LOGGP_LIVE, LOGGP_ROUTE, LOGGP_QUIET): 1 and *on if set, 0
- * if unset, -1 with "NAME=VALUE: expected 0 or 1" for anything else. */
+ * if unset or empty, -1 with "NAME=VALUE: expected 0 or 1" for anything else. */
 int loggp_env_switch(const char *name, int *on, char *err, size_t errlen);
 
 /* LOGGP_ENGINE: auto (also unset or empty), libfabric or pmpi. */

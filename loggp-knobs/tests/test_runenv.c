@@ -73,7 +73,11 @@ Test(runenv, a_switch_is_0_or_1)
     setenv("LOGGP_QUIET", "0", 1);
     cr_assert_eq(loggp_env_switch("LOGGP_QUIET", &on, err, sizeof err), 1);
     cr_assert_eq(on, 0);
-    const char *bad[] = {"banana", "", "yes", "01"};
+    setenv("LOGGP_QUIET", "", 1);
+    on = 7;
+    cr_assert_eq(loggp_env_switch("LOGGP_QUIET", &on, err, sizeof err), 0, "empty is unset");
+    cr_assert_eq(on, 7);
+    const char *bad[] = {"banana", "yes", "01", " 1"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         setenv("LOGGP_QUIET", bad[i], 1);
         cr_assert_eq(loggp_env_switch("LOGGP_QUIET", &on, err, sizeof err), -1, "'%s' accepted", bad[i]);
