@@ -34,7 +34,11 @@ void print_table(const loggp_knobs *knobs, const char *path, int exists, unsigne
                                ? "kernel (the knobs apply inside the program's kernel region only: loggp_hint "
                                  "IN_KERNEL or MPI_Pcontrol)"
                                : "all (the knobs apply everywhere)");
-    printf("file: %s%s\n", path, exists ? "" : " (not written yet: every knob is 0)");
+    if (!path[0])
+        printf("file: none (neither LOGGP_KNOB_FILE, XDG_CONFIG_HOME nor HOME is set: only the environment "
+               "gives knobs)\n");
+    else
+        printf("file: %s%s\n", path, exists ? "" : " (not written yet: every knob is 0)");
     if (from_env)
         printf("programs started from this shell get these values: the environment overrides the file "
                "for the knobs it names, and fixes them for the run\n");
@@ -71,7 +75,10 @@ static void print_json(const loggp_knobs *file, const loggp_knobs *effective, un
                        const char *path, int exists, const loggp_run_env *run)
 {
     printf("{\"file\": ");
-    json_string(path);
+    if (path[0])
+        json_string(path);
+    else
+        printf("null");
     printf(", \"exists\": %s, \"knobs\": {", exists ? "true" : "false");
     for (int i = 0; i < LOGGP_KNOB_COUNT; i++) {
         char value[64];
@@ -113,17 +120,19 @@ static void print_json(const loggp_knobs *file, const loggp_knobs *effective, un
 
 int cmd_show(int argc, char **argv)
 {
-    int json = 0;
+    int json = 0, folders = 1;
     const char *via = "loggp";
     for (int i = 0; i < argc; i++) {
         if (is_help(argv[i])) {
-            printf("usage: %s show [--json] [--via loggp|netem]\n"
+            printf("usage: %s show [--json] [--ranks-elsewhere] [--via loggp|netem]\n"
                    "Prints the values programs started from this shell get: the environment's LOGGP_*\n"
                    "variables over the knob file, each marked with where it comes from (a table, or\n"
                    "JSON: \"knobs\" the file's values, \"effective\" with \"from\", \"jitter\"). A variable\n"
                    "MPI_Init would refuse (knobs, scope, jitter, seed, topology, engine, LOGGP_QUIET,\n"
                    "LOGGP_LIVE, LOGGP_ROUTE, the LOGGP_PROFILE and LOGGP_TRACE folders) exits 1 naming it.\n"
                    "  --json      JSON instead of a table (default: a table)\n"
+                   "  --ranks-elsewhere  the ranks run on other hosts: their output folders are not\n"
+                   "              checked here (default: checked)\n"
                    "  --via loggp|netem  default loggp; netem: what tc/netem applies on the testbed's links\n"
                    "example: LOGGP_LATENCY=5us %s show\n", prog, prog);
             return 0;
@@ -135,15 +144,19 @@ int cmd_show(int argc, char **argv)
             continue;
         if (strcmp(argv[i], "--json") == 0)
             json = 1;
+        else if (strcmp(argv[i], "--ranks-elsewhere") == 0)
+            folders = 0;
         else
             return usage_error("show: unknown option '%s'", argv[i]);
     }
     if (strcmp(via, "netem") == 0)
         return run_netem("show", argc, argv);
-    char path[4096];
-    loggp_knobs knobs;
-    int exists;
-    if (load_knob_file(path, sizeof path, &knobs, &exists) != 0)
+    char path[4096], where[512];
+    loggp_knobs knobs = {0};
+    int exists = 0;
+    if (loggp_knob_file_path(path, sizeof path, where, sizeof where) != 0)
+        path[0] = '\0'; /* no place for a file: as at MPI_Init, only the environment gives knobs */
+    else if (load_or_report(path, &knobs, &exists) != 0)
         return 1;
     /* What an MPI program started from this shell gets: a bad variable would
      * stop its MPI_Init, so it stops show too. */
@@ -155,7 +168,7 @@ int cmd_show(int argc, char **argv)
         effective.scope = env_scope;
     loggp_run_env run;
     if (scope_set < 0 || loggp_knobs_apply_env(&effective, &from_env, err, sizeof err) != 0 ||
-        loggp_run_env_check(&run, 1, err, sizeof err) != 0) {
+        loggp_run_env_check(&run, folders, err, sizeof err) != 0) {
         fprintf(stderr, "%s: %s\n(MPI programs started from this shell would stop at MPI_Init; fix or unset it)\n",
                 prog, err);
         return 1;

@@ -27,7 +27,8 @@ def knobs_program(*args, env=None):
         exe = find_program("loggp-knobs")
     except MissingProgram as err:
         raise KnobError(str(err)) from None
-    proc = subprocess.run([exe, *args], capture_output=True, text=True, env=env)
+    # paths in its output are bytes, not always UTF-8: kept as they are, never a crash
+    proc = subprocess.run([exe, *args], capture_output=True, text=True, errors="surrogateescape", env=env)
     if proc.returncode != 0:
         raise KnobError(proc.stderr.strip().replace("loggp-knobs: ", "", 1) or "refused by loggp-knobs")
     return proc.stdout

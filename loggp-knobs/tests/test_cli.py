@@ -172,3 +172,13 @@ def test_a_folder_in_the_knob_files_place_gets_a_hint_that_fits(private_knob_fil
     private_knob_file.write_text("L = lots\n")
     private_knob_file.chmod(0o600)
     assert "`loggp-knobs reset` writes a fresh file" in knobs("show").stderr
+
+
+def test_show_without_a_place_for_the_file_shows_the_environment_as_mpi_init_does():
+    # cron, systemd, batch: no HOME; MPI_Init then takes the knobs from the environment alone
+    env = {k: v for k, v in os.environ.items() if k not in ("HOME", "XDG_CONFIG_HOME", "LOGGP_KNOB_FILE")}
+    proc = subprocess.run([str(installed("loggp-knobs")), "show", "--json"], capture_output=True, text=True,
+                          env={**env, "LOGGP_LATENCY": "1us"})
+    assert proc.returncode == 0, proc.stderr
+    shown = json.loads(proc.stdout)
+    assert shown["file"] is None and shown["effective"]["L"] == {"value": "1us", "from": "LOGGP_LATENCY"}

@@ -349,7 +349,8 @@ def build(args, base_env, testbed_plan=None):
         cmd = launcher_command(args.launcher, args.np, program, args.hostfile)
     # every LOGGP_* variable the ranks get, checked as their MPI_Init would, before anything starts
     loggp_vars = run_variables(args)
-    for line in run_env.check({**env, **loggp_vars}, base_env, RunError):
+    ranks_here = args.launcher == "mpiexec" and not args.hostfile and args.testbed is None
+    for line in run_env.check({**env, **loggp_vars}, base_env, RunError, ranks_here):
         print(f"loggp run: {line}", file=sys.stderr)
     env.update(routing)
     if plan is not None:
@@ -363,7 +364,8 @@ def build(args, base_env, testbed_plan=None):
                                ofi=args.engine != "pmpi")
     if args.trace is not None and not args.dry_run:
         provider = None if args.engine == "pmpi" else env.get("FI_PROVIDER", base_env.get("FI_PROVIDER"))
-        one_host = args.launcher == "mpiexec" and not args.hostfile and args.testbed is None
+        # the testbed's hosts are namespaces of their own; a host file, srun or a template may go either way
+        one_host = True if ranks_here else False if args.testbed is not None else None
         try:
             trace_record.write(args.trace, trace_record.record(plan.library if plan else None, on_open_mpi,
                                                                args.engine, provider, one_host))

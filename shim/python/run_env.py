@@ -31,13 +31,14 @@ def in_flag_terms(message, additions):
     return message
 
 
-def check(additions, base_env, error):
+def check(additions, base_env, error, ranks_here=True):
     """Checks base_env with additions' LOGGP_* variables over it; raises error(one line)
-    for what MPI_Init would refuse, returns the warning lines (jitter with nothing to draw around)."""
+    for what MPI_Init would refuse, returns the warning lines (jitter with nothing to draw around).
+    ranks_here False: the ranks may run on other hosts, whose folders this host cannot judge."""
     run_vars = {name: value for name, value in additions.items() if name.startswith("LOGGP_")}
     env = {**base_env, **run_vars}
     try:
-        shown = json.loads(knobs_program("show", "--json", env=env))
+        shown = json.loads(knobs_program("show", "--json", *([] if ranks_here else ["--ranks-elsewhere"]), env=env))
     except KnobError as err:
         # show's own closing line speaks of "this shell"; a hint how to recover stays
         first, *rest = str(err).splitlines()

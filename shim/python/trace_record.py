@@ -12,7 +12,8 @@ SCHEMA = "loggp-trace-run/1"
 
 
 def record(libmpi, open_mpi, engine, provider, one_host):
-    """provider: FI_PROVIDER the ranks get (None: libfabric's own choice, or the PMPI engine)."""
+    """provider: FI_PROVIDER the ranks get (None: libfabric's own choice, or the PMPI engine);
+    one_host: True, False, or None where the launch does not tell (a host file, srun, a template)."""
     return {"schema": SCHEMA, "libmpi": libmpi, "open_mpi": open_mpi, "engine": engine, "provider": provider,
             "one_host": one_host}
 

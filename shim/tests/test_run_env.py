@@ -2,6 +2,9 @@
 starts anything (with --dry-run too, with or without a knob flag): what
 MPI_Init would refuse in every rank is refused once, exit 2, naming the flag
 or variable and its value; jitter with nothing to draw around is warned of."""
+import os
+import subprocess
+
 import pytest
 
 from tests.testkit import installed, run
@@ -82,3 +85,20 @@ def test_jitter_on_a_zero_o_is_warned_of_once(private_knob_file):
     # the knob file's L counts as much as a flag's
     assert run([installed("loggp-knobs"), "set", "--L", "2us"]).returncode == 0
     assert warnings(loggp_run("--L-jitter", "normal:1us", "--dry-run", "--", "true")) == []
+
+
+def test_folders_are_left_to_ranks_on_other_hosts(tmp_path):
+    # a node-local folder (/scratch/...) may not exist on the launching host
+    hostfile = tmp_path / "hosts"
+    hostfile.write_text("localhost\n")
+    elsewhere = loggp_run("--hostfile", hostfile, "--dry-run", "--", "true", env={"LOGGP_PROFILE": "/proc/nope"})
+    assert elsewhere.returncode == 0, elsewhere.stderr
+    here = loggp_run("--dry-run", "--", "true", env={"LOGGP_PROFILE": "/proc/nope"})
+    assert here.returncode == 2 and "LOGGP_PROFILE=/proc/nope" in here.stderr, here.stderr
+
+
+def test_a_path_that_is_not_utf8_is_no_crash(tmp_path):
+    knob_file = os.fsencode(tmp_path) + b"/x\xff/knobs"
+    proc = subprocess.run([str(installed("loggp")), "run", "-n", "1", "--dry-run", "--", "true"], capture_output=True,
+                          env={**os.environ, "LOGGP_KNOB_FILE": os.fsdecode(knob_file)})
+    assert proc.returncode == 0 and b"Traceback" not in proc.stderr, proc.stderr

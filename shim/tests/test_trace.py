@@ -20,6 +20,14 @@ def traced_run(folder, engine="auto", extra_env=None):
                 built("shim/tests/loggp-test-tracecalls"), PINGPONGS, SIZE, WINDOW], env=extra_env)
 
 
+def test_the_record_does_not_guess_the_hosts_of_a_launcher_template(tmp_path):
+    # a template may start the ranks anywhere: the record says it does not know
+    proc = run([installed("loggp"), "run", "-n", "1", "--quiet", "--launcher", "{program}", "--trace", tmp_path / "t",
+                "--", "true"])
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads((tmp_path / "t" / "run.json").read_text())["one_host"] is None
+
+
 @pytest.mark.parametrize("engine", ["libfabric", "pmpi"])
 def test_a_traced_run_records_each_call(tmp_path, engine):
     out = tmp_path / "trace"
