@@ -43,7 +43,7 @@ def test_usage_errors_exit_2_with_one_line_and_a_pointer_to_help(capsys):
     assert err.splitlines() == ["loggp example: the following arguments are required: --count",
                                 "(see `loggp example --help`)"]
     assert Example().main(["--count", "1", "go", "--fas"]) == 2  # no abbreviations
-    assert "loggp example: unrecognized arguments: --fas" in capsys.readouterr().err
+    assert "loggp example go: unrecognized arguments: --fas" in capsys.readouterr().err  # the subcommand's
     assert Example().main(["--count", "x", "go"]) == 2
     assert "'x'" in capsys.readouterr().err
 
@@ -130,3 +130,23 @@ def test_a_whole_number_range_is_shown_in_whole_numbers():
         number_in(int, 1, 1 << 30)("0")
     with pytest.raises(argparse.ArgumentTypeError, match=r"^'0' must be in \(0, 1e\+09\]$"):
         number_in(float, 0, 1e9, low_open=True)("0")
+
+
+def test_a_subcommands_unknown_option_is_judged_by_its_own_options(capsys):
+    # the other subcommand has --L: it must not be suggested where it does not exist
+    class Two(Command):
+        name = "two"
+
+        def configure(self, p):
+            sub = p.add_subparsers(dest="what", required=True)
+            sub.add_parser("up").add_argument("--name")
+            sub.add_parser("set").add_argument("--L")
+
+        def run(self, args):
+            return 0
+
+    assert Two().main(["up", "--latency", "5us"]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err == ["loggp two up: unrecognized arguments: --latency 5us", "(see `loggp two up --help`)"], err
+    assert Two().main(["up", "--nam", "x"]) == 2
+    assert "(did you mean --name?)" in capsys.readouterr().err

@@ -88,12 +88,17 @@ class Parser(argparse.ArgumentParser):
     def parse_known_args(self, args=None, namespace=None):
         argv = sys.argv[1:] if args is None else list(args)
         self.given_once = {}
-        return super().parse_known_args(self.dash_values(argv), namespace)
+        namespace, extra = super().parse_known_args(self.dash_values(argv), namespace)
+        if not hasattr(namespace, "_parsed_by"):  # a subcommand's parser returns first
+            namespace._parsed_by = self
+        return namespace, extra
 
     def parse_args(self, args=None, namespace=None):
         args, extra = self.parse_known_args(args, namespace)
+        # unknown options are the subcommand's: its options to suggest, its --help to name
+        inner = vars(args).pop("_parsed_by", self)
         if extra:
-            self.error(f"unrecognized arguments: {' '.join(extra)}{self.suggestion(extra)}")
+            inner.error(f"unrecognized arguments: {' '.join(extra)}{inner.suggestion(extra)}")
         return args
 
     def dash_values(self, argv):
