@@ -46,3 +46,12 @@ def test_the_writer_sees_the_suffix_it_chooses_a_format_by(tmp_path):
     seen = []
     atomic_write(tmp_path / "plot.svg", lambda tmp: (seen.append(tmp), open(tmp, "w").close()))
     assert seen[0].endswith(".svg") and os.path.dirname(seen[0]) == str(tmp_path)
+
+
+def test_the_mode_follows_the_umask_without_touching_it():
+    old = os.umask(0o027)
+    try:
+        assert created_mode() == 0o640
+        assert os.umask(0o027) == 0o027  # still what it was set to
+    finally:
+        os.umask(old)

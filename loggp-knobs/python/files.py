@@ -7,9 +7,22 @@ from pathlib import Path
 def created_mode():
     """The mode open() gives a new file under the current umask. Atomic writers use it
     for their temporary file (mkstemp makes 0600), so every result file gets one mode."""
+    return 0o666 & ~_umask()
+
+
+def _umask():
+    # Linux says it without changing it; setting and restoring it would give a thread
+    # that starts a process in between a umask of 0
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
     mask = os.umask(0)
     os.umask(mask)
-    return 0o666 & ~mask
+    return mask
 
 
 def atomic_write(path, write, mode=None):
