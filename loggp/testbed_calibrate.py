@@ -8,8 +8,8 @@ import tempfile
 from pathlib import Path
 
 from loggp.knobs.files import write_text_atomic
-from loggp.testbed import (TestbedError, UsageError, netem_reset, netem_set, netem_supported, parse_knobs,
-                           qdiscs, run_dir, up_state)
+from loggp.testbed import TestbedError, UsageError, qdiscs, run_dir, up_state
+from loggp.testbed_netem import netem_reset, netem_set, netem_supported, parse_knobs
 
 
 ZERO_KNOBS = ["--o", "0ns", "--g", "0ns", "--G", "0ns/B"]

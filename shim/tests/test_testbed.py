@@ -10,7 +10,7 @@ import subprocess
 import pytest
 
 from tests.testkit import installed, run
-from loggp import testbed
+from loggp import testbed, testbed_netem
 
 
 
@@ -237,7 +237,7 @@ def test_rate_limit_from_G_slows_bulk_messages(two_hosts, no_qdiscs):
 
 
 def test_latency_from_netem_shows_in_halfrtt(two_hosts, no_qdiscs):
-    ok, why = testbed.netem_supported(f"loggp-{NAME}-h0")
+    ok, why = testbed_netem.netem_supported(f"loggp-{NAME}-h0")
     if not ok:
         proc = loggp("testbed", "netem", "set", "--L", "200us", "--name", NAME)
         assert proc.returncode == 1 and "no netem qdisc" in proc.stderr
@@ -280,18 +280,18 @@ def test_calibrate_reports_L_from_both_methods(two_hosts, no_qdiscs, tmp_path):
 
 
 def test_rate_and_units():
-    assert testbed.rate_bytes_per_s(1.0) == 1_000_000_000
-    assert testbed.rate_bytes_per_s(8.0) == 125_000_000
-    assert testbed.parse_knobs("50us", "1.953ns/B") == {"L": 50_000, "G": pytest.approx(1.953)}
+    assert testbed_netem.rate_bytes_per_s(1.0) == 1_000_000_000
+    assert testbed_netem.rate_bytes_per_s(8.0) == 125_000_000
+    assert testbed_netem.parse_knobs("50us", "1.953ns/B") == {"L": 50_000, "G": pytest.approx(1.953)}
     with pytest.raises(testbed.UsageError):
-        testbed.parse_knobs(None, "50us")
-    both = testbed.qdisc_commands(50_000, 8.0)
+        testbed_netem.parse_knobs(None, "50us")
+    both = testbed_netem.qdisc_commands(50_000, 8.0)
     assert both[0][:7] == ["qdisc", "add", "dev", "loggp-eth0", "root", "handle", "1:"] and "125000000bps" in both[0]
     assert both[1][4:6] == ["parent", "1:1"] and "50.000us" in both[1]
-    assert testbed.qdisc_commands(50_000, 0)[0][4:8] == ["root", "handle", "10:", "netem"]
-    assert testbed.qdisc_commands(0, 0) == []
+    assert testbed_netem.qdisc_commands(50_000, 0)[0][4:8] == ["root", "handle", "10:", "netem"]
+    assert testbed_netem.qdisc_commands(0, 0) == []
     def burst(g):
-        cmd = testbed.qdisc_commands(0, g)[0]
+        cmd = testbed_netem.qdisc_commands(0, g)[0]
         return int(cmd[cmd.index("burst") + 1])
     assert burst(8.0) == 125_000        # 1 ms at 125 MB/s
     assert burst(500.0) == 4096         # at least two full frames
