@@ -25,35 +25,48 @@ DEFAULT_MACHINE = loggops.Params(o_s=150.0, o_r=150.0, g=100.0, G=0.05, L=300.0,
 
 def machine_from_probe(path):
     """The machine's parameters from `loggp probe --json FILE` output: its summary's o_s, o_r,
-    g, L (us), G (ns/B) and protocol switch (the eager limit)."""
+    g, L (us), G (ns/B), and the eager limit: the largest size it measured before the protocol
+    switch (the probe reports the first size past it)."""
     try:
         data = json.loads(Path(path).read_text())
     except OSError as err:
         raise CommandError(f"--machine {path}: {err.strerror}", exit_code=2) from None
     except ValueError as err:
         raise CommandError(f"--machine {path}: not JSON ({err})", exit_code=2) from None
-    summary = _find_summary(data)
-    if summary is None:
+    run = _find_run(data)
+    if run is None:
         raise CommandError(f"--machine {path}: no probe summary in it (expected `loggp probe --json` output)",
                            exit_code=2)
-    switch = summary.get("protocol_switch_bytes")
+    summary = run["summary"]
     return loggops.Params(o_s=1e3 * summary["o_s_us"], o_r=1e3 * summary["o_r_us"], g=1e3 * summary["g_us"],
-                          G=summary["G_ns_per_byte"], L=1e3 * summary["L_us"],
-                          S=float(switch) if switch else DEFAULT_MACHINE.S)
+                          G=summary["G_ns_per_byte"], L=1e3 * summary["L_us"], S=eager_limit(run))
 
 
-def _find_summary(data):
+def eager_limit(run):
+    """S, the largest eager message: the largest size measured below the first size past the
+    switch (the limit lies between the two; shm's 4 KiB is a size the default sweep has).
+    No switch seen: the default's."""
+    switch = run["summary"].get("protocol_switch_bytes")
+    if not switch:
+        return DEFAULT_MACHINE.S
+    below = [s.get("bytes") for s in run.get("sizes") or () if isinstance(s, dict)]
+    below = [b for b in below if isinstance(b, (int, float)) and b < switch]
+    return float(max(below)) if below else float(switch - 1)
+
+
+def _find_run(data):
+    """The dict holding a probe summary (and its sizes), searched depth first."""
     if isinstance(data, dict):
         s = data.get("summary")
         if isinstance(s, dict) and {"o_s_us", "o_r_us", "g_us", "L_us", "G_ns_per_byte"} <= s.keys():
-            return s
+            return data
         items = data.values()
     elif isinstance(data, list):
         items = data
     else:
         return None
     for item in items:
-        found = _find_summary(item)
+        found = _find_run(item)
         if found is not None:
             return found
     return None

@@ -146,3 +146,17 @@ def test_how_a_run_differs_from_the_default_machine(changes, said):
     from loggp.shim import trace_record
     rec = trace_record.record("libmpi.so.12", False, "auto", "shm", True)
     assert trace_record.unlike_default({**rec, **changes}) == said
+
+
+@pytest.mark.parametrize("sizes, switch, eager", [
+    ([8, 4096, 8192, 65536], 8192, 4096.0),   # the default sweep: shm's 4 KiB limit
+    ([8, 4096, 65536], 65536, 4096.0),        # `loggp probe --sizes 8,4K,64K`
+    ([8, 4096], None, predict.DEFAULT_MACHINE.S),
+])
+def test_the_eager_limit_is_the_largest_size_before_the_switch(tmp_path, sizes, switch, eager):
+    summary = {"o_s_us": 0.1, "o_r_us": 0.1, "g_us": 0.1, "L_us": 0.2, "G_ns_per_byte": 0.05,
+               "protocol_switch_bytes": switch}
+    probe = tmp_path / "probe.json"
+    probe.write_text(json.dumps({"schema": "loggp-probe/1", "summary": summary,
+                                 "sizes": [{"bytes": b, "past_switch": bool(switch) and b >= switch} for b in sizes]}))
+    assert predict.machine_from_probe(probe).S == eager
