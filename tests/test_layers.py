@@ -5,7 +5,8 @@ import sys
 
 import pytest
 
-ROOT_MODULES = {"loggp.cli", "loggp.main", "loggp.testbed", "loggp.testbed_slurm", "loggp.testbed_calibrate"}
+ROOT_MODULES = {"loggp.cli", "loggp.main", "loggp.testbed", "loggp.testbed_slurm", "loggp.testbed_calibrate",
+                "loggp.testbed_netem"}
 PART_MODULES = ["loggp.shim.run", "loggp.shim.bench", "loggp.experiments.probe", "loggp.experiments.fit",
                 "loggp.experiments.calibrate", "loggp.harness.study", "loggp.harness.runner",
                 "loggp.analysis.report"]

@@ -3,6 +3,7 @@ machine's T(m) = T0 + m/B fitted per protocol regime. Used to place each knob
 setting on the linear model's axes: o and L raise T0, G lowers B."""
 import json
 import math
+import os
 
 
 class CalibrationError(Exception):
@@ -12,7 +13,10 @@ class CalibrationError(Exception):
 def load(path):
     """The regimes of a calibration.json: top-level "regimes", or under
     "baseline" as `loggp calibrate` writes them. B_bytes_per_us may be null
-    (a regime with no measurable per-byte cost)."""
+    (a regime with no measurable per-byte cost). A folder stands for the
+    calibration.json in it, as `loggp calibrate --out DIR` writes it."""
+    if os.path.isdir(path):
+        path = os.path.join(path, "calibration.json")
     try:
         with open(path) as f:
             data = json.load(f)

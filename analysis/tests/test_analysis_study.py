@@ -185,6 +185,8 @@ def test_calibration_input(tmp_path):
         {"m_min": 5120, "m_max": 14336, "T0_us": 1382.0, "B_bytes_per_us": 12000.0},
         {"m_min": 16384, "m_max": 1048576, "T0_us": 1264.0, "B_bytes_per_us": None}]}}))
     assert calibration.base_values(calibration.load(str(path))) == (1.3, 12000.0)
+    # the folder `loggp calibrate --out DIR` wrote stands for its calibration.json
+    assert calibration.base_values(calibration.load(str(tmp_path))) == (1.3, 12000.0)
     path.write_text('{"regimes": [{"m_min": 0, "m_max": 1, "T0_us": 1, "B_bytes_per_us": 0}]}')
     with pytest.raises(calibration.CalibrationError, match="B_bytes_per_us"):
         calibration.load(str(path))

@@ -357,7 +357,7 @@ def format_regimes(regimes):
 # ------------------------------------------------------------------ command line
 
 def parser():
-    p = Parser(prog="loggp fit", example="loggp fit probe.json --plot fit",
+    p = Parser(prog="loggp fit", example="loggp fit probe.json --plot fit.png",
                description="Fit T(m) = T0 + m/B per protocol regime to a loggp-probe result.")
     p.add_argument("probe", help="loggp-probe JSON (--json output)")
     p.add_argument("--plot", metavar="OUT.png", help="write the plot as OUT.png and OUT.svg (default: no plot)")

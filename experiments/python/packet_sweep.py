@@ -104,7 +104,10 @@ def run_benchmark(knobs, sizes, records, record_size, reps, timeout=600):
 
 def machine_from_calibration(path):
     """The machine's own o_s, o_r, g, L (us) and G (ns/B) from `loggp calibrate --out`'s
-    calibration.json (its zero-knob reference; G from the baseline's largest regime)."""
+    calibration.json (its zero-knob reference; G from the baseline's largest regime); a folder
+    stands for the calibration.json in it."""
+    if Path(path).is_dir():
+        path = Path(path) / "calibration.json"
     try:
         data = json.loads(Path(path).read_text())
     except (OSError, json.JSONDecodeError) as err:
