@@ -216,6 +216,8 @@ class PredictCommand(Command):
         print(f"{args.folder}: {len(programs.programs)} ranks, traced {programs.traced_ns * 1e-9:.4f} s, "
               f"replayed at the machine's parameters {base.runtime_ns * 1e-9:.4f} s "
               f"({base.runtime_ns / programs.traced_ns:.2f} of traced); {programs.messages} messages")
+        # a program's own timer (NPB's timed section) may cover less: its percentages come out larger
+        print("  slowdowns below are percentages of the whole traced run, MPI_Init to MPI_Finalize")
         if programs.unmodelled:
             kept = ", ".join(f"{n} x{c}" for n, c in programs.unmodelled.most_common(5))
             print(f"  kept at their traced time (not modelled): {kept}")

@@ -70,6 +70,7 @@ def test_the_command_prints_slopes_and_tolerances_and_writes_json(base_trace, tm
     assert result["knobs"]["L"]["points"][0]["slowdown_percent"] == 0
     slope = result["knobs"]["L"]["slope_percent_per_unit"]
     assert slope > 0 and "L: slope" in proc.stdout and "reaches 1 % at" in proc.stdout
+    assert "percentages of the whole traced run" in proc.stdout  # not of a program's own timed section
     tol = result["knobs"]["L"]["tolerance"]
     assert 0 < tol["1%"] < tol["5%"]
     assert not list(tmp_path.glob("p.json.tmp*"))
