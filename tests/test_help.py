@@ -94,6 +94,13 @@ def test_bench_tools_answer_help_and_refuse_the_unknown(tool):
     assert bad.returncode == 2 and "'--frobnicate'" in bad.stderr
 
 
+@pytest.mark.parametrize("tool", ["loggp-packet", "loggp-modes", "loggp-rtt-samples"])
+def test_measuring_programs_on_path_answer_help_without_mpi(tool):
+    proc = run([installed(tool), "--help"], timeout=30)
+    assert proc.returncode == 0 and proc.stdout.startswith("usage: mpiexec -n 2 " + tool), proc.stderr
+    assert "example:" in proc.stdout and "loggp " in proc.stdout  # names the command that runs it
+
+
 @pytest.mark.parametrize("kernel", ["cg", "ep", "ft", "is", "lu", "mg"])
 def test_npb_kernels_answer_help_without_mpi(kernel):
     proc = run([installed(f"loggp-npb-{kernel}"), "--help"], timeout=30)

@@ -126,6 +126,15 @@ static int usage(int rank, const char *what, const char *value)
 
 int main(int argc, char **argv)
 {
+    for (int i = 1; i < argc; i++) /* before MPI_Init: help needs no ranks */
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            printf("usage: mpiexec -n 2 loggp-modes [--modes send,ssend,isend] [--sizes 8,1K,64K] [--reps N] "
+                   "[--rounds N]\n"
+                   "One-way and round-trip times of blocking and non-blocking point-to-point calls per\n"
+                   "size: the program behind `loggp probe --modes`, which runs it under the knobs.\n"
+                   "example: mpiexec -n 2 loggp-modes --sizes 8,1K --reps 20 --rounds 1\n");
+            return 0;
+        }
     MPI_Init(&argc, &argv);
     int rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);

@@ -17,6 +17,13 @@ static long long now_ns(void)
 
 int main(int argc, char **argv)
 {
+    if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) { /* before MPI_Init */
+        printf("usage: mpiexec -n 2 loggp-rtt-samples COUNT [BYTES]\n"
+               "Every round trip of a COUNT-long ping-pong of BYTES (default 8, up to 1 MiB), one\n"
+               "'rtt_ns N' line each: the program behind `loggp bench knobs --L-jitter`.\n"
+               "example: mpiexec -n 2 loggp-rtt-samples 100 8\n");
+        return 0;
+    }
     MPI_Init(&argc, &argv);
     int rank, np;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
