@@ -48,7 +48,7 @@ static int drive(int np)
     double elapsed = (now_us() - start) * 1e-6;
     if (!opt.quiet) {
         print_table(res, n, &s, np, NULL);
-        printf("%.2f s\n", elapsed);
+        printf("measured in %.2f s\n", elapsed);
         fflush(stdout);
     }
     const size_result *set_ptr[1] = {res};

@@ -131,7 +131,7 @@ def goal_text(goal):
 
 def print_transparency(result):
     print(f"transparency: np={result['np']}, {result.get('mpi', 'mpich')}, libfabric provider {result['provider']}; "
-          f"{result['rounds']} rounds, "
+          f"{result['rounds']} round{'s' if result['rounds'] != 1 else ''}, "
           f"modes interleaved; each run's figure the median of {result['reps']} repetitions, medians of rounds")
     print(f"load average (1 min) {result['load_average'][0]:.1f} at the start, {result['load_average'][1]:.1f} at the "
           "end: figures measured on a loaded machine are not results")

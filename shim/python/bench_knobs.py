@@ -158,7 +158,7 @@ def print_knobs(result):
     against = ("each repetition beside one without the knob in the same run, and a zero-knob run for the base"
                if pairing == "in-run" else "a zero-knob run each")
     print(f"knob accuracy: np={result['np']}, {result.get('mpi', 'mpich')}, libfabric provider {result['provider']}; "
-          f"{result['rounds']} rounds "
+          f"{result['rounds']} round{'s' if result['rounds'] != 1 else ''} "
           f"interleaved, {against}; medians of {result['reps']} repetitions per run; window "
           f"W={result['window']}, ack {result['ack_bytes']} B; compute {result['compute_ns']:g} ns before each send")
     print(f"load average (1 min) {result['load_average'][0]:.1f} at the start, {result['load_average'][1]:.1f} at the "
