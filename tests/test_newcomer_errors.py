@@ -38,6 +38,21 @@ def test_study_class_a_kernel_lacks_is_refused_at_validation(tmp_path):
     assert not (tmp_path / "loggp-results").exists(), "refused before any run"
 
 
+def test_a_kernel_on_a_process_count_it_cannot_take_is_refused_at_validation(tmp_path):
+    path = write_study(tmp_path, 'kernel = "cg"\nclass = "S"\nnp = [2, 3]')
+    proc = loggp("study", "run", path, "--no-report")
+    assert proc.returncode == 2
+    assert "kernel 'cg' runs on a power-of-two number of processes, not np = 3" in proc.stderr, proc.stderr
+    assert not (tmp_path / "loggp-results").exists(), "refused before any run"
+
+
+def test_power_of_two_kernels_match_the_kernels_own_checks():
+    from loggp.harness import studyfile
+    for kernel in studyfile.KERNEL_CLASSES:
+        source = (ROOT / "npb-harness" / "kernels" / kernel / f"{kernel}.c").read_text()
+        assert ("npb_is_power_of_two(" in source) == (kernel in studyfile.POWER_OF_TWO_KERNELS), kernel
+
+
 def test_kernel_classes_match_the_kernels_own_parsers():
     from loggp.harness import studyfile
     for kernel, classes in studyfile.KERNEL_CLASSES.items():

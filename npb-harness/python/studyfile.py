@@ -18,6 +18,8 @@ KERNELS = ("ep", "is", "cg", "mg", "ft", "lu")
 # The classes each of our kernels accepts (its npb_begin call in
 # npb-harness/kernels/<kernel>/<kernel>.c; a test keeps the two in step).
 KERNEL_CLASSES = {"ep": "SWABC", "cg": "SWABC", "is": "SWAB", "mg": "SWAB", "ft": "SWAB", "lu": "SWAB"}
+# kernels whose decomposition, as NPB's, needs a power-of-two process count (each kernel refuses others)
+POWER_OF_TWO_KERNELS = ("cg", "ft", "is", "mg")
 CLASSES = ("S", "W", "A", "B", "C", "D", "E")
 LAUNCHER_KINDS = ("mpiexec", "srun", "template")
 ORDERS = ("shuffle", "interleave")
@@ -371,6 +373,10 @@ def from_dict(path, text, data, skip_missing=True):
                 fail(f"kernel {kernel!r} has no class {klass!r} (its classes: "
                      f"{', '.join(KERNEL_CLASSES[kernel])})", "class" if "class" in b else "kernel",
                      "benchmark", i)
+            odd = [n for n in nps if kernel in POWER_OF_TWO_KERNELS and n & (n - 1)]
+            if odd:
+                fail(f"kernel {kernel!r} runs on a power-of-two number of processes, not np = {odd[0]}",
+                     "np" if "np" in b else "kernel", "benchmark", i)
             argv = (f"loggp-npb-{kernel}", "{class}")
             default_name, kind_name = kernel, "kernel"
         elif kinds[0] == "npb_binary":
