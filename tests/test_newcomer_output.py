@@ -110,3 +110,14 @@ def test_report_words_define_their_terms():
     assert "(below)" not in models.__doc__
     assert f"within a factor of {analyze.AGREEMENT:g}" in report.METHOD
     assert "T0_s" not in report.SENS_HEADER and "baseline_runtime_s" in report.SENS_HEADER
+
+
+def test_the_calibration_table_shows_what_g_should_read_beside_what_it_read():
+    # LogP: g is not added to the natural interval, so a set 1 us reads about 0.29 and passes
+    from loggp.experiments.calibrate import report_text
+    knob = {"unit": "us", "pass": True, "slope": 0.9, "intercept": -0.7, "r2": 1.0, "max_abs_err": 0.0098,
+            "values": [0, 1, 10], "measures": {"g": {"measured": [-0.0052, 0.2909, 9.281],
+                                                      "expected": [0.0, 0.281, 9.281]}},
+            "crosstalk": {}, "failures": []}
+    rows = [line.split() for line in report_text({"knobs": {"g": knob}, "pass": True}).splitlines()[1:4]]
+    assert rows == [["set", "0", "1", "10"], ["expected", "0", "0.281", "9.281"], ["g", "-0.0052", "0.2909", "9.281"]]

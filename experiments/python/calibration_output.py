@@ -145,6 +145,10 @@ def report_text(summary):
                      f"intercept {k['intercept']:+.4f}  R^2 {k['r2']:.5f}  max |error| {k['max_abs_err']:.4g}")
         lines.append(f"    {'set':>10}" + "".join(f" {v:>10g}" for v in k["values"]))
         for param, meas in k["measures"].items():
+            expected = meas.get("expected")
+            if expected and any(abs(e - s) > 1e-9 for e, s in zip(expected, k["values"])):
+                # g is not added to the natural interval (LogP): what is expected is not what is set
+                lines.append(f"    {'expected':>10}" + "".join(f" {v:>10.4g}" for v in expected))
             lines.append(f"    {param:>10}" + "".join(f" {v:>10.4g}" for v in meas["measured"]))
         for param, ct in k["crosstalk"].items():
             lines.append(f"    {'~' + param:>10}" + "".join(f" {v:>10.3g}" for v in ct["moved"]))
