@@ -423,15 +423,18 @@ def write(results_dir, calibration_path=None):
                                figure_set.regime_rows(profiles, regimes)) if regimes else
                         "<p>No calibration beside this study (calibration.json, or `loggp study report "
                         "--calibration`): message sizes only.</p>")
-        sections.append("<h2>T0 + n/B: where the messages fall</h2><p>The baseline run's messages per size "
-                        "range, summed over ranks, coloured by the calibrated protocol regime they fall in, "
+        sections.append("<h2>T0 + n/B: where the messages fall</h2><p>The baseline run's point-to-point "
+                        "messages per size range (those the program posts; the messages inside collectives "
+                        "are not counted here: the count x delta section estimates them), summed over ranks, "
+                        "coloured by the calibrated protocol regime they fall in, "
                         "with the machine's T(m) = T0 + m/B of each regime (t0_nb.png).</p>"
                         + _img(figures["t0_nb"], "message sizes on T(m)") + regime_table)
     regions = region_report.region_rows(a.runs, _setting)
     if regions:
         write_text_atomic(os.path.join(out_dir, "regions.csv"), _csv_text(region_report.HEADER, regions))
-        sections.append("<h2>By region: kernel and outside</h2><p>Messages the ranks sent, bytes and the "
-                        "delay the knobs injected, inside the programs' kernel region (<code>loggp_hint"
+        sections.append("<h2>By region: kernel and outside</h2><p>Point-to-point messages the ranks "
+                        "posted (not those inside collectives, whose delay the injected column does include), "
+                        "bytes and the delay the knobs injected, inside the programs' kernel region (<code>loggp_hint"
                         "(\"IN_KERNEL\", ...)</code> or <code>MPI_Pcontrol</code>; our kernels mark their "
                         "timed section) and outside it, summed over ranks, median over a setting's runs. "
                         "With the study's <code>scope = \"kernel\"</code> the knobs apply inside only, "
