@@ -22,19 +22,26 @@ const char *loggp_output_folder(const char *variable)
     return dir && *dir ? dir : NULL;
 }
 
+int loggp_ready_folder(const char *dir)
+{
+    struct stat st;
+    if (loggp_make_folder(dir) != 0 || stat(dir, &st) != 0)
+        return -1;
+    if (!S_ISDIR(st.st_mode)) {
+        errno = ENOTDIR;
+        return -1;
+    }
+    return 0;
+}
+
 int loggp_profile_check(void)
 {
     const char *dir = loggp_output_folder("LOGGP_PROFILE");
     if (!dir)
         return 0;
-    struct stat st;
     char probe[PATH_MAX];
-    if (loggp_make_folder(dir) != 0 || stat(dir, &st) != 0)
+    if (loggp_ready_folder(dir) != 0)
         goto fail;
-    if (!S_ISDIR(st.st_mode)) {
-        errno = ENOTDIR;
-        goto fail;
-    }
     if (snprintf(probe, sizeof probe, "%s/.profile.%d.check.XXXXXX", dir, loggp_world_rank) >= (int)sizeof probe) {
         errno = ENAMETOOLONG;
         goto fail;

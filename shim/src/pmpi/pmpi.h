@@ -66,6 +66,8 @@ void loggp_stop_if_any_failed(int failed);
 
 /* folders.c: LOGGP_PROFILE's or LOGGP_TRACE's folder, NULL if unset or empty. */
 const char *loggp_output_folder(const char *variable);
+/* Makes dir (with missing parents) and checks it is a folder; -1 with errno set. */
+int loggp_ready_folder(const char *dir);
 /* After MPI_Init, every rank: can it write its profile (the folder made if
  * missing)? On failure prints why and returns -1. */
 int loggp_profile_check(void);

@@ -16,7 +16,6 @@
 #include <unistd.h>
 
 #include "pmpi.h"
-#include "runenv.h"
 
 /* 4096 records of 56 bytes: 224 KiB per rank, whatever the run's length. */
 #define BUFFER_RECORDS 4096
@@ -166,15 +165,8 @@ int loggp_trace_open(void)
     trace.init_ns = loggp_now_ns();
     trace.names_bytes = (uint32_t)sizeof call_names;
     int rank = loggp_world_rank;
-    struct stat st;
-    if (loggp_make_folder(dir) != 0) /* with missing parents, as a profile's */
+    if (loggp_ready_folder(dir) != 0) /* with missing parents, as a profile's */
         goto fail;
-    if (stat(dir, &st) != 0)
-        goto fail;
-    if (!S_ISDIR(st.st_mode)) {
-        errno = ENOTDIR;
-        goto fail;
-    }
     if (snprintf(trace.path, sizeof trace.path, "%s/trace.%d.bin", dir, rank) >= (int)sizeof trace.path) {
         errno = ENAMETOOLONG;
         goto fail;
