@@ -62,6 +62,11 @@ if ! stamp_ok "$venv/.loggp-package" "$py_sum"; then
   echo "$py_sum" >"$venv/.loggp-package"
 fi
 
+# The `loggp` namespace package lives in the root and in each part (pyproject.toml).
+parts_pth=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/loggp-parts.pth
+printf '%s\n' "$here" "$here/loggp-knobs" "$here/shim" "$here/experiments" "$here/npb-harness" "$here/analysis" \
+  >"$parts_pth"
+
 # --- C build, installed into the venv ---------------------------------------
 if [ ! -f "$build/CMakeCache.txt" ]; then
   say "configuring the C build in $build"

@@ -54,8 +54,8 @@ def dispatch(argv):
         usage(sys.stdout if argv else sys.stderr)
         return 0 if argv else 2
     if argv[0] == "--version":
-        from loggp import __version__
-        print(f"loggp {__version__}")
+        from importlib.metadata import version
+        print(f"loggp {version('loggp')}")
         return 0
     name, rest = argv[0], argv[1:]
     if name not in COMMANDS:

@@ -66,7 +66,8 @@ def test_probe_help_describes_its_own_options():
 def test_root_help_and_version():
     proc = run([installed("loggp"), "--help"])
     assert proc.returncode == 0 and "example:" in proc.stdout
-    from loggp import __version__
+    from importlib.metadata import version
+    __version__ = version("loggp")
     assert run([installed("loggp"), "--version"]).stdout == f"loggp {__version__}\n"
     knobs_version = run([installed("loggp-knobs"), "--version"])
     assert knobs_version.returncode == 0 and knobs_version.stdout == f"loggp-knobs {__version__}\n"

@@ -1,4 +1,4 @@
-"""Martin's figure set and the T0 + n/B view (analysis/python/figure_set.py):
+"""Martin's figure set and the T0 + n/B view (analysis/loggp/analysis/figure_set.py):
 which knob each panel shows, the regime split of a size histogram, and
 figures that exist and are not empty."""
 import json

@@ -1,4 +1,4 @@
-"""Slowdown against L's jitter (analysis/python/jitter_report.py) from
+"""Slowdown against L's jitter (analysis/loggp/analysis/jitter_report.py) from
 hand-made runs: spreads in order, slowdowns over the baseline, ratios to the
 constant L, and a figure drawn from them."""
 import json

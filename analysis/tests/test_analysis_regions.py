@@ -1,4 +1,4 @@
-"""The report's split by region (analysis/python/region_report.py) from
+"""The report's split by region (analysis/loggp/analysis/region_report.py) from
 hand-made profiles: shares of messages, bytes and injected delay, summed over
 ranks, median over runs; nothing for runs that marked no region."""
 import json

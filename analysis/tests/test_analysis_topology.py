@@ -1,4 +1,4 @@
-"""Slowdown against the inter-node L and G (analysis/python/topology_report.py)
+"""Slowdown against the inter-node L and G (analysis/loggp/analysis/topology_report.py)
 from hand-made runs: values in order, slowdowns over the baseline, a panel per
 swept key."""
 import json

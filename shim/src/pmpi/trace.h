@@ -1,6 +1,6 @@
 /* Traces (LOGGP_TRACE=DIR): every MPI call the PMPI layer sees, one fixed-size
  * record each, per rank, into DIR/trace.<rank>.bin. The format is documented
- * in docs/trace-format.md; analysis/python/trace.py reads it.
+ * in docs/trace-format.md; analysis/loggp/analysis/trace.py reads it.
  *
  * Records collect in a bounded buffer that is flushed to a temporary file
  * when it fills; MPI_Finalize writes the header (with the record count) and

@@ -1,5 +1,5 @@
 """Slowdown against L's jitter at a fixed mean (a study's [jitter] table,
-npb-harness/python/jitter_sweep.py): one curve per benchmark, x the spread
+npb-harness/loggp/harness/jitter_sweep.py): one curve per benchmark, x the spread
 (standard deviation of L per message), y the slowdown over the zero-knob
 baseline; the spread-0 point is the constant L. Set beside the L curve it
 answers whether the variance of latency or its mean slows a program more."""

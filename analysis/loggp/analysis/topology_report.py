@@ -1,5 +1,5 @@
 """Slowdown against the inter-node L or G (a study's [topology] table,
-npb-harness/python/topology_sweep.py): one curve per benchmark and swept key,
+npb-harness/loggp/harness/topology_sweep.py): one curve per benchmark and swept key,
 x the value between nodes (pairs on one node unchanged), y the slowdown over
 the zero-knob baseline with its 95 % bootstrap interval."""
 import json

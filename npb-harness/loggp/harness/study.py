@@ -19,8 +19,9 @@ from loggp.knobs.command import Command, Parser
 
 from . import runner, steps, store, studyfile, submit
 
-DEFAULT_STUDY = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                             "studies", "default.toml")
+# npb-harness/studies/default.toml, from npb-harness/loggp/harness/study.py
+DEFAULT_STUDY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "studies", "default.toml")
+DEFAULT_STUDY = os.path.normpath(DEFAULT_STUDY)
 
 
 class UsageError(Exception):

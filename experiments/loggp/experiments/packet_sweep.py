@@ -1,6 +1,6 @@
 """The packet-size sweep behind `loggp tune packet`: runs loggp-packet at np=2 under
 `loggp run` with each knob setting, refines around each setting's best size, and
-sets the measured best beside LogGP's predicted best (experiments/python/packet_model.py).
+sets the measured best beside LogGP's predicted best (experiments/loggp/experiments/packet_model.py).
 
 The functions that start programs (`run_benchmark`, `probe_machine`) are the only
 ones touching the machine, so tests can replace them."""
