@@ -28,11 +28,20 @@ COMMANDS = {
 
 def wiring(name):
     """What the root hands a part's command: `loggp run --testbed` launches through the
-    root's testbed, which the shim cannot import."""
+    root's testbed, which the shim cannot import; `loggp study` writes analysis's report,
+    which the harness below it cannot import."""
     if name == "run":
         from loggp.testbed import launch_plan
         return {"testbed_plan": launch_plan}
+    if name == "study":
+        return {"write_report": write_report}
     return {}
+
+
+def write_report(results_dir, calibration=None):
+    """A study's report (loggp.analysis.report), imported only when one is written."""
+    from loggp.analysis.report import write
+    return write(results_dir, calibration)
 
 
 def command(name):

@@ -43,6 +43,7 @@ class MainCommand(Command):
 
 def main_job(out, skip_calibration):
     from loggp.experiments import calibrate
+    from loggp.cli import write_report
     from loggp.harness import study
 
     started = time.monotonic()
@@ -54,7 +55,8 @@ def main_job(out, skip_calibration):
             print(f"[loggp main] calibration failed (exit {rc})", file=sys.stderr)
             return rc
     print(f"[loggp main] 2/4 default study -> {out / 'study'}", file=sys.stderr, flush=True)
-    report = study.run_default(str(out / "study"), str(calibration) if calibration.is_file() else None)
+    report = study.run_default(str(out / "study"), write_report,
+                               str(calibration) if calibration.is_file() else None)
     if not report:
         minutes = (time.monotonic() - started) / 60
         print(f"[loggp main] the study could not run (see above); {minutes:.1f} min", file=sys.stderr)

@@ -36,7 +36,7 @@ def main_job_with(monkeypatch, tmp_path, **apparatus):
                                                                    runner=synthetic_runner(**apparatus)))
     report = tmp_path / "report.html"
     report.write_text("<html></html>")
-    monkeypatch.setattr(study, "run_default", lambda out, calibration: str(report))
+    monkeypatch.setattr(study, "run_default", lambda out, write_report, calibration: str(report))
     return mainmod.main_job(tmp_path / "main", skip_calibration=False)
 
 

@@ -7,7 +7,8 @@ import os
 import numpy as np
 import pytest
 
-from loggp.analysis import analyze, calibration, models, report, stats
+from loggp.analysis import analyze, models, report, stats
+from loggp.experiments import calibration_file as calibration
 from loggp.harness import store
 
 

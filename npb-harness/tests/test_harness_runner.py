@@ -10,6 +10,7 @@ import time
 
 import pytest
 
+from loggp import cli
 from loggp.harness import study as study_cli
 from loggp.harness import studyfile
 
@@ -166,22 +167,22 @@ def test_changed_study_file_is_not_mixed_into_old_results(write_study, tmp_path)
     text = RESUME.replace("repetitions = 3", "repetitions = 1")
     path = write_study(text)
     results = str(tmp_path / "res")
-    assert study_cli.main(["run", path, "--results", results, "--no-report"]) == 0
+    assert cli.command("study").main(["run", path, "--results", results, "--no-report"]) == 0
     write_study(text.replace('"2us"]', '"4us"]'))
-    assert study_cli.main(["run", path, "--results", results, "--no-report"]) == 2
+    assert cli.command("study").main(["run", path, "--results", results, "--no-report"]) == 2
     assert len(rows(results)) == 3
 
 
 def test_bad_usage_exits_2_with_a_message(tmp_path, capsys, write_study):
-    assert study_cli.main([]) == 2
-    assert study_cli.main(["frobnicate"]) == 2
-    assert study_cli.main(["run", str(tmp_path / "nope.toml")]) == 2
+    assert cli.command("study").main([]) == 2
+    assert cli.command("study").main(["frobnicate"]) == 2
+    assert cli.command("study").main(["run", str(tmp_path / "nope.toml")]) == 2
     assert "nope.toml" in capsys.readouterr().err
-    assert study_cli.main(["status", str(tmp_path)]) == 2
+    assert cli.command("study").main(["status", str(tmp_path)]) == 2
     assert "not a study results folder" in capsys.readouterr().err
-    assert study_cli.main(["report", str(tmp_path)]) == 2
+    assert cli.command("study").main(["report", str(tmp_path)]) == 2
     bad = write_study(RESUME.replace('"1us"', '"1 lightyear"'))
-    assert study_cli.main(["run", bad]) == 2
+    assert cli.command("study").main(["run", bad]) == 2
     err = capsys.readouterr().err
     assert "1 lightyear" in err and ":8:" in err
 
@@ -248,6 +249,6 @@ def test_second_runner_on_the_same_results_is_refused(write_study, tmp_path, cap
     results.mkdir()
     with open(results / ".lock", "w") as held:
         fcntl.flock(held, fcntl.LOCK_EX)
-        assert study_cli.main(["run", write_study(RESUME), "--results", str(results)]) == 2
+        assert cli.command("study").main(["run", write_study(RESUME), "--results", str(results)]) == 2
     assert "another `loggp study run` is working on" in capsys.readouterr().err
     assert not (results / "results.sqlite").exists()

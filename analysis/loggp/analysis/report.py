@@ -15,7 +15,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from loggp.knobs.files import write_text_atomic  # noqa: E402
 
-from . import analyze, calibration as calib, figure_set, jitter_report, models, region_report, topology_report  # noqa: E402
+from loggp.experiments import calibration_file as calib  # noqa: E402
+from . import analyze, figure_set, jitter_report, models, region_report, topology_report  # noqa: E402
 from . import trace_prediction  # noqa: E402
 
 REPORT_DIR = "report"

@@ -14,7 +14,7 @@ import socket
 import sys
 import time
 
-from loggp.analysis.calibration import CalibrationError, load as load_calibration
+from loggp.experiments.calibration_file import CalibrationError, load as load_calibration
 from loggp.knobs.command import Command, Parser
 
 from . import runner, steps, store, studyfile, submit
@@ -60,22 +60,22 @@ class StudyCommand(Command):
               (steps.StepError, 2), (submit.SubmitError, 2))
     interrupted = "interrupted; run the same command again to resume"
 
+    def __init__(self, write_report):
+        # The report is analysis's, a layer above this one: the root hands its writer in.
+        self.write_report = write_report
+
     def parser(self):
         return _parser()
 
     def run(self, args):
         if args.action == "run":
-            return cmd_run(args.study, args.results, not args.no_report, args.calibration,
+            return cmd_run(args.study, self.write_report, args.results, not args.no_report, args.calibration,
                            parallel=args.parallel)[0]
         if args.action == "submit":
             return submit.submit(args, results_dir_for)
         if args.action == "status":
             return cmd_status(args.results)
-        return cmd_report(args.results, args.calibration)
-
-
-def main(argv=None):
-    return StudyCommand().main(argv)
+        return cmd_report(args.results, self.write_report, args.calibration)
 
 
 def results_dir_for(study, override):
@@ -111,9 +111,10 @@ def _on_term(signum, frame):
     raise KeyboardInterrupt
 
 
-def cmd_run(study_path, results_override=None, report=True, calibration=None, stream=sys.stderr,
+def cmd_run(study_path, write_report, results_override=None, report=True, calibration=None, stream=sys.stderr,
             print_path=True, parallel=None):
-    """Returns (exit status, report path or None)."""
+    """Returns (exit status, report path or None). write_report(results_dir,
+    calibration) writes the report and returns its path."""
     if parallel is not None and parallel < 1:
         raise UsageError(f"--parallel {parallel}: expected 1 or more runs at once")
     study = studyfile.load(study_path)
@@ -246,12 +247,7 @@ def cmd_status(results_dir):
     return 0
 
 
-def write_report(results_dir, calibration=None):
-    from loggp.analysis import report
-    return report.write(results_dir, calibration)
-
-
-def cmd_report(results_dir, calibration=None):
+def cmd_report(results_dir, write_report, calibration=None):
     results_dir = os.path.abspath(results_dir)
     if not os.path.isfile(os.path.join(results_dir, store.DB_NAME)):
         raise UsageError(f"{results_dir} has no {store.DB_NAME}: not a study results folder")
@@ -261,7 +257,7 @@ def cmd_report(results_dir, calibration=None):
     return 0
 
 
-def run_default(out_dir, calibration=None):
+def run_default(out_dir, write_report, calibration=None):
     """The main job's study: runs (or resumes) default.toml into out_dir and
     returns the report's path (None, with the reason on stderr, when the study
     cannot start). calibration: a calibration.json, else
@@ -270,13 +266,9 @@ def run_default(out_dir, calibration=None):
     if calibration is None and os.path.isfile(os.path.join(out_dir, "calibration.json")):
         calibration = os.path.join(out_dir, "calibration.json")
     try:
-        _, path = cmd_run(DEFAULT_STUDY, out_dir, True, calibration, print_path=False)
+        _, path = cmd_run(DEFAULT_STUDY, write_report, out_dir, True, calibration, print_path=False)
     except (studyfile.StudyError, store.StoreError, UsageError, CalibrationError) as e:
         # The caller prints its own summary; the reason goes to stderr.
         print(f"loggp study: {e}", file=sys.stderr)
         return None
     return path
-
-
-if __name__ == "__main__":
-    sys.exit(main())
