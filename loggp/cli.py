@@ -21,6 +21,8 @@ COMMANDS = {
     "study": ("loggp.harness.study", "StudyCommand", "run, resume, inspect and report knob-sweep studies"),
     "predict": ("loggp.analysis.predict", "PredictCommand",
                 "predict a program's slowdown per knob setting from its trace (LogGOPS replay)"),
+    "trace": ("loggp.analysis.trace_command", "TraceCommand",
+              "export a trace as a GOAL schedule (LogGOPSim) or an OTF2 archive"),
     "tune": ("loggp.experiments.tune", "TuneCommand", "tune packet: best PacketSize for a linked structure, "
              "measured vs LogGP"),
 }

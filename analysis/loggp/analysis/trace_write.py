@@ -1,0 +1,67 @@
+"""Builds loggp.analysis.trace.Trace objects from rows of fields, and writes them in
+the format `loggp run --trace` writes (docs/trace-format.md): what a converter from
+another format (loggp.analysis.otf2_import) produces, and what a test makes a
+hand-made program with.
+
+    t = make(rank=0, size=2, init_ns=0, finalize_ns=900, rows=[
+        {"call": "MPI_Send", "start_ns": 100, "end_ns": 120, "peer": 1, "tag": 5, "bytes": 8,
+         "comm_id": WORLD, "comm_size": 2}])
+    write_folder("DIR", [t, ...])
+"""
+from pathlib import Path
+
+import numpy as np
+
+from loggp.knobs.files import write_text_atomic
+
+from . import trace
+
+# MPICH's handle of MPI_COMM_WORLD, which traces of MPICH runs carry
+WORLD = 0x44000000
+
+# a field a row leaves out: "none" in the format's words
+DEFAULTS = {"start_ns": 0, "end_ns": 0, "bytes": 0, "request": 0, "peer": -1, "tag": -1, "comm_id": 0,
+            "comm_size": 0, "kind": trace.CALL, "index": -1}
+
+
+def make(rank, size, init_ns, finalize_ns, rows, path=None, clock_offset_ns=0):
+    """A Trace of one rank; rows: dicts with "call" (a name) and any RECORD field."""
+    names = []
+    index = {}
+    records = np.zeros(len(rows), dtype=trace.RECORD)
+    for i, row in enumerate(rows):
+        name = row["call"]
+        if name not in index:
+            index[name] = len(names)
+            names.append(name)
+        unknown = set(row) - set(DEFAULTS) - {"call"}
+        if unknown:
+            raise ValueError(f"row {i}: unknown fields {sorted(unknown)}")
+        for field, default in DEFAULTS.items():
+            records[i][field] = row.get(field, default)
+        records[i]["call"] = index[name]
+    return trace.Trace(path=Path(path) if path else Path(f"trace.{rank}.bin"), rank=rank, size=size,
+                       init_ns=int(init_ns), finalize_ns=int(finalize_ns), clock_offset_ns=int(clock_offset_ns),
+                       names=names, records=records,
+                       records_offset=trace.HEADER.itemsize + len(_names_blob(names)))
+
+
+def _names_blob(names):
+    return b"\0".join(n.encode("ascii") for n in names) + b"\0"
+
+
+def encode(t):
+    """The bytes of t's file."""
+    blob = _names_blob(t.names)
+    header = np.zeros(1, dtype=trace.HEADER)
+    header[0] = (trace.MAGIC, trace.VERSION, trace.HEADER.itemsize, trace.RECORD.itemsize, len(blob), t.rank,
+                 t.size, trace.CLOCK_MONOTONIC, 0, len(t.records), t.init_ns, t.finalize_ns, t.clock_offset_ns)
+    return header.tobytes() + blob + np.ascontiguousarray(t.records, dtype=trace.RECORD).tobytes()
+
+
+def write_folder(folder, traces):
+    """Each trace as folder/trace.<rank>.bin (the folder is made), each file written whole."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    for t in traces:
+        write_text_atomic(folder / f"trace.{t.rank}.bin", encode(t))
