@@ -7,7 +7,7 @@ from pathlib import Path
 from loggp.knobs.command import Command, CommandError, UsageError
 from loggp.knobs.files import write_text_atomic
 
-from . import goal, trace
+from . import goal, otf2_export, trace
 
 
 class TraceCommand(Command):
@@ -24,7 +24,8 @@ class TraceCommand(Command):
                            example="loggp trace export --otf2 cg-trace cg-otf2")
         fmt = e.add_mutually_exclusive_group(required=True)
         fmt.add_argument("--goal", action="store_true", help="GOAL text, as LogGOPSim's txt2bin reads it")
-        e.add_argument("trace_dir", metavar="TRACE_DIR", help="the trace folder (trace.<rank>.bin), or an OTF2 archive")
+        fmt.add_argument("--otf2", action="store_true", help="an OTF2 archive: OUT/traces.otf2, traces.def, traces/")
+        e.add_argument("trace_dir", metavar="TRACE_DIR", help="the trace folder (trace.<rank>.bin)")
         e.add_argument("out", metavar="OUT", help="the GOAL file, or the archive's folder (must not exist)")
 
     def check(self, args):
@@ -34,6 +35,8 @@ class TraceCommand(Command):
         out = Path(args.out)
         if not out.resolve().parent.is_dir():
             raise UsageError(f"{args.out}: its folder {out.resolve().parent} does not exist")
+        if args.otf2 and out.exists():
+            raise UsageError(f"{args.out}: exists; give a new folder for the archive")
         if args.goal and out.is_dir():
             raise UsageError(f"{args.out}: a folder; give the GOAL file's name")
 
@@ -42,11 +45,17 @@ class TraceCommand(Command):
             traces = trace.read_folder(args.trace_dir)
         except ValueError as err:
             raise CommandError(str(err), exit_code=2) from None
-        if args.goal:  # the one format so far
+        if args.goal:
             try:
                 text = goal.export(traces, source=str(args.trace_dir))
             except ValueError as err:
                 raise CommandError(f"{args.trace_dir}: {err}", exit_code=2) from None
             write_text_atomic(args.out, text)
             print(f"{args.out}: GOAL schedule of {len(traces)} ranks ({text.count(chr(10))} lines)")
+            return 0
+        skipped = otf2_export.write(traces, args.out)
+        print(f"{args.out}: OTF2 archive of {len(traces)} ranks ({Path(args.out) / 'traces.otf2'})")
+        if skipped:
+            print("  without MPI events (communicators smaller than MPI_COMM_WORLD, whose members the trace does "
+                  "not record): " + ", ".join(f"{n} x{c}" for n, c in skipped.most_common(5)))
         return 0
