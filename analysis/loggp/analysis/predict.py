@@ -14,7 +14,7 @@ from loggp.knobs.command import Command, CommandError, UsageError
 from loggp.knobs.files import write_text_atomic
 from loggp.shim import trace_record
 
-from . import loggops, replay, trace
+from . import loggops, otf2_import, replay, trace_input
 
 KNOBS = ("o", "o_s", "o_r", "g", "G", "L")
 # The machine's own parameters when no probe result is given: MPICH over libfabric's
@@ -72,9 +72,10 @@ def _find_run(data):
     return None
 
 
-def load(folder):
-    """The folder's traces as programs; ValueError (trace.TraceError) naming what is wrong."""
-    return replay.build(trace.read_folder(folder))
+def load(folder, notes=None):
+    """The folder's traces (or an OTF2 archive's) as programs; ValueError (trace.TraceError)
+    naming what is wrong. notes (a list) gets what an OTF2 archive had that is left out."""
+    return replay.build(trace_input.read(folder, notes))
 
 
 def simulate(programs, machine, **deltas):
@@ -165,7 +166,8 @@ class PredictCommand(Command):
     example = "loggp predict cg-trace --machine probe.json --L 0:100us:10us --o 10us --G 1ns/B"
 
     def configure(self, p):
-        p.add_argument("folder", help="the trace folder (trace.<rank>.bin)")
+        p.add_argument("folder", help="the trace folder (trace.<rank>.bin), or an OTF2 archive (its folder or its "
+                                      "traces.otf2; docs/trace-formats.md)")
         p.add_argument("--machine", metavar="PROBE_JSON",
                        help="the machine's own o_s, o_r, g, G, L and eager limit from `loggp probe --json` "
                             "(default: figures of MPICH over libfabric's shm provider, on one host, measured "
@@ -185,19 +187,22 @@ class PredictCommand(Command):
         if not args.sweeps:
             raise UsageError("no knob given: say which deltas to predict, e.g. --L 10us or --o 0:10us:1us")
         folder = Path(args.folder)
-        if folder.is_file():
+        if folder.is_file() and not otf2_import.is_archive(folder):
             raise UsageError(f"{args.folder}: a file, not a folder: give the trace folder "
                              f"({folder.parent}), which holds every rank's trace.<rank>.bin")
-        if not folder.is_dir():
+        if not folder.exists():
             raise UsageError(f"{args.folder}: no such folder")
         if args.json and not Path(args.json).resolve().parent.is_dir():
             raise UsageError(f"--json {args.json}: its folder does not exist")
 
     def run(self, args):
+        notes = []
         try:
-            programs = load(args.folder)
+            programs = load(args.folder, notes)
         except ValueError as err:
             raise CommandError(str(err), exit_code=2) from None
+        for note in notes:
+            print(f"loggp predict: note: {note}", file=sys.stderr)
         machine = machine_from_probe(args.machine) if args.machine else DEFAULT_MACHINE
         unlike = None if args.machine else trace_record.unlike_default(trace_record.read(args.folder))
         if unlike:

@@ -7,7 +7,7 @@ from pathlib import Path
 from loggp.knobs.command import Command, CommandError, UsageError
 from loggp.knobs.files import write_text_atomic
 
-from . import goal, otf2_export, trace
+from . import goal, otf2_export, trace_input
 
 
 class TraceCommand(Command):
@@ -25,7 +25,7 @@ class TraceCommand(Command):
         fmt = e.add_mutually_exclusive_group(required=True)
         fmt.add_argument("--goal", action="store_true", help="GOAL text, as LogGOPSim's txt2bin reads it")
         fmt.add_argument("--otf2", action="store_true", help="an OTF2 archive: OUT/traces.otf2, traces.def, traces/")
-        e.add_argument("trace_dir", metavar="TRACE_DIR", help="the trace folder (trace.<rank>.bin)")
+        e.add_argument("trace_dir", metavar="TRACE_DIR", help="the trace folder (trace.<rank>.bin), or an OTF2 archive")
         e.add_argument("out", metavar="OUT", help="the GOAL file, or the archive's folder (must not exist)")
 
     def check(self, args):
@@ -42,7 +42,7 @@ class TraceCommand(Command):
 
     def run(self, args):
         try:
-            traces = trace.read_folder(args.trace_dir)
+            traces = trace_input.read(args.trace_dir)
         except ValueError as err:
             raise CommandError(str(err), exit_code=2) from None
         if args.goal:

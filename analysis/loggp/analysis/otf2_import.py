@@ -1,0 +1,368 @@
+"""An OTF2 archive with MPI events, as Score-P writes one, as our trace records
+(what loggp.analysis.trace.read_folder returns: one Trace per rank), read with
+OTF2's own library (the `otf2` package).
+
+Ranks are the MPI paradigm's COMM_LOCATIONS group, in order. Each Enter/Leave of
+an MPI region becomes a call record spanning them, filled from the MPI events
+inside it:
+
+    MpiSend                      MPI_Send (the region's name if it is a send)
+    MpiIsend                     MPI_Isend with its request
+    MpiIrecvRequest              MPI_Irecv, its source, tag and communicator taken
+                                 from the MpiIrecv that completes it
+    MpiRecv                      MPI_Recv and its completion record
+    MpiSend + MpiRecv            MPI_Sendrecv
+    MpiIsendComplete, MpiIrecv,  a completion call (the region's name, e.g.
+    NonBlockingCollectiveComplete  MPI_Waitall) and one completion per request
+    MpiCollectiveEnd             the collective, its size converted from Score-P's
+                                 convention (loggp.analysis.collective_bytes)
+
+Peers are turned into MPI_COMM_WORLD ranks through each communicator's group, so
+point-to-point on any communicator is modelled. Time outside MPI regions is
+computation. Docs: docs/trace-formats.md."""
+import os
+import sys
+import tempfile
+from collections import Counter, defaultdict
+from contextlib import contextmanager
+from pathlib import Path
+
+from . import collective_bytes, replay, schedules, trace_write
+from .otf2_export import _otf2
+from .trace import COMPLETE, TraceError
+
+EXPECTED = "expected an OTF2 archive's anchor file (as Score-P writes traces.otf2, with traces.def and traces/ beside it)"
+ANY_SOURCE, ANY_TAG = replay.ANY_SOURCE, replay.ANY_TAG
+HANDLED = {"MpiSend", "MpiIsend", "MpiIrecvRequest", "MpiRecv", "MpiIrecv", "MpiIsendComplete",
+           "MpiCollectiveBegin", "MpiCollectiveEnd", "NonBlockingCollectiveRequest",
+           "NonBlockingCollectiveComplete", "MpiRequestTest", "Enter", "Leave"}
+
+
+def anchor_of(path):
+    """The anchor file for a path given as the archive's folder or its anchor file."""
+    path = Path(path)
+    if path.is_dir():
+        named = path / "traces.otf2"
+        if named.is_file():
+            return named
+        found = sorted(path.glob("*.otf2"))
+        if len(found) != 1:
+            raise TraceError(path, None, "no OTF2 anchor file (*.otf2) in it" if not found else
+                             f"{len(found)} OTF2 anchor files in it ({', '.join(f.name for f in found)}): "
+                             "give one")
+        return found[0]
+    return path
+
+
+def is_archive(path):
+    """True for an OTF2 anchor file, or a folder holding one and no trace.<rank>.bin."""
+    path = Path(path)
+    if path.is_file():
+        return path.suffix == ".otf2"
+    return path.is_dir() and not any(path.glob("trace.*.bin")) and any(path.glob("*.otf2"))
+
+
+@contextmanager
+def _library_messages(box):
+    """The OTF2 library prints its errors on stderr itself: keep them for our one line."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as tmp:
+        os.dup2(tmp.fileno(), 2)
+        try:
+            yield
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            tmp.seek(0)
+            box.append(tmp.read().decode("utf-8", "replace"))
+
+
+def _first_error(text):
+    for line in text.splitlines():
+        if " error: " in line:
+            return line.split(" error: ", 1)[1].strip()
+    return None
+
+
+def read(path, notes=None):
+    """One Trace per rank of the archive at path (its folder or anchor file); TraceError
+    naming the file when it is no readable archive, or has no MPI events. notes (a list)
+    gets one line per kind of thing left out."""
+    anchor = anchor_of(path)
+    if not anchor.is_file():
+        raise TraceError(anchor, None, f"no such file: {EXPECTED}")
+    otf2 = _otf2()
+    said = []
+    try:
+        with _library_messages(said):
+            reader = otf2.reader.Reader(str(anchor))
+    except Exception as err:  # the library's own error class, or a definitions error of its bindings
+        raise _open_error(anchor, said, err) from None
+    try:
+        defs = reader.definitions
+        resolution = int(reader.timer_resolution)
+        per_location = defaultdict(list)
+        try:
+            with _library_messages(said):
+                for location, event in reader.events:
+                    per_location[location._ref].append(event)
+        except Exception as err:
+            raise _events_error(otf2, anchor, defs, said, err) from None
+        for location in defs.locations:
+            if len(per_location[location._ref]) != location.number_of_events:
+                path = anchor.parent / anchor.stem / f"{location._ref}.evt"
+                raise TraceError(path, None, f"truncated: {len(per_location[location._ref])} events, the definitions "
+                                             f"say {location.number_of_events} (location {location._ref}, "
+                                             f"{location.group.name})")
+    finally:
+        with _library_messages([]):
+            reader.close()
+    return _convert(otf2, anchor, defs, resolution, per_location, notes if notes is not None else [])
+
+
+def _open_error(anchor, said, err):
+    text = "".join(said)
+    detail = _first_error(text) or str(err)
+    definitions = anchor.with_suffix(".def")
+    if "AnchorFile" in text or not definitions.is_file():
+        return TraceError(anchor, None, f"not an OTF2 anchor file ({detail}): {EXPECTED}")
+    return TraceError(definitions, None, f"truncated or damaged OTF2 definitions ({detail}): expected the "
+                                         f"global definitions of the archive {anchor.name}")
+
+
+def _events_error(otf2, anchor, defs, said, err):
+    """The event file that cannot be read: each location's read alone until one fails."""
+    detail = _first_error("".join(said)) or str(err)
+    for location in list(defs.locations):
+        try:
+            with _library_messages([]):
+                with otf2.reader.open(str(anchor)) as again:
+                    chosen = next(loc for loc in again.definitions.locations if loc._ref == location._ref)
+                    count = sum(1 for _ in again.events(chosen))
+            if count != location.number_of_events:
+                raise ValueError(f"{count} events")
+        except Exception:
+            path = anchor.parent / anchor.stem / f"{location._ref}.evt"
+            return TraceError(path, None, f"truncated or damaged OTF2 event file ({detail}): expected the events "
+                                          f"of location {location._ref} ({location.group.name})")
+    return TraceError(anchor, None, f"its events cannot be read ({detail}): {EXPECTED}")
+
+
+def _rank_locations(otf2, anchor, defs):
+    for group in defs.groups:
+        if group.group_type == otf2.GroupType.COMM_LOCATIONS and group.paradigm == otf2.Paradigm.MPI:
+            return list(group.members)
+    raise TraceError(anchor, None, "no MPI ranks in its definitions (no COMM_LOCATIONS group of the MPI paradigm): "
+                                   "expected an archive of an MPI program, as Score-P writes one with MPI recording on")
+
+
+def _convert(otf2, anchor, defs, resolution, per_location, notes):
+    ranks = _rank_locations(otf2, anchor, defs)
+    world = len(ranks)
+    rank_of = {loc._ref: r for r, loc in enumerate(ranks)}
+    members = {}
+    for comm in defs.comms:
+        group = getattr(comm, "group", None)
+        if group is not None and group.group_type == otf2.GroupType.COMM_GROUP:
+            members[comm._ref] = [rank_of.get(loc._ref, -1) for loc in group.members]
+    ops = {getattr(otf2.CollectiveOp, base.upper()).value: base for base in schedules.SCHEDULES
+           if hasattr(otf2.CollectiveOp, base.upper())}
+    left_out = Counter()
+    elsewhere = Counter()
+    for ref, events in per_location.items():
+        if ref not in rank_of:
+            for ev in events:
+                if type(ev).__name__.startswith(("Mpi", "NonBlockingCollective")):
+                    elsewhere[defs.locations[ref].name] += 1
+    if elsewhere:
+        notes.append("MPI events on locations that are no rank's (threads other than the master) left out: "
+                     + ", ".join(f"{name} x{count}" for name, count in elsewhere.most_common(4)))
+    traces = []
+    any_mpi = False
+    for rank, location in enumerate(ranks):
+        converter = _Rank(otf2, rank, world, members, ops, resolution, left_out)
+        converter.walk(per_location.get(location._ref, []))
+        any_mpi |= converter.mpi_seen
+        traces.append(trace_write.make(rank, world, converter.init_ns, converter.finalize_ns, converter.rows,
+                                       path=anchor))
+    if not any_mpi:
+        regions = sorted({r.name for r in defs.regions})[:6]
+        raise TraceError(anchor, None, f"no MPI events in it (regions: {', '.join(regions) or 'none'}): expected an "
+                                       "archive of an MPI program, as Score-P writes one with MPI recording on")
+    modelled = [name for t in traces for name in t.names if _modelled(name)]
+    if not modelled:
+        calls = Counter(name for t in traces for name in t.call_names())
+        said = ", ".join(f"{name} x{count}" for name, count in calls.most_common(6)) or "none"
+        events = ", ".join(f"{name} x{count}" for name, count in left_out.most_common(4))
+        raise TraceError(anchor, None, f"no MPI call predict can model: its MPI calls are {said}"
+                                       + (f" (events {events})" if events else "")
+                                       + "; expected point-to-point or collective calls on its communicators")
+    if left_out:
+        notes.append("MPI events predict cannot model, their calls kept as computation: "
+                     + ", ".join(f"{name} x{count}" for name, count in left_out.most_common(6)))
+    return traces
+
+
+def _modelled(name):
+    return (name in replay.SENDS | replay.ISENDS | replay.WAITS
+            or name in ("MPI_Irecv", "MPI_Recv", "MPI_Sendrecv", "MPI_Sendrecv_replace")
+            or schedules.base_name(name) is not None)
+
+
+class _Rank:
+    """One location's events as rows of our trace records."""
+
+    def __init__(self, otf2, rank, world, members, ops, resolution, left_out):
+        self.otf2, self.rank, self.world, self.members, self.ops = otf2, rank, world, members, ops
+        self.scale = (10 ** 9, resolution)
+        self.left_out = left_out
+        self.rows = []
+        self.pending = {}      # request id -> the row of its post, completed later
+        self.init_ns = self.finalize_ns = None
+        self.first = self.last = None
+        self.mpi_seen = False
+
+    def ns(self, ticks):
+        num, den = self.scale
+        return int(ticks) * num // den
+
+    def world_rank(self, comm, peer):
+        """(world rank, comm id, comm size as the replay needs it) of a peer in comm."""
+        ranks = self.members.get(comm._ref) if comm is not None else None
+        if ranks is None or not 0 <= int(peer) < len(ranks) or ranks[int(peer)] < 0:
+            return int(peer), comm._ref if comm is not None else 0, len(ranks) if ranks else 0
+        return ranks[int(peer)], comm._ref, self.world
+
+    def walk(self, events):
+        call = None  # [region, start ticks, events inside]
+        depth = 0
+        for ev in events:
+            kind = type(ev).__name__
+            self.first = ev.time if self.first is None else self.first
+            self.last = ev.time
+            if kind == "Enter":
+                name = ev.region.name
+                if call is not None:
+                    depth += ev.region._ref == call[0]._ref
+                    continue
+                if name in ("MPI_Init", "MPI_Init_thread", "MPI_Finalize"):
+                    self.mpi_seen = True
+                    if name == "MPI_Finalize" and self.finalize_ns is None:
+                        self.finalize_ns = self.ns(ev.time)
+                    continue
+                if name.startswith("MPI_") or ev.region.paradigm == self.otf2.Paradigm.MPI:
+                    call = [ev.region, ev.time, []]
+                    depth = 0
+            elif kind == "Leave":
+                name = ev.region.name
+                if call is not None and ev.region._ref == call[0]._ref:
+                    if depth:
+                        depth -= 1
+                        continue
+                    self.mpi_seen = True
+                    self.call(name, self.ns(call[1]), self.ns(ev.time), call[2])
+                    call = None
+                elif call is None and name in ("MPI_Init", "MPI_Init_thread"):
+                    self.init_ns = self.ns(ev.time)
+            elif call is not None:
+                call[2].append(ev)
+            elif kind.startswith(("Mpi", "NonBlockingCollective")):  # an MPI event outside any region
+                self.call(None, self.ns(ev.time), self.ns(ev.time), [ev])
+        if self.init_ns is None:
+            self.init_ns = self.ns(self.first) if self.first is not None else 0
+        if self.finalize_ns is None:
+            self.finalize_ns = self.ns(self.last) if self.last is not None else self.init_ns
+
+    def call(self, name, start, end, events):
+        self.mpi_seen = True
+        span = {"start_ns": start, "end_ns": end}
+        kinds = [type(ev).__name__ for ev in events]
+        for kind in kinds:
+            if kind not in HANDLED:
+                self.left_out[kind] += 1
+        sends = [ev for ev in events if type(ev).__name__ == "MpiSend"]
+        recvs = [ev for ev in events if type(ev).__name__ == "MpiRecv"]
+        done = [ev for ev in events if type(ev).__name__ in ("MpiIsendComplete", "MpiIrecv",
+                                                              "NonBlockingCollectiveComplete")]
+        made = 0
+        paired = len(sends) == 1 and len(recvs) == 1
+        if paired:
+            self.rows.append({"call": name if name in ("MPI_Sendrecv", "MPI_Sendrecv_replace") else "MPI_Sendrecv",
+                              **span, **self.p2p(sends[0], sends[0].receiver)})
+            self.rows.append({"call": self.rows[-1]["call"], **span, **self.p2p(recvs[0], recvs[0].sender),
+                              "kind": COMPLETE})
+            made = 1
+        for ev in events:
+            kind = type(ev).__name__
+            if kind in ("MpiSend", "MpiRecv") and paired:
+                continue
+            if kind == "MpiSend":
+                self.rows.append({"call": name if name in replay.SENDS else "MPI_Send", **span,
+                                  **self.p2p(ev, ev.receiver)})
+            elif kind == "MpiRecv":
+                fields = self.p2p(ev, ev.sender)
+                self.rows.append({"call": "MPI_Recv", **span, **fields})
+                self.rows.append({"call": "MPI_Recv", **span, **fields, "kind": COMPLETE})
+            elif kind == "MpiIsend":
+                self.rows.append({"call": name if name in replay.ISENDS else "MPI_Isend", **span,
+                                  **self.p2p(ev, ev.receiver), "request": ev.request_id + 1})
+            elif kind == "MpiIrecvRequest":
+                row = {"call": "MPI_Irecv", **span, "peer": ANY_SOURCE, "tag": ANY_TAG, "request": ev.request_id + 1}
+                self.rows.append(row)
+                self.pending[ev.request_id] = row
+            elif kind == "MpiCollectiveEnd":
+                self.rows.append({"call": self.collective_name(name, ev.collective_op), **span,
+                                  **self.collective(ev)})
+            elif kind == "NonBlockingCollectiveRequest":
+                row = {"call": name if name and schedules.base_name(name) else "MPI_Ibarrier", **span,
+                       "request": ev.request_id + 1}
+                self.rows.append(row)
+                self.pending[ev.request_id] = row
+            else:
+                continue
+            made += 1
+        if done:
+            self.rows.append({"call": name if name in replay.WAITS else "MPI_Waitall", **span})
+            for k, ev in enumerate(done):
+                self.rows.append({"call": self.rows[-1]["call"], **span, **self.completion(ev), "kind": COMPLETE,
+                                  "index": k, "request": ev.request_id + 1})
+            made += 1
+        if not made and name is not None:
+            self.rows.append({"call": name, **span})
+
+    def p2p(self, ev, peer):
+        world_peer, comm, size = self.world_rank(ev.communicator, peer)
+        return {"peer": world_peer, "tag": int(ev.msg_tag), "bytes": int(ev.msg_length), "comm_id": comm,
+                "comm_size": size}
+
+    def collective_name(self, region_name, op):
+        base = self.ops.get(op.value)
+        if region_name and schedules.base_name(region_name) == base:
+            return region_name
+        return f"MPI_{base}" if base else (region_name or "MPI_Barrier")
+
+    def collective(self, ev):
+        base = self.ops.get(ev.collective_op.value)
+        ranks = self.members.get(ev.communicator._ref)
+        size = len(ranks) if ranks else 0
+        root = int(ev.root)
+        rooted = base in collective_bytes.ROOTED and root < size
+        me = ranks.index(self.rank) if ranks and self.rank in ranks else 0
+        nbytes = collective_bytes.from_scorep(base, ev.size_sent, ev.size_received, size, me,
+                                              root if rooted else 0) if base else 0
+        return {"comm_id": ev.communicator._ref, "comm_size": size, "bytes": nbytes,
+                "peer": root if rooted else -1}
+
+    def completion(self, ev):
+        kind = type(ev).__name__
+        post = self.pending.pop(ev.request_id, None)
+        if kind == "MpiIrecv":
+            fields = self.p2p(ev, ev.sender)
+            if post is not None:  # the post learns its message's communicator and source only now
+                post.update(comm_id=fields["comm_id"], comm_size=fields["comm_size"])
+            return fields
+        if kind == "NonBlockingCollectiveComplete" and post is not None:
+            post.update(self.collective(ev))
+            post["call"] = self.collective_name(post["call"], ev.collective_op)
+        return {"peer": -1, "tag": -1}

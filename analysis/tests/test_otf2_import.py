@@ -1,0 +1,202 @@
+"""`loggp predict` on OTF2 archives written through OTF2's writer API the way
+Score-P lays them out (definitions, a location per rank, MPI events inside
+Enter/Leave of MPI regions, user regions around them), and its refusals."""
+import json
+
+import otf2
+import pytest
+
+from loggp.analysis import predict, trace_input
+from tests.testkit import installed, run
+
+US = 1000
+
+
+class ScorePArchive:
+    """An archive as Score-P writes one: a system tree, a location group and a
+    "Master thread" location per rank, the MPI COMM_LOCATIONS group, a COMM_GROUP and a
+    communicator per MPI communicator, a region per MPI function and one for main."""
+
+    def __init__(self, folder, ranks, ticks_per_s=10 ** 9, communicators=None):
+        self.ctx = otf2.writer.open(str(folder), timer_resolution=ticks_per_s)
+        self.archive = self.ctx.__enter__()
+        self.scale = ticks_per_s / 1e9
+        d = self.archive.definitions
+        node = d.system_tree_node("machine", class_name="machine")
+        self.locations = [d.location("Master thread", type=otf2.LocationType.CPU_THREAD,
+                                     group=d.location_group(f"MPI Rank {r}", system_tree_parent=node,
+                                                            location_group_type=otf2.LocationGroupType.PROCESS))
+                          for r in range(ranks)]
+        d.group("", group_type=otf2.GroupType.COMM_LOCATIONS, paradigm=otf2.Paradigm.MPI, members=self.locations)
+        self.comms = {}
+        for name, members in (communicators or {"MPI_COMM_WORLD": list(range(ranks))}).items():
+            group = d.group("", group_type=otf2.GroupType.COMM_GROUP, paradigm=otf2.Paradigm.MPI, members=members)
+            self.comms[name] = d.comm(name, group=group)
+        self.regions = {}
+        self.writers = [self.archive.event_writer_from_location(loc) for loc in self.locations]
+
+    def region(self, name):
+        if name not in self.regions:
+            mpi = name.startswith("MPI_")
+            self.regions[name] = self.archive.definitions.region(
+                name, paradigm=otf2.Paradigm.MPI if mpi else otf2.Paradigm.USER,
+                region_role=otf2.RegionRole.POINT2POINT if mpi else otf2.RegionRole.FUNCTION)
+        return self.regions[name]
+
+    def t(self, ns):
+        return int(round(ns * self.scale))
+
+    def call(self, rank, name, start_ns, end_ns, *events):
+        """Enter, each event (a method name of the event writer and its arguments after
+        the time; a leading "end" puts it at the Leave's time), Leave."""
+        w = self.writers[rank]
+        w.enter(self.t(start_ns), self.region(name))
+        for ev in events:
+            at = end_ns if ev[0] == "end" else start_ns
+            method, *args = ev[1:] if ev[0] == "end" else ev
+            getattr(w, method)(self.t(at), *args)
+        w.leave(self.t(end_ns), self.region(name))
+
+    def close(self):
+        self.ctx.__exit__(None, None, None)
+
+
+def ping_pong(folder, n, ticks_per_s=10 ** 9):
+    """n round trips of 8 B between two ranks, each rank computing 10 us between its
+    calls; rank 1 receives with Irecv + Wait, rank 0 with Recv; an Allreduce at the end."""
+    a = ScorePArchive(folder, 2, ticks_per_s)
+    world = a.comms["MPI_COMM_WORLD"]
+    ends = []
+    for rank in (0, 1):
+        w = a.writers[rank]
+        w.enter(0, a.region("main"))
+        a.call(rank, "MPI_Init", 0, 5 * US)
+        t = 5 * US
+        for k in range(n):
+            t += 10 * US
+            if rank == 0:
+                a.call(rank, "MPI_Send", t, t + US, ("mpi_send", 1, world, 7, 8))
+                a.call(rank, "MPI_Recv", t + 2 * US, t + 30 * US, ("end", "mpi_recv", 1, world, 7, 8))
+            else:
+                a.call(rank, "MPI_Irecv", t, t + US, ("mpi_irecv_request", 2 * k))
+                a.call(rank, "MPI_Wait", t + 2 * US, t + 12 * US, ("end", "mpi_irecv", 0, world, 7, 8, 2 * k))
+                a.call(rank, "MPI_Isend", t + 13 * US, t + 14 * US, ("mpi_isend", 0, world, 7, 8, 2 * k + 1))
+                a.call(rank, "MPI_Waitall", t + 15 * US, t + 16 * US, ("end", "mpi_isend_complete", 2 * k + 1))
+            t += 30 * US
+        a.call(rank, "MPI_Allreduce", t, t + 5 * US, ("mpi_collective_begin",),
+               ("end", "mpi_collective_end", otf2.CollectiveOp.ALLREDUCE, world, otf2.Undefined.UINT32.value,
+                16, 16))
+        a.call(rank, "MPI_Finalize", t + 10 * US, t + 20 * US)
+        w.leave(a.t(t + 20 * US), a.region("main"))
+        ends.append(t + 10 * US)
+    a.close()
+    return ends
+
+
+@pytest.mark.parametrize("ticks_per_s", [10 ** 9, 10 ** 6])
+def test_a_scorep_archive_replays_as_its_program(tmp_path, ticks_per_s):
+    n = 20
+    ends = ping_pong(tmp_path / "pp", n, ticks_per_s)
+    traces = trace_input.read(tmp_path / "pp")
+    assert [t.rank for t in traces] == [0, 1]
+    assert [t.init_ns for t in traces] == [5 * US] * 2 and [t.finalize_ns for t in traces] == ends
+    programs = predict.load(tmp_path / "pp" / "traces.otf2")
+    assert programs.unmodelled == {} and programs.collectives == {"Allreduce": 2}  # one per rank
+    assert programs.messages == 2 * n + 2  # the round trips, and the allreduce's exchange
+    # past the program's slack every half round trip waits each added L, and so does the allreduce
+    added = predict.runtime(programs, predict.DEFAULT_MACHINE, L=100e3) - predict.runtime(
+        programs, predict.DEFAULT_MACHINE, L=50e3)
+    assert added == pytest.approx((2 * n + 1) * 50e3, rel=1e-6)
+
+
+def test_point_to_point_on_a_communicator_is_in_world_ranks(tmp_path):
+    """A communicator whose rank 0 is world rank 1: its peers are translated."""
+    a = ScorePArchive(tmp_path / "sub", 2, communicators={"MPI_COMM_WORLD": [0, 1], "swapped": [1, 0]})
+    swapped = a.comms["swapped"]
+    for rank in (0, 1):
+        a.call(rank, "MPI_Init", 0, US)
+    a.call(0, "MPI_Send", 10 * US, 11 * US, ("mpi_send", 0, swapped, 3, 64))     # to its rank 0: world 1
+    a.call(1, "MPI_Recv", 10 * US, 20 * US, ("end", "mpi_recv", 1, swapped, 3, 64))  # from its rank 1: world 0
+    for rank in (0, 1):
+        a.call(rank, "MPI_Finalize", 30 * US, 31 * US)
+    a.close()
+    traces = trace_input.read(tmp_path / "sub")
+    send = traces[0].records[0]
+    assert send["peer"] == 1 and send["comm_size"] == 2
+    programs = predict.load(tmp_path / "sub")
+    assert programs.messages == 1 and programs.unmodelled == {}
+    predict.runtime(programs, predict.DEFAULT_MACHINE)  # matches: no deadlock
+
+
+def test_the_command_predicts_from_an_archive(tmp_path):
+    ping_pong(tmp_path / "pp", 10)
+    for given in (tmp_path / "pp", tmp_path / "pp" / "traces.otf2"):
+        out = tmp_path / "p.json"
+        proc = run([installed("loggp"), "predict", given, "--L", "10us", "--json", out])
+        assert proc.returncode == 0, proc.stderr
+        result = json.loads(out.read_text())
+        assert result["ranks"] == 2 and result["messages"] == 22
+        assert result["knobs"]["L"]["points"][0]["slowdown_percent"] > 0
+
+
+def test_events_predict_cannot_model_are_named(tmp_path):
+    a = ScorePArchive(tmp_path / "odd", 2)
+    world = a.comms["MPI_COMM_WORLD"]
+    for rank in (0, 1):
+        a.call(rank, "MPI_Init", 0, US)
+    a.call(0, "MPI_Send", 10 * US, 11 * US, ("mpi_send", 1, world, 3, 64))
+    a.call(1, "MPI_Recv", 10 * US, 20 * US, ("end", "mpi_recv", 0, world, 3, 64))
+    a.call(1, "MPI_Cancel", 21 * US, 22 * US, ("mpi_request_cancelled", 5))
+    for rank in (0, 1):
+        a.call(rank, "MPI_Finalize", 30 * US, 31 * US)
+    a.close()
+    proc = run([installed("loggp"), "predict", tmp_path / "odd", "--L", "1us"])
+    assert proc.returncode == 0, proc.stderr
+    assert "note: MPI events predict cannot model, their calls kept as computation: MpiRequestCancelled x1" \
+        in proc.stderr
+    assert "kept at their traced time (not modelled): MPI_Cancel x1" in proc.stdout
+
+
+def test_an_archive_without_mpi_events_is_refused(tmp_path):
+    a = ScorePArchive(tmp_path / "plain", 2)
+    for rank in (0, 1):
+        a.call(rank, "main", 0, 100 * US)
+    a.close()
+    proc = run([installed("loggp"), "predict", tmp_path / "plain", "--L", "1us"])
+    assert proc.returncode == 2 and len(proc.stderr.splitlines()) == 1, proc.stderr
+    assert f"{tmp_path / 'plain' / 'traces.otf2'}: no MPI events in it (regions: main)" in proc.stderr
+
+
+def test_an_archive_of_calls_predict_cannot_model_is_refused(tmp_path):
+    a = ScorePArchive(tmp_path / "rma", 2)
+    for rank in (0, 1):
+        a.call(rank, "MPI_Init", 0, US)
+        a.call(rank, "MPI_Win_fence", 10 * US, 20 * US)
+        a.call(rank, "MPI_Finalize", 30 * US, 31 * US)
+    a.close()
+    proc = run([installed("loggp"), "predict", tmp_path / "rma", "--L", "1us"])
+    assert proc.returncode == 2 and len(proc.stderr.splitlines()) == 1, proc.stderr
+    assert "no MPI call predict can model: its MPI calls are MPI_Win_fence x2" in proc.stderr
+
+
+def test_foreign_and_truncated_files_are_named(tmp_path):
+    (tmp_path / "foreign").mkdir()
+    (tmp_path / "foreign" / "traces.otf2").write_text("not a trace\n")
+    proc = run([installed("loggp"), "predict", tmp_path / "foreign" / "traces.otf2", "--L", "1us"])
+    assert proc.returncode == 2 and len(proc.stderr.splitlines()) == 1, proc.stderr
+    assert f"{tmp_path / 'foreign' / 'traces.otf2'}: not an OTF2 anchor file" in proc.stderr
+    assert "expected an OTF2 archive's anchor file" in proc.stderr
+
+    ping_pong(tmp_path / "cut", 50)
+    events = tmp_path / "cut" / "traces" / "1.evt"
+    events.write_bytes(events.read_bytes()[:200])
+    proc = run([installed("loggp"), "predict", tmp_path / "cut", "--L", "1us"])
+    assert proc.returncode == 2 and len(proc.stderr.splitlines()) == 1, proc.stderr
+    assert f"{events}: trunc" in proc.stderr or f"{events}: truncated or damaged OTF2 event file" in proc.stderr
+
+    ping_pong(tmp_path / "cutdef", 2)
+    defs = tmp_path / "cutdef" / "traces.def"
+    defs.write_bytes(defs.read_bytes()[:40])
+    proc = run([installed("loggp"), "predict", tmp_path / "cutdef", "--L", "1us"])
+    assert proc.returncode == 2 and len(proc.stderr.splitlines()) == 1, proc.stderr
+    assert f"{defs}: truncated or damaged OTF2 definitions" in proc.stderr
