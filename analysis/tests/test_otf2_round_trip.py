@@ -43,3 +43,14 @@ def test_every_exported_call_round_trips(tmp_path):
     same_predictions(tmp_path / "tr", archive)
     again = exported(archive, tmp_path / "otf2-again")  # an archive exports as well as a trace folder
     same_predictions(tmp_path / "tr", again)
+
+
+def test_an_archive_exports_the_same_goal_schedule(tmp_path):
+    trace_write.write_folder(tmp_path / "tr", [program(0), program(1)])
+    archive = exported(tmp_path / "tr", tmp_path / "otf2")
+    schedules = []
+    for source, out in ((tmp_path / "tr", tmp_path / "a.goal"), (archive, tmp_path / "b.goal")):
+        proc = run([installed("loggp"), "trace", "export", "--goal", source, out])
+        assert proc.returncode == 0, proc.stderr
+        schedules.append([ln for ln in out.read_text().splitlines() if not ln.startswith("//")])
+    assert schedules[0] == schedules[1] and any(" send " in ln for ln in schedules[0])
