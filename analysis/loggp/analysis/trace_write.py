@@ -53,9 +53,13 @@ def _names_blob(names):
 def encode(t):
     """The bytes of t's file."""
     blob = _names_blob(t.names)
-    header = np.zeros(1, dtype=trace.HEADER)
-    header[0] = (trace.MAGIC, trace.VERSION, trace.HEADER.itemsize, trace.RECORD.itemsize, len(blob), t.rank,
-                 t.size, trace.CLOCK_MONOTONIC, 0, len(t.records), t.init_ns, t.finalize_ns, t.clock_offset_ns)
+    header = np.zeros(1, dtype=trace.HEADER)  # by name: a field the header gains later stays 0
+    for field, value in (("magic", trace.MAGIC), ("version", trace.VERSION),
+                         ("header_bytes", trace.HEADER.itemsize), ("record_bytes", trace.RECORD.itemsize),
+                         ("names_bytes", len(blob)), ("rank", t.rank), ("size", t.size),
+                         ("clock", trace.CLOCK_MONOTONIC), ("records", len(t.records)), ("init_ns", t.init_ns),
+                         ("finalize_ns", t.finalize_ns), ("clock_offset_ns", t.clock_offset_ns)):
+        header[0][field] = value
     return header.tobytes() + blob + np.ascontiguousarray(t.records, dtype=trace.RECORD).tobytes()
 
 
