@@ -22,24 +22,23 @@ WORLD = 0x44000000
 # a field a row leaves out: "none" in the format's words
 DEFAULTS = {"start_ns": 0, "end_ns": 0, "bytes": 0, "request": 0, "peer": -1, "tag": -1, "comm_id": 0,
             "comm_size": 0, "kind": trace.CALL, "index": -1}
+_FIELDS = set(DEFAULTS) | {"call"}
 
 
 def make(rank, size, init_ns, finalize_ns, rows, path=None, clock_offset_ns=0):
     """A Trace of one rank; rows: dicts with "call" (a name) and any RECORD field."""
     names = []
     index = {}
-    records = np.zeros(len(rows), dtype=trace.RECORD)
     for i, row in enumerate(rows):
-        name = row["call"]
-        if name not in index:
-            index[name] = len(names)
-            names.append(name)
-        unknown = set(row) - set(DEFAULTS) - {"call"}
-        if unknown:
-            raise ValueError(f"row {i}: unknown fields {sorted(unknown)}")
-        for field, default in DEFAULTS.items():
-            records[i][field] = row.get(field, default)
-        records[i]["call"] = index[name]
+        if row["call"] not in index:
+            index[row["call"]] = len(names)
+            names.append(row["call"])
+        if not row.keys() <= _FIELDS:
+            raise ValueError(f"row {i}: unknown fields {sorted(set(row) - _FIELDS)}")
+    records = np.zeros(len(rows), dtype=trace.RECORD)
+    for field, default in DEFAULTS.items():  # column by column: one numpy copy per field
+        records[field] = [row.get(field, default) for row in rows]
+    records["call"] = [index[row["call"]] for row in rows]
     return trace.Trace(path=Path(path) if path else Path(f"trace.{rank}.bin"), rank=rank, size=size,
                        init_ns=int(init_ns), finalize_ns=int(finalize_ns), clock_offset_ns=int(clock_offset_ns),
                        names=names, records=records,
