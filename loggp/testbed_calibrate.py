@@ -8,7 +8,7 @@ import tempfile
 from pathlib import Path
 
 from loggp.knobs.files import write_text_atomic
-from loggp.testbed import TestbedError, UsageError, qdiscs, run_dir, up_state
+from loggp.testbed_hosts import TestbedError, UsageError, qdiscs, run_dir, up_state
 from loggp.testbed_netem import netem_reset, netem_set, netem_supported, parse_knobs
 
 

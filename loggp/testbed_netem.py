@@ -6,8 +6,8 @@ import math
 import sys
 
 from loggp.knobs import KnobError, parse as parse_knob_values
-from loggp.testbed import (HOST_IFACE, TestbedError, UsageError, qdiscs, run_dir, sh, tc_command, up_state,
-                           write_run_file)
+from loggp.testbed_hosts import (HOST_IFACE, TestbedError, UsageError, qdiscs, run_dir, sh, tc_command, up_state,
+                                 write_run_file)
 
 # tbf: the bucket holds 1 ms at the rate, at least two full frames. A bucket smaller than a
 # 64 KiB GSO packet makes tbf cut it into frames, and per-frame costs then cap the rate well

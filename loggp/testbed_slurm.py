@@ -19,7 +19,7 @@ import subprocess
 import sys
 import time
 
-from loggp.testbed import HOST_IFACE, TestbedError, UsageError, run_dir, up_state, write_run_file
+from loggp.testbed_hosts import HOST_IFACE, TestbedError, UsageError, run_dir, up_state, write_run_file
 
 PACKAGES = "slurm-wlm munge"
 DAEMONS = ("slurmctld", "slurmd", "munged", "mungekey", "scontrol", "sinfo", "nsenter", "unshare")

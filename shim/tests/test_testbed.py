@@ -10,7 +10,7 @@ import subprocess
 import pytest
 
 from tests.testkit import installed, run
-from loggp import testbed, testbed_netem
+from loggp import testbed, testbed_hosts, testbed_netem
 
 
 
@@ -123,7 +123,7 @@ def test_up_creates_hosts_on_a_bridge_and_down_removes_them(clean):
     proc = loggp("testbed", "down", "--name", NAME)
     assert proc.returncode == 0, proc.stderr
     assert not ours()
-    assert not testbed.run_dir(NAME).exists()
+    assert not testbed_hosts.run_dir(NAME).exists()
     assert root_namespace_view() == before
     again = loggp("testbed", "down", "--name", NAME)
     assert again.returncode == 0 and "not up" in again.stdout
@@ -143,28 +143,28 @@ def test_a_host_removed_by_hand_makes_the_testbed_incomplete(clean):
 
 @pytest.mark.parametrize("step", [1, 2, 5, 7, 11, 18])
 def test_failed_up_leaves_nothing(clean, step):
-    total = len(testbed.up_steps(NAME, 2, testbed.DEFAULT_SUBNET))
+    total = len(testbed.up_steps(NAME, 2, testbed_hosts.DEFAULT_SUBNET))
     assert total == 18
     before = root_namespace_view()
-    proc = loggp("testbed", "up", "--hosts", "2", "--name", NAME, env={testbed.FAIL_AT_ENV: str(step)})
+    proc = loggp("testbed", "up", "--hosts", "2", "--name", NAME, env={testbed_hosts.FAIL_AT_ENV: str(step)})
     assert proc.returncode == 1
     assert f"step {step} " in proc.stderr and "rolled back" in proc.stderr
     assert not ours()
-    assert not testbed.run_dir(NAME).exists()
+    assert not testbed_hosts.run_dir(NAME).exists()
     assert root_namespace_view() == before
 
 
 def test_teardown_takes_qdiscs_away_with_the_namespaces(clean):
     """A qdisc lives on an interface in our namespaces: the rollback takes it away with them."""
-    ip_real = testbed.ip_command()
-    steps = testbed.up_steps(NAME, 1, testbed.DEFAULT_SUBNET)
+    ip_real = testbed_hosts.ip_command()
+    steps = testbed.up_steps(NAME, 1, testbed_hosts.DEFAULT_SUBNET)
     # Run all real steps but the last, add a qdisc, then let the last step fail.
     for _, cmd in steps[:-1]:
         subprocess.run(cmd, check=True, capture_output=True)
     ns = f"loggp-{NAME}-h0"
     subprocess.run(["tc", "-n", ns, "qdisc", "add", "dev", "loggp-eth0", "root", "tbf", "rate", "1mbit",
                     "burst", "4096", "limit", "65536"], check=True)
-    assert testbed.qdiscs(ns)
+    assert testbed_hosts.qdiscs(ns)
     leftovers = testbed.teardown(NAME)
     assert leftovers == [] and not ours()
     assert subprocess.run([ip_real, "-n", ns, "link"], capture_output=True).returncode != 0
@@ -232,8 +232,8 @@ def test_rate_limit_from_G_slows_bulk_messages(two_hosts, no_qdiscs):
     assert 0.9 * wire < limited < 3 * wire + base, (base, limited)
     proc = loggp("testbed", "netem", "reset", "--name", NAME)
     assert proc.returncode == 0
-    for _, ns, _ in testbed.discover(NAME)["hosts"]:
-        assert testbed.qdiscs(ns) == []
+    for _, ns, _ in testbed_hosts.discover(NAME)["hosts"]:
+        assert testbed_hosts.qdiscs(ns) == []
 
 
 def test_latency_from_netem_shows_in_halfrtt(two_hosts, no_qdiscs):
@@ -241,14 +241,14 @@ def test_latency_from_netem_shows_in_halfrtt(two_hosts, no_qdiscs):
     if not ok:
         proc = loggp("testbed", "netem", "set", "--L", "200us", "--name", NAME)
         assert proc.returncode == 1 and "no netem qdisc" in proc.stderr
-        for _, ns, _ in testbed.discover(NAME)["hosts"]:
-            assert testbed.qdiscs(ns) == [], "a refused set must change nothing"
+        for _, ns, _ in testbed_hosts.discover(NAME)["hosts"]:
+            assert testbed_hosts.qdiscs(ns) == [], "a refused set must change nothing"
         pytest.skip(f"kernel without sch_netem ({why}); the refusal was checked")
     base = min(halfrtt() for _ in range(3))
     proc = loggp("testbed", "netem", "set", "--L", "200us", "--name", NAME)
     assert proc.returncode == 0, proc.stderr
-    for _, ns, _ in testbed.discover(NAME)["hosts"]:
-        assert any(re.search(r"netem .*delay (200(\.0*)?us|0?\.20*ms)", q) for q in testbed.qdiscs(ns))
+    for _, ns, _ in testbed_hosts.discover(NAME)["hosts"]:
+        assert any(re.search(r"netem .*delay (200(\.0*)?us|0?\.20*ms)", q) for q in testbed_hosts.qdiscs(ns))
     delayed = min(halfrtt() for _ in range(3))
     assert 100 <= delayed - base <= 400, (base, delayed)
 
@@ -273,8 +273,8 @@ def test_calibrate_reports_L_from_both_methods(two_hosts, no_qdiscs, tmp_path):
         assert rows["netem"]["added_L_us"] >= 100, proc.stdout
     for method in rows:
         assert re.search(rf"^{method}\s", proc.stdout, re.M), proc.stdout
-    for _, ns, _ in testbed.discover(NAME)["hosts"]:
-        assert testbed.qdiscs(ns) == [], "calibration must leave no qdisc"
+    for _, ns, _ in testbed_hosts.discover(NAME)["hosts"]:
+        assert testbed_hosts.qdiscs(ns) == [], "calibration must leave no qdisc"
     bad = loggp("testbed", "calibrate", "--name", NAME, "--L", "0us")
     assert bad.returncode == 2 and "'0us'" in bad.stderr
 
@@ -283,7 +283,7 @@ def test_rate_and_units():
     assert testbed_netem.rate_bytes_per_s(1.0) == 1_000_000_000
     assert testbed_netem.rate_bytes_per_s(8.0) == 125_000_000
     assert testbed_netem.parse_knobs("50us", "1.953ns/B") == {"L": 50_000, "G": pytest.approx(1.953)}
-    with pytest.raises(testbed.UsageError):
+    with pytest.raises(testbed_hosts.UsageError):
         testbed_netem.parse_knobs(None, "50us")
     both = testbed_netem.qdisc_commands(50_000, 8.0)
     assert both[0][:7] == ["qdisc", "add", "dev", "loggp-eth0", "root", "handle", "1:"] and "125000000bps" in both[0]
