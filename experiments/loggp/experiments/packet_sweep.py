@@ -15,6 +15,7 @@ from loggp.knobs import KnobError, parse as parse_knobs
 from loggp.knobs.command import CommandError
 from loggp.knobs.programs import find_program
 
+from . import calibrate, fit, probe
 from . import packet_model as model
 from .probe import KNOB_FLAGS, format_knob
 
@@ -140,7 +141,6 @@ def regime_steps(regimes):
 def probe_machine():
     """A quick probe at zero knobs under `loggp run` (the benchmark's path): o_s, o_r,
     g, L from small messages, G from the largest regime of T(m)."""
-    from . import calibrate, fit, probe
     try:
         run = probe.run_probe(["--sizes", QUICK_PROBE_SIZES, "--time-limit", "0.5"], knobs={})
     except probe.ProbeError as err:

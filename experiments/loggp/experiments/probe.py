@@ -11,15 +11,16 @@ import sys
 import tempfile
 from pathlib import Path
 
-from loggp.knobs import KnobError, knobs_program
+from loggp.knobs import ENVIRONMENT, KnobError, knobs_program
 from loggp.knobs.command import Command, UsageError
 from loggp.knobs.programs import find_program
-from loggp.shim.run import KNOB_FLAGS as RUN_KNOB_FLAGS
+
+from . import modes
 
 KNOB_FLAGS = {"o_s": "--os", "o_r": "--or", "g": "--g", "G": "--G", "L": "--L"}
 # Knob variables (those `loggp run` sets) that would override the knob file a
 # --knob-set run rewrites.
-KNOB_ENV = tuple(sorted({var for names in RUN_KNOB_FLAGS.values() for var in names}))
+KNOB_ENV = tuple(sorted(ENVIRONMENT.values()))
 
 
 class ProbeError(RuntimeError):
@@ -180,7 +181,6 @@ def parse_args(argv):
 def execute(args):
     np_ranks, knob_args, rest = args.np_ranks, args.knob_args, args.rest
     if "--modes" in rest:
-        from . import modes
         return modes.execute(np_ranks, knob_args, rest, loggp_run_command)
     if "--knob-set" in rest:
         cmd = loggp_run_command(np_ranks, [], [], rest)

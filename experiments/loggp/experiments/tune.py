@@ -8,6 +8,8 @@ from pathlib import Path
 
 from loggp.knobs.command import Command, UsageError, number_in, positive_int
 
+from . import packet_output, packet_sweep
+
 DEFAULT_SETTINGS = ("zero", "o=10us", "G=2ns/B")
 MAX_SIZE = 1 << 30
 MAX_STRUCTURE = (1 << 31) - 1
@@ -62,7 +64,6 @@ class TuneCommand(Command):
             raise
 
     def check_packet(self, args):
-        from . import packet_sweep
         specs = args.setting or list(DEFAULT_SETTINGS)
         settings, labels = [], set()
         for spec in specs:
@@ -91,7 +92,6 @@ class TuneCommand(Command):
             raise UsageError(f"cannot use --out {args.out}: {err}") from None
 
     def run(self, args):
-        from . import packet_sweep
         return tune_packet(args, packet_sweep.run_benchmark, packet_sweep.probe_machine)
 
 
@@ -101,7 +101,6 @@ def log(msg):
 
 def tune_packet(args, runner, prober):
     """The sweep over settings; writes the outputs and prints the report."""
-    from . import packet_output, packet_sweep
     started = time.monotonic()
     if args.calibration:
         machine, source = packet_sweep.machine_from_calibration(args.calibration)

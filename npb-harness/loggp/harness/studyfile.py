@@ -12,6 +12,8 @@ import shlex
 import tomllib
 from dataclasses import dataclass, field
 
+from loggp.knobs.programs import prefix_path, which
+
 from . import jitter_sweep, topology_sweep, units
 
 KERNELS = ("ep", "is", "cg", "mg", "ft", "lu")
@@ -452,7 +454,6 @@ def from_dict(path, text, data, skip_missing=True):
 
 
 def _missing_program(program):
-    from loggp.knobs.programs import prefix_path, which
     if "/" in program:
         if not os.path.isfile(program):
             return f"program {program!r} does not exist"

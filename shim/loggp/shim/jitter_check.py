@@ -12,6 +12,7 @@ import random
 import subprocess
 import tempfile
 
+from loggp.knobs import parse
 from loggp.knobs.programs import find_program
 
 PERCENTILES = (10, 50, 90, 99)
@@ -118,7 +119,6 @@ def check(L_text, jitter_text, seed, count=3000, bytes_=8, rounds=3):
     """Baseline and jittered round trips in interleaved rounds (B J B J ...,
     so both see the same load), pooled, and their comparison with the
     prediction."""
-    from loggp.knobs import parse
     kind, spread, shape = split_jitter(jitter_text)
     L_ns = parse({"L": L_text})["L"]
     spread_ns = parse({"L": spread})["L"]

@@ -13,7 +13,7 @@ from loggp.knobs import ENVIRONMENT, KnobError, environment as knob_variables
 from loggp.knobs.command import Command, CommandError, Parser, positive_int
 from loggp.knobs.programs import find_program, prefix_path, which
 
-from . import open_mpi, run_env, topology, trace_record
+from . import abi, open_mpi, run_env, topology, trace_record
 
 # Command-line knob flags and the environment variables they set.
 KNOB_FLAGS = {
@@ -165,7 +165,6 @@ def program_plan(args, program, base_env):
     """The ABI decision for the program (loggp.shim.abi), or None without the swap."""
     if not args.abi_swap:
         return None
-    from . import abi
     try:
         return abi.plan_for(program[0], path_env=base_env.get("PATH"))
     except abi.AbiError as err:
@@ -175,7 +174,6 @@ def program_plan(args, program, base_env):
 def abi_environment(args, plan, base_env):
     """ABI swap (loggp.shim.abi): the loader path that puts an MPICH-ABI program on
     the venv's MPICH, and one line on stderr saying which libmpi the ranks use."""
-    from . import abi
     try:
         additions = abi.environment(plan, base_env)
         if args.profile and not args.dry_run:
@@ -324,10 +322,9 @@ def build(args, base_env, testbed_plan=None):
         check_slurm()
     if args.launcher == "mpiexec" and not args.hostfile and args.testbed is None:
         # Every rank starts here: a missing program is ours to say, not the launcher's.
-        from .abi import AbiError, resolve_program
         try:
-            resolve_program(program[0], base_env.get("PATH"))
-        except AbiError as err:
+            abi.resolve_program(program[0], base_env.get("PATH"))
+        except abi.AbiError as err:
             raise RunError(f"{err}") from None
     plan = program_plan(args, program, base_env)
     on_open_mpi = plan is not None and plan.open_mpi and args.launcher == "mpiexec" and args.testbed is None
