@@ -328,7 +328,7 @@ def smoke_misses(summary):
             bound = leak_us * 1000.0 / (SMOKE_BULK_BYTES - 1) if param in cal.PER_BYTE else leak_us
             if (knob, param) == ("L", "G"):
                 # L costs every flight of shm's rendezvous above 4 KiB, bending g(m) between 16 and
-                # 64 KiB (docs/benchmarks.md, "Known cross-talk"): held to its size, not to zero
+                # 64 KiB (docs/benchmarks.md, "by the probe"): held to its size, not to zero
                 bound = 2 * leak_us * 1000.0 / (SMOKE_BULK_BYTES - 1)
             worst = max(moved["moved"], key=abs)
             if abs(worst) > bound:

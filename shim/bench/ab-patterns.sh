@@ -1,7 +1,7 @@
 #!/bin/bash
-# Session 11's library against the one it started from, interleaved in each round:
+# Two builds of libloggp.so against each other, interleaved in each round:
 # plain MPICH, each library at zero knobs, each armed (L=1ns).
-# usage: run.sh ROUNDS OLD_LIB NEW_LIB   (from the repository, its venv built)
+# usage: ab-patterns.sh ROUNDS OLD_LIB NEW_LIB   (from the repository, its venv built)
 . "$(git rev-parse --show-toplevel)/.venv/bin/activate"
 export MPIR_CVAR_CH4_NETMOD=ofi MPIR_CVAR_NOLOCAL=1 FI_PROVIDER=shm LOGGP_QUIET=1 LOGGP_KNOB_FILE=/nonexistent/knobs
 R=$1; OLD=$2; NEW=$3

@@ -1,7 +1,7 @@
 #!/bin/bash
 # The before-stop yardstick (windowed 8 B Isend/Irecv, msgrate.c) for two libraries, interleaved in
 # each round: plain MPICH, OLD and NEW at zero knobs, OLD and NEW armed (L=1ns); ns per message.
-# usage: msgrate-ab.sh ROUNDS MSGRATE_BINARY OLD_LIB NEW_LIB   (from the repository, its venv built)
+# usage: ab-msgrate.sh ROUNDS MSGRATE_BINARY OLD_LIB NEW_LIB   (from the repository, its venv built)
 top=$(git rev-parse --show-toplevel)
 export MPIR_CVAR_CH4_NETMOD=ofi MPIR_CVAR_NOLOCAL=1 FI_PROVIDER=shm LOGGP_QUIET=1 LOGGP_KNOB_FILE=/nonexistent/knobs
 R=$1; BIN=$2; OLD=$3; NEW=$4
