@@ -102,7 +102,7 @@ def calibration_misses(calibration):
 
 
 def packet_tuning(out, calibration):
-    """Issue 16's packet-size tuning, once at small size (a few seconds); skipped when
+    """The packet-size tuning, once at small size (a few seconds); skipped when
     its results exist (resume)."""
     from loggp.experiments import tune
     folder = out / "tune-packet"

@@ -1,4 +1,4 @@
-"""Issue 20, conventions: every command's and subcommand's --help exits 0, shows an
+"""Conventions: every command's and subcommand's --help exits 0, shows an
 example and gives every option's default; --version; a closed pipe is not a crash."""
 import argparse
 import re

@@ -1,4 +1,4 @@
-"""`loggp main` shows the packet-size tuning (issue 16) once, at small size, and resumes."""
+"""`loggp main` shows the packet-size tuning once, at small size, and resumes."""
 from loggp import main as mainmod
 from loggp.experiments import tune
 

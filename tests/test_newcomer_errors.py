@@ -1,4 +1,4 @@
-"""Issue 20, errors before launch: each walks the command and checks its exit code
+"""Errors before launch: each walks the command and checks its exit code
 and what it says."""
 import re
 from pathlib import Path

@@ -1,4 +1,4 @@
-"""Issue 20, what the first pass left: one exit-code rule for `loggp calibrate` and `loggp main`,
+"""One exit-code rule for `loggp calibrate` and `loggp main`,
 figure panels that show what failed, a report without empty panels, a probe that records its
 knobs."""
 import importlib.util

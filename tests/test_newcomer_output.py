@@ -1,4 +1,4 @@
-"""Issue 20, what a user reads: rounds counted from 1 in every file, absolute paths,
+"""What a user reads: rounds counted from 1 in every file, absolute paths,
 one oversubscription note."""
 import csv
 import json

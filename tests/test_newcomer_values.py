@@ -1,4 +1,4 @@
-"""Issue 20, values: one rule everywhere. Each case walks the command a user types
+"""Values: one rule everywhere. Each case walks the command a user types
 and checks its exit code and what it says."""
 import json
 

@@ -1,5 +1,4 @@
-"""Predicted against emulated slowdown per kernel and knob (issue 14, item 4;
-docs/predict.md). Each round traces a baseline run and each knob's emulated
+"""Predicted against emulated slowdown per kernel and knob (docs/predict.md). Each round traces a baseline run and each knob's emulated
 run; the emulated slowdown is the knob run's traced length over the same
 round's baseline's; the prediction replays the baseline's trace
 (loggp.analysis.predict). Medians over rounds; a Markdown table on stdout.

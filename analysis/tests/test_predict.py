@@ -31,8 +31,8 @@ def test_the_replay_models_every_call_of_a_plain_program(base_trace, tmp_path):
     assert programs.collectives == {"Bcast": 2, "Allreduce": 2}
     # N ping-pong messages each way, the window's 4 each way, the collectives' own
     assert programs.messages == 2 * N + 2 * 4 + 1 + 2
-    # replayed at this machine's parameters as measured now (this VM's latency changes several-fold
-    # between its fast and slow states); a run slowed by another job is traced again, not widened
+    # replayed at this machine's parameters as measured now (a shared machine's latency can change
+    # several-fold between its fast and slow states); a run slowed by another job is traced again, not widened
     for attempt in range(3):
         probe_json = tmp_path / f"probe{attempt}.json"
         proc = run([installed("loggp"), "probe", "--sizes", "1,8,64,4096,65536", "--time-limit", "1",

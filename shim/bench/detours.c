@@ -1,7 +1,7 @@
 /* loggp-detours: how often, and for how long, this CPU is taken away from a
  * process that never yields (Beckman et al.'s "selfish detour" method: spin
  * reading the clock and record every gap between two readings longer than a
- * threshold). On a shared VM the host's preemptions land at the end of a
+ * threshold). On a shared virtual machine the host's preemptions land at the end of a
  * spin or a wait with a probability that grows with its length, and then
  * lengthen it: this is the noise under a knob's reading (docs/benchmarks.md). */
 #include <stdio.h>

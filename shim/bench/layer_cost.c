@@ -4,7 +4,7 @@
  * nothing, a receive posted and its completion read, a stamped send. Each
  * mode (the provider's own table at zero knobs, then each knob armed at its
  * smallest step) runs in every round, interleaved; the figure is the median
- * over rounds of ns per call. On a 2-core VM whose MPI figures move by 5 %
+ * over rounds of ns per call. On a shared 2-core machine whose MPI figures move by 5 %
  * between runs this resolves a few ns: what a change to the hot path gains
  * is read here first, then confirmed with `loggp bench transparency`. */
 #include <errno.h>

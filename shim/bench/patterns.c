@@ -202,7 +202,7 @@ static void exchange_round(const struct spec *s)
 }
 
 /* Rank 0's median receive call in seconds times the count (so that dividing
- * by the count gives the median call: one preempted call in a VM's idle
+ * by the count gives the median call: one preempted call in an idle
  * spell would swamp a mean). */
 static double late_round(const struct spec *s)
 {

@@ -493,7 +493,7 @@ def command_for(mode, test, exe, tools, knobs, provider):
 
 
 def run_one(cmd, env, timeout, cwd):
-    """Runs a command in its own session, killing the whole group on timeout.
+    """Runs a command in its own process group, killing the whole group on timeout.
     Returns (returncode or None on timeout, output, seconds)."""
     start = time.monotonic()
     proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,

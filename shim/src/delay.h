@@ -91,7 +91,7 @@ uint64_t loggp_spin_until(uint64_t t);
 uint64_t loggp_spin_ns(uint64_t ns);
 
 /* A host that preempts its vCPUs (tens of us, hundreds of times a second on
- * a shared VM) lengthens a spin whenever the preemption ends after the spin's
+ * a shared virtual machine) lengthens a spin whenever the preemption ends after the spin's
  * target. A spin that spends o gives such an overshoot back from its thread's
  * next o spins, so the o a run adds stays the o set (docs/benchmarks.md).
  * Overshoots below LOGGP_SPIN_CREDIT_MIN_NS are the loop's own granularity and

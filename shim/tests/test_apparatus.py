@@ -229,8 +229,7 @@ def test_gap_spaces_a_stream():
 def test_latency_does_not_space_a_stream():
     # L is time in flight: a pipelined stream keeps its message rate
     moved, base, _ = side_by_side("interval_us", ("stream", "8", "400"), ("--L", "50us"))
-    # what may move it is the armed path's own cost per message (0.35 us measured here, issue 12
-    # item 2), not L: an L that spaced the stream would add tens of microseconds
+    # what may move it is the armed path's own cost per message (0.35 us measured here), not L: an L that spaced the stream would add tens of microseconds
     assert moved <= ARMED_COST_US, f"L=50us lowered the message rate: +{moved:.2f} us on {base:.2f}"
 
 

@@ -64,7 +64,7 @@ def test_gap_is_a_minimum_spacing_not_an_addition():
     base = synthetic(g_machine=240.0, one_way=650.0)
     # round trip 1.3 us: longer than g_total = 1.24 us, so the ping-pong is unaffected
     assert inc("pingpong", base, g=1000.0) == pytest.approx(0.0)
-    # g_total 5.24 us > round trip: one g_total per round trip (issue 12: about 2.6-2.7 us a half)
+    # g_total 5.24 us > round trip: one g_total per round trip (measured: about 2.6-2.7 us a half)
     assert model.pingpong(base, model.Knobs(g=5000.0)) == pytest.approx(5240.0 / 2)
     # a stream's interval becomes g_total once it is longer than the natural one
     assert model.stream(base, model.Knobs(g=10000.0)) == pytest.approx(10240.0)

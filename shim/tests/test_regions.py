@@ -1,4 +1,4 @@
-"""Regions (issue 15, item 1): a program marks its kernel with loggp_hint or
+"""Regions: a program marks its kernel with loggp_hint or
 MPI_Pcontrol; the profile splits messages and injected delay by region, and
 knobs scoped to the kernel apply there only. Checked through the profile's
 counters, not through timing."""

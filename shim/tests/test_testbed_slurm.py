@@ -1,5 +1,5 @@
 """A real Slurm cluster on testbed hosts: slurmctld and slurmd started and stopped by one
-session fixture; srun as launcher across hosts with the libfabric engine; a parallel study of
+fixture for the whole test run; srun as launcher across hosts with the libfabric engine; a parallel study of
 job steps; kill and resume; the bad inputs. Needs root, network namespaces and slurm-wlm + munge."""
 import atexit
 import json
@@ -63,7 +63,7 @@ def cluster(tmp_path_factory):
     run_dir = str(tmp_path_factory.mktemp("slurm-run"))
     env = dict(os.environ, LOGGP_TESTBED_RUN_DIR=run_dir)
     down = [installed("loggp"), "testbed", "down", "--name", NAME]
-    # Whatever ends the session, no daemon outlives it.
+    # Whatever ends the test run, no daemon outlives it.
     atexit.register(lambda: subprocess.run(down, env=env, capture_output=True))
     proc = loggp("testbed", "up", "--hosts", "2", "--name", NAME, "--slurm", env=env)
     pids = daemon_pids(run_dir)

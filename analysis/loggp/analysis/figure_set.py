@@ -1,4 +1,4 @@
-"""Martin's figure set (issue 16 item 3): per application, slowdown against o,
+"""Martin's figure set: per application, slowdown against o,
 g, L and G on one page, four panels with the measured points (95 % intervals),
 the linear fit and the count x delta model drawn in; and the "T0 + n/B" view,
 where the application's messages fall on the machine's calibrated T(m): a

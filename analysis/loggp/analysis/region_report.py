@@ -1,4 +1,4 @@
-"""Messages, bytes and injected delay by region (issue 15 item 1): what share
+"""Messages, bytes and injected delay by region: what share
 of each benchmark's traffic its kernel region (loggp_hint IN_KERNEL or
 MPI_Pcontrol; our kernels mark their timed section) holds, and where the
 knobs' delay went, per setting. From the ranks' profiles (`regions` in

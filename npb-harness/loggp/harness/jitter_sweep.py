@@ -1,4 +1,4 @@
-"""A study's jitter sweep (issue 15 item 4): L held at one mean while its
+"""A study's jitter sweep: L held at one mean while its
 per-message spread is swept, so the analysis can plot slowdown against the
 variance at a fixed mean (docs/jitter.md).
 

@@ -1,4 +1,4 @@
-"""A study's per-pair sweep (issue 15 item 3): L or G between nodes swept
+"""A study's per-pair sweep: L or G between nodes swept
 while pairs on one node keep the knobs (all 0), so the analysis can plot
 slowdown against the inter-node latency (docs/topology.md).
 

@@ -11,7 +11,7 @@ from .patterns_run import (DEFAULT_PROVIDER, NP, TARGET_NS, detours_text, host_d
 # How a knob's run is set against zero knobs: "in-run", each repetition beside
 # one without the knobs in the same run (milliseconds apart); "runs", the
 # whole run against the zero-knob run of its round (seconds apart, across
-# which this VM's own figures move by more than many tolerances).
+# which a shared machine's own figures move by more than many tolerances).
 PAIRINGS = ("in-run", "runs")
 
 PATTERNS = ("pingpong", "window", "exchange", "compute")

@@ -131,7 +131,7 @@ def predicted_increase(pattern, base, knobs, window=WINDOW):
     return PREDICT[pattern](base, knobs, window) - start
 
 
-# Goals (issue 12): o and L within max(2 %, 100 ns) of the prediction, g and G
+# Goals: o and L within max(2 %, 100 ns) of the prediction, g and G
 # within 2 % (G for messages >= 4 KiB); a pattern a knob should not move (a
 # predicted increase under 100 ns) may move by 100 ns at most.
 FLOOR_NS = 100.0
