@@ -1,7 +1,7 @@
 """A LogGOPS replay engine: each rank's program of computation, sends, receives
 and waits, timed under o_s, o_r, g, G, L and a rendezvous threshold S
 (Hoefler, Schneider, Lumsdaine, LogGOPSim, HPDC 2010, as facts), with the
-apparatus's own readings of the knobs (README, "The knobs"):
+apparatus's own readings of the knobs (docs/knobs.md):
 
 - a send costs its CPU o_s, and returns when its message is injected, which is
   no earlier than g + (k-1)G after the previous injection (LogP's gap as a
