@@ -162,6 +162,14 @@ uint64_t loggp_spin_overhead_until(uint64_t t)
     return now;
 }
 
+uint64_t loggp_spin_until_unpaused(uint64_t t)
+{
+    uint64_t now;
+    while ((now = loggp_now_ns()) < t)
+        ;
+    return now;
+}
+
 uint64_t loggp_spin_ns(uint64_t ns)
 {
     uint64_t start = loggp_now_ns();

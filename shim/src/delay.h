@@ -90,6 +90,11 @@ uint64_t loggp_spin_until(uint64_t t);
 /* Busy-waits ns nanoseconds; returns the time reached. */
 uint64_t loggp_spin_ns(uint64_t ns);
 
+/* Busy-waits until t without pausing between clock reads: for the holding
+ * read's waits of a clock read or two up to a polling period, where a pause
+ * would add its own length. Returns the time reached. */
+uint64_t loggp_spin_until_unpaused(uint64_t t);
+
 /* A host that preempts its vCPUs (tens of us, hundreds of times a second on
  * a shared virtual machine) lengthens a spin whenever the preemption ends after the spin's
  * target. A spin that spends o gives such an overshoot back from its thread's

@@ -107,6 +107,14 @@ static inline uint64_t head_due(const cq_state *cs, uint64_t released_at)
     return entry_due(h->due, h->gap_ns, h->gap_g_ns, h->hand_ns, h->take_ns, released_at);
 }
 
+/* Splits time a reception waited for the gap into g's share and (k-1)G's, for the profile. */
+static inline void count_gap_wait(cq_state *cs, uint64_t waited, uint64_t gap_g_ns, uint64_t gap_ns)
+{
+    uint64_t for_g = (uint64_t)((unsigned __int128)waited * gap_g_ns / gap_ns);
+    cs->gap_waited_ns[0] += for_g;
+    cs->gap_waited_ns[1] += waited - for_g;
+}
+
 /* Hands out held entries due by now, in order, into buf[out..count). */
 static size_t release_due(cq_state *cs, void *buf, size_t count, size_t out, fi_addr_t *src, uint64_t now,
                           size_t *receives, uint64_t *reception)
@@ -116,12 +124,8 @@ static size_t release_due(cq_state *cs, void *buf, size_t count, size_t out, fi_
         if (due > now)
             break;
         held_entry *h = &cs->ring[cs->head];
-        if (due > h->due) { /* held longer for the gap than for L and (k-1)G */
-            uint64_t waited = due - h->due < h->gap_ns ? due - h->due : h->gap_ns;
-            uint64_t for_g = (uint64_t)((unsigned __int128)waited * h->gap_g_ns / h->gap_ns);
-            cs->gap_waited_ns[0] += for_g;
-            cs->gap_waited_ns[1] += waited - for_g;
-        }
+        if (due > h->due) /* held longer for the gap than for L and (k-1)G */
+            count_gap_wait(cs, due - h->due < h->gap_ns ? due - h->due : h->gap_ns, h->gap_g_ns, h->gap_ns);
         copy_out(cs, buf, out, &h->e);
         if (src)
             src[out] = h->src;
@@ -137,152 +141,205 @@ static size_t release_due(cq_state *cs, void *buf, size_t count, size_t out, fi_
     return out;
 }
 
-ssize_t cq_read_held(cq_state *cs, const struct fi_ops_cq *o, struct fid_cq *cq, void *buf, size_t count,
-                            int from, fi_addr_t *src, const loggp_delays *d)
-{
-    /* Clock reads cost ~25 ns each and this runs on every poll: an empty poll
-     * reads the clock once. */
-    size_t out = 0, receives = 0;
-    uint64_t held_ns = 0, reception = 0; /* of the last receive handed out (delay.h) */
-    ssize_t inner_rc = 0;
-    int gapped = d->g || d->G_ps_per_byte;
-    spin_lock(&cs->lock);
-    uint64_t start = clock_ns(), now = start, returned = start;
-    if (gapped && cs->gap_released_at && !cs->gap_back_at)
-        cs->gap_back_at = start;
-    /* 1. entries whose time has come, in order */
-    if (cs->count)
-        out = release_due(cs, buf, count, 0, src, now, &receives, &reception);
-    /* 2. new entries: at most as many as there is room for, so anything that
-     * need not wait can be handed out at once */
-    if (out < count) {
-        /* read straight into the caller's buffer: what need not wait stays in
-         * place (or moves up over what is held), nothing is copied twice */
-        int in_place = cs->entry_size == sizeof(struct fi_cq_tagged_entry);
-        size_t first = out;
-        uint64_t drained_at = atomic_load_explicit(&cs->drained_at, memory_order_relaxed);
-        uint64_t drained_posts = atomic_load_explicit(&cs->drained_posts, memory_order_relaxed);
-        uint64_t posts_now = atomic_load_explicit(&cs->post_count, memory_order_relaxed);
-        int polling = drained_at && start - atomic_load_explicit(&cs->returned_at, memory_order_relaxed) <= POLL_GAP_NS;
-        inner_rc = inner_read(o, cq, (char *)buf + first * cs->entry_size, count - first, from,
-                              src ? src + first : NULL);
-        int drained = inner_rc == -FI_EAGAIN || (inner_rc >= 0 && (size_t)inner_rc < count - first);
-        if (inner_rc > 0)
-            now = returned = clock_ns();
-        uint64_t seen = now; /* when the new entries were seen */
-        /* an empty read found the CQ drained as of its start: a safe (early) bound */
-        atomic_store_explicit(&cs->drained_at, drained ? now : 0, memory_order_relaxed);
-        if (drained)
-            atomic_store_explicit(&cs->drained_posts, posts_now, memory_order_relaxed);
-        uint64_t take_ns = inner_rc > 0 ? (now - start) / (uint64_t)inner_rc : 0;
-        uint64_t hand_ns = inner_rc > 0 && gapped ? transit_min_update(&cs->hand, 0, take_ns, now,
-                                                       atomic_load_explicit(&ofi_transit_window_ns, memory_order_relaxed))
-                                                 : take_ns;
-        for (ssize_t i = 0; i < inner_rc; i++) {
-            char *slot = (char *)buf + (first + (size_t)i) * cs->entry_size;
-            struct fi_cq_tagged_entry local, *e = (struct fi_cq_tagged_entry *)slot;
-            if (!in_place) {
-                memset(&local, 0, sizeof local);
-                memcpy(&local, slot, cs->entry_size);
-                e = &local;
-            }
-            fi_addr_t e_src = src ? src[first + (size_t)i] : FI_ADDR_NOTAVAIL;
-            uint64_t due = 0;
-            if (e->flags & (FI_RECV | FI_MULTI_RECV)) {
-                /* a read that returns several entries took take_ns for each: the
-                 * i-th was there by then, not only at the read's end. shm copies
-                 * rendezvous data inside the read, so taking its end for every
-                 * entry counted each copy twice: once before the first hold and
-                 * again in the receive gap (docs/benchmarks.md) */
-                uint64_t seen_i = start + (uint64_t)(i + 1) * take_ns;
-                due = receive_due(cs, e, d, seen_i < seen ? seen_i : seen, drained_at, drained_posts, polling);
-                if (!is_receive(e->flags))
-                    due = 0; /* a peek reports without waiting, so Iprobe never blocks */
-            }
-            int sent = (e->flags & FI_SEND) && !(e->flags & FI_RECV);
-            if (sent) {
-                uint64_t natural = polling || !drained_at ? now : drained_at;
-                /* the injector was busy until the send naturally completed (delay.h) */
-                if (gapped)
-                    loggp_send_completed(local_ns(natural));
-                if (atomic_load_explicit(&cs->sends_filed, memory_order_relaxed))
-                    due = send_completion_due(cs, e->op_context, natural);
-            }
-            uint64_t gap_ns = 0;
-            if (e->flags & FI_RECV)
-                gap_ns = d->g + loggp_bytes_delay_ns(d->G_ps_per_byte, e->len);
-            uint64_t go = is_receive(e->flags) || due
-                              ? entry_due(due, gap_ns, gap_ns ? d->g : 0, hand_ns, take_ns, last_reception(cs, receives, reception))
-                              : 0;
-            /* a held send keeps its place behind what is held before it;
-             * other sends pass held receives */
-            int must_wait = is_receive(e->flags) ? cs->count || go > now : due && (cs->count || go > now);
-            if (must_wait && !cs->count && go <= now + SPIN_INLINE_NS) {
-                /* due within a clock read or two (L = 1 ns, g = 1 ns): wait
-                 * here, not in the ring and a later read */
-                uint64_t before = now;
-                while ((now = clock_ns()) < go)
-                    ;
-                uint64_t spun = now - before, for_gap = go > due ? go - due : 0;
-                if (for_gap > spun)
-                    for_gap = spun;
-                held_ns += spun - for_gap;
-                if (for_gap) {
-                    uint64_t for_g = (uint64_t)((unsigned __int128)for_gap * d->g / gap_ns);
-                    cs->gap_waited_ns[0] += for_g;
-                    cs->gap_waited_ns[1] += for_gap - for_g;
-                }
-                returned = now;
-                must_wait = 0;
-            }
-            if (!must_wait || ring_reserve((void **)&cs->ring, &cs->cap, &cs->head, cs->count, sizeof *cs->ring)) {
-                /* handed out now (or, with no memory to hold it, rather than lost) */
-                if (e != (struct fi_cq_tagged_entry *)((char *)buf + out * cs->entry_size))
-                    copy_out(cs, buf, out, e);
-                if (src)
-                    src[out] = e_src;
-                if (!must_wait && gapped && is_receive(e->flags) && (e->flags & FI_RECV)) /* not there when last found drained */
-                    reception = loggp_reception_at(due > drained_at ? due : drained_at, go, now);
-                receives += !must_wait && is_receive(e->flags) && (e->flags & FI_RECV);
-                out++;
-                continue;
-            }
-            held_entry *h = &cs->ring[ring_index(cs->head, cs->count, cs->cap)];
-            h->e = *e;
-            h->src = e_src;
-            h->due = due;
-            h->gap_ns = gap_ns;
-            h->gap_g_ns = gap_ns ? d->g : 0;
-            h->take_ns = take_ns;
-            h->hand_ns = hand_ns;
-            if (due > now)
-                held_ns += due - now;
-            atomic_store_explicit(&cs->count, cs->count + 1, memory_order_relaxed);
-            atomic_fetch_add_explicit(&ofi_held_total, 1, memory_order_relaxed);
-        }
-    }
-    /* 3. a head entry due sooner than the caller would poll again is waited
-     * for here: releasing it on the next poll would add half a polling
-     * period to every message on average */
-    if (!out && cs->count) {
-        uint64_t due = head_due(cs, last_reception(cs, receives, reception));
-        if (due <= now + SPIN_AHEAD_NS) {
-            while ((now = clock_ns()) < due)
-                ;
-            out = release_due(cs, buf, count, 0, src, now, &receives, &reception);
-            returned = now;
-        }
-    }
-    int queue_empty = cs->count == 0;
-    if (receives) {
-        cs->gap_released_at = reception ? reception : returned;
-        cs->gap_overhead_ns = d->o_r * receives;
-        cs->gap_back_at = 0;
-    }
-    uint64_t gap_waited_g = cs->gap_waited_ns[0], gap_waited_bytes = cs->gap_waited_ns[1];
-    cs->gap_waited_ns[0] = cs->gap_waited_ns[1] = 0;
-    spin_unlock(&cs->lock);
+/* What one holding read carries from step to step. Clock reads cost ~25 ns
+ * each and this runs on every poll: an empty poll reads the clock once. */
+typedef struct {
+    cq_state *cs;
+    void *buf;
+    size_t count;
+    fi_addr_t *src;
+    const loggp_delays *d;
+    int gapped;         /* g or G is set: receptions are spaced */
+    size_t out;         /* entries handed out so far */
+    size_t receives;    /* of which receptions */
+    uint64_t reception; /* the last reception handed out (delay.h) */
+    uint64_t held_ns;   /* time the entries taken in this read wait, for the profile */
+    uint64_t start, now;
+    uint64_t returned;  /* when the provider last returned entries, where o_r starts */
+} held_read;
 
+/* The entries one provider read returned, and what was known of the CQ before it. */
+typedef struct {
+    size_t first;      /* where they start in the caller's buffer */
+    int in_place;      /* the caller's entries are fi_cq_tagged_entry: no copy */
+    int polling;       /* the caller polled the drained CQ ever since */
+    uint64_t drained_at, drained_posts;
+    uint64_t seen;     /* when they were seen */
+    uint64_t take_ns;  /* the provider's time per entry of this read */
+    uint64_t hand_ns;  /* its least time per entry lately */
+} provider_batch;
+
+/* Waits on the corrected clock until `until`, there and then: cheaper than a
+ * trip through the ring and a later read. Returns the time reached. */
+static inline uint64_t wait_until(uint64_t until)
+{
+    int64_t correction = atomic_load_explicit(&ofi_clock_correction, memory_order_relaxed);
+    return loggp_spin_until_unpaused(until - (uint64_t)correction) + (uint64_t)correction;
+}
+
+/* Step 1: the provider's read, into the caller's buffer after what was
+ * already handed out, and the CQ's drained bookkeeping. */
+static ssize_t read_provider(held_read *r, provider_batch *b, const struct fi_ops_cq *o, struct fid_cq *cq, int from)
+{
+    cq_state *cs = r->cs;
+    b->first = r->out;
+    b->in_place = cs->entry_size == sizeof(struct fi_cq_tagged_entry);
+    b->drained_at = atomic_load_explicit(&cs->drained_at, memory_order_relaxed);
+    b->drained_posts = atomic_load_explicit(&cs->drained_posts, memory_order_relaxed);
+    uint64_t posts_now = atomic_load_explicit(&cs->post_count, memory_order_relaxed);
+    b->polling = b->drained_at &&
+                 r->start - atomic_load_explicit(&cs->returned_at, memory_order_relaxed) <= POLL_GAP_NS;
+    ssize_t rc = inner_read(o, cq, (char *)r->buf + b->first * cs->entry_size, r->count - b->first, from,
+                            r->src ? r->src + b->first : NULL);
+    int drained = rc == -FI_EAGAIN || (rc >= 0 && (size_t)rc < r->count - b->first);
+    if (rc > 0)
+        r->now = r->returned = clock_ns();
+    b->seen = r->now;
+    /* an empty read found the CQ drained as of its start: a safe (early) bound */
+    atomic_store_explicit(&cs->drained_at, drained ? r->now : 0, memory_order_relaxed);
+    if (drained)
+        atomic_store_explicit(&cs->drained_posts, posts_now, memory_order_relaxed);
+    b->take_ns = rc > 0 ? (r->now - r->start) / (uint64_t)rc : 0;
+    b->hand_ns = rc > 0 && r->gapped ? transit_min_update(&cs->hand, 0, b->take_ns, r->now,
+                                                          atomic_load_explicit(&ofi_transit_window_ns, memory_order_relaxed))
+                                     : b->take_ns;
+    return rc;
+}
+
+/* Step 2a: when the i-th new entry is due for L and (k-1)G (receives) or for
+ * the handshake (rendezvous sends); 0 when it need not wait for either. */
+static uint64_t new_entry_due(held_read *r, const provider_batch *b, struct fi_cq_tagged_entry *e, ssize_t i)
+{
+    cq_state *cs = r->cs;
+    uint64_t due = 0;
+    if (e->flags & (FI_RECV | FI_MULTI_RECV)) {
+        /* a read that returns several entries took take_ns for each: the
+         * i-th was there by then, not only at the read's end. shm copies
+         * rendezvous data inside the read, so taking its end for every
+         * entry counted each copy twice: once before the first hold and
+         * again in the receive gap (docs/benchmarks.md) */
+        uint64_t seen_i = r->start + (uint64_t)(i + 1) * b->take_ns;
+        due = receive_due(cs, e, r->d, seen_i < b->seen ? seen_i : b->seen, b->drained_at, b->drained_posts,
+                          b->polling);
+        if (!is_receive(e->flags))
+            due = 0; /* a peek reports without waiting, so Iprobe never blocks */
+    }
+    int sent = (e->flags & FI_SEND) && !(e->flags & FI_RECV);
+    if (sent) {
+        uint64_t natural = b->polling || !b->drained_at ? r->now : b->drained_at;
+        /* the injector was busy until the send naturally completed (delay.h) */
+        if (r->gapped)
+            loggp_send_completed(local_ns(natural));
+        if (atomic_load_explicit(&cs->sends_filed, memory_order_relaxed))
+            due = send_completion_due(cs, e->op_context, natural);
+    }
+    return due;
+}
+
+/* Step 2b: an entry due within a clock read or two (L = 1 ns, g = 1 ns),
+ * with nothing held before it, is waited for where it stands. */
+static void wait_in_place(held_read *r, uint64_t go, uint64_t due, uint64_t gap_ns)
+{
+    uint64_t before = r->now;
+    r->now = wait_until(go);
+    uint64_t spun = r->now - before, for_gap = go > due ? go - due : 0;
+    if (for_gap > spun)
+        for_gap = spun;
+    r->held_ns += spun - for_gap;
+    if (for_gap)
+        count_gap_wait(r->cs, for_gap, r->d->g, gap_ns);
+    r->returned = r->now;
+}
+
+/* Step 2c: an entry that need not wait goes to the caller now. */
+static void hand_out_new(held_read *r, const provider_batch *b, const struct fi_cq_tagged_entry *e, fi_addr_t e_src,
+                         int waited, uint64_t due, uint64_t go)
+{
+    cq_state *cs = r->cs;
+    if (e != (const struct fi_cq_tagged_entry *)((char *)r->buf + r->out * cs->entry_size))
+        copy_out(cs, r->buf, r->out, e);
+    if (r->src)
+        r->src[r->out] = e_src;
+    int reception = !waited && is_receive(e->flags) && (e->flags & FI_RECV);
+    if (reception && r->gapped) /* not there when last found drained */
+        r->reception = loggp_reception_at(due > b->drained_at ? due : b->drained_at, go, r->now);
+    r->receives += reception;
+    r->out++;
+}
+
+/* Step 2d: an entry that must wait goes to the back of the ring. */
+static void hold_new(held_read *r, const provider_batch *b, const struct fi_cq_tagged_entry *e, fi_addr_t e_src,
+                     uint64_t due, uint64_t gap_ns)
+{
+    cq_state *cs = r->cs;
+    held_entry *h = &cs->ring[ring_index(cs->head, cs->count, cs->cap)];
+    h->e = *e;
+    h->src = e_src;
+    h->due = due;
+    h->gap_ns = gap_ns;
+    h->gap_g_ns = gap_ns ? r->d->g : 0;
+    h->take_ns = b->take_ns;
+    h->hand_ns = b->hand_ns;
+    if (due > r->now)
+        r->held_ns += due - r->now;
+    atomic_store_explicit(&cs->count, cs->count + 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&ofi_held_total, 1, memory_order_relaxed);
+}
+
+/* Step 2: the i-th new entry handed out, waited for in place, or held. */
+static void place_new_entry(held_read *r, const provider_batch *b, ssize_t i)
+{
+    cq_state *cs = r->cs;
+    const loggp_delays *d = r->d;
+    char *slot = (char *)r->buf + (b->first + (size_t)i) * cs->entry_size;
+    struct fi_cq_tagged_entry local, *e = (struct fi_cq_tagged_entry *)slot;
+    if (!b->in_place) {
+        memset(&local, 0, sizeof local);
+        memcpy(&local, slot, cs->entry_size);
+        e = &local;
+    }
+    fi_addr_t e_src = r->src ? r->src[b->first + (size_t)i] : FI_ADDR_NOTAVAIL;
+    uint64_t due = new_entry_due(r, b, e, i);
+    uint64_t gap_ns = e->flags & FI_RECV ? d->g + loggp_bytes_delay_ns(d->G_ps_per_byte, e->len) : 0;
+    uint64_t go = is_receive(e->flags) || due
+                      ? entry_due(due, gap_ns, gap_ns ? d->g : 0, b->hand_ns, b->take_ns,
+                                  last_reception(cs, r->receives, r->reception))
+                      : 0;
+    /* a held send keeps its place behind what is held before it;
+     * other sends pass held receives */
+    int must_wait = is_receive(e->flags) ? cs->count || go > r->now : due && (cs->count || go > r->now);
+    if (must_wait && !cs->count && go <= r->now + SPIN_INLINE_NS) {
+        wait_in_place(r, go, due, gap_ns);
+        must_wait = 0;
+    }
+    /* with no memory to hold it, an entry is handed out rather than lost */
+    if (!must_wait || ring_reserve((void **)&cs->ring, &cs->cap, &cs->head, cs->count, sizeof *cs->ring))
+        hand_out_new(r, b, e, e_src, must_wait, due, go);
+    else
+        hold_new(r, b, e, e_src, due, gap_ns);
+}
+
+/* Step 3: a head entry due sooner than the caller would poll again is
+ * waited for here: releasing it on the next poll would add half a polling
+ * period to every message on average. */
+static void wait_for_head(held_read *r)
+{
+    cq_state *cs = r->cs;
+    uint64_t due = head_due(cs, last_reception(cs, r->receives, r->reception));
+    if (due > r->now + SPIN_AHEAD_NS)
+        return;
+    r->now = wait_until(due);
+    r->out = release_due(cs, r->buf, r->count, 0, r->src, r->now, &r->receives, &r->reception);
+    r->returned = r->now;
+}
+
+/* Step 4: what this read injected, into the profile, and o_r for its
+ * receptions, spun from when they were taken. Returns when o_r ended. */
+static uint64_t spend_o_r_and_count(const held_read *r, uint64_t gap_waited_g, uint64_t gap_waited_bytes)
+{
+    const loggp_delays *d = r->d;
+    size_t receives = r->receives;
+    uint64_t held_ns = r->held_ns, returned = r->returned;
     if (held_ns || gap_waited_g || gap_waited_bytes || (receives && d->o_r)) {
         loggp_counters *c = loggp_my_counters();
         /* a hold is L's if L is set, else (k-1)G's */
@@ -297,9 +354,45 @@ ssize_t cq_read_held(cq_state *cs, const struct fi_ops_cq *o, struct fid_cq *cq,
             c->injected_ns[LOGGP_INJ_O_R] += o_r;
         }
     }
+    return returned;
+}
+
+ssize_t cq_read_held(cq_state *cs, const struct fi_ops_cq *o, struct fid_cq *cq, void *buf, size_t count,
+                            int from, fi_addr_t *src, const loggp_delays *d)
+{
+    held_read r = {.cs = cs, .buf = buf, .count = count, .src = src, .d = d, .gapped = d->g || d->G_ps_per_byte};
+    ssize_t inner_rc = 0;
+    spin_lock(&cs->lock);
+    r.start = r.now = r.returned = clock_ns();
+    if (r.gapped && cs->gap_released_at && !cs->gap_back_at)
+        cs->gap_back_at = r.start;
+    /* held entries whose time has come, in order */
+    if (cs->count)
+        r.out = release_due(cs, buf, count, 0, src, r.now, &r.receives, &r.reception);
+    /* new entries: at most as many as there is room for, so anything that
+     * need not wait can be handed out at once */
+    if (r.out < count) {
+        provider_batch b;
+        inner_rc = read_provider(&r, &b, o, cq, from);
+        for (ssize_t i = 0; i < inner_rc; i++)
+            place_new_entry(&r, &b, i);
+    }
+    if (!r.out && cs->count)
+        wait_for_head(&r);
+    int queue_empty = cs->count == 0;
+    if (r.receives) {
+        cs->gap_released_at = r.reception ? r.reception : r.returned;
+        cs->gap_overhead_ns = d->o_r * r.receives;
+        cs->gap_back_at = 0;
+    }
+    uint64_t gap_waited_g = cs->gap_waited_ns[0], gap_waited_bytes = cs->gap_waited_ns[1];
+    cs->gap_waited_ns[0] = cs->gap_waited_ns[1] = 0;
+    spin_unlock(&cs->lock);
+
+    uint64_t returned = spend_o_r_and_count(&r, gap_waited_g, gap_waited_bytes);
     atomic_store_explicit(&cs->returned_at, returned, memory_order_relaxed);
-    if (out)
-        return (ssize_t)out;
+    if (r.out)
+        return (ssize_t)r.out;
     /* An error waits behind held entries, so errors keep their place in the queue. */
     if (inner_rc == -FI_EAVAIL && !queue_empty)
         return -FI_EAGAIN;
