@@ -401,44 +401,60 @@ static inline void *send_msg_context(ep_state *s, void *context, uint64_t flags)
     return !atomic_load_explicit(&s->send_selective, memory_order_relaxed) || (flags & FI_COMPLETION) ? context : NULL;
 }
 
-/* Sends (tagged.c, msg.c): the table pointer names the state; `call` posts
- * with the knobs in d (those of the destination's topology class, peer),
- * `plain_call` while every knob is zero; ctx_expr is the operation's context
- * (NULL: it completes without one). */
-#define SEND_HOOK(table, type, bytes_expr, dest_expr, ctx_expr, call, plain_call)           \
-    ep_state *s = ep_state_of(ep);                                                           \
-    const type *o = ORIG(s->table, type);                                                    \
-    if (!loggp_live_active() || ofi_in_hook)                                                 \
-        return plain_call;                                                                   \
-    uint64_t bytes = (bytes_expr);                                                           \
-    if (atomic_load_explicit(&loggp_live_stamp_only, memory_order_relaxed) &&                \
-        !pacer_owed(&s->pacer)) {                                                            \
-        /* L alone: no o_s to spend, no gap owed, no knob snapshot: only the stamp */        \
-        int stamping = s->stamps;                                                            \
-        unsigned peer = peer_class(dest_expr);                                               \
-        (void)stamping;                                                                      \
-        uint64_t posted = send_post_time((ctx_expr), bytes);                                 \
-        ofi_in_hook++;                                                                       \
-        ssize_t rc = call;                                                                   \
-        ofi_in_hook--;                                                                       \
-        note_send_post(s, (ctx_expr), posted, bytes, rc, NULL, peer);                        \
-        return rc;                                                                           \
-    }                                                                                        \
-    loggp_delays d;                                                                          \
-    post_begin(s, &d);                                                                       \
-    /* only the holds for L, G read stamps */                                                \
-    int stamping = s->stamps && (d.L || d.G_ps_per_byte || d.topo);                          \
-    unsigned peer = d.topo ? peer_class(dest_expr) : 0;                                      \
-    if (peer)                                                                                \
-        loggp_delays_for_class(&d, peer);                                                    \
-    (void)stamping;                                                                          \
-    uint64_t posted = d.L || d.G_ps_per_byte || d.topo ? send_post_time((ctx_expr), bytes) : 0; \
-    ofi_in_hook++;                                                                           \
-    ssize_t rc = call;                                                                       \
-    ofi_in_hook--;                                                                           \
-    post_end(s, &d, rc, bytes);                                                              \
-    note_send_post(s, (ctx_expr), posted, bytes, rc, &d, 0);                                 \
+/* A send hook's plan (tagged.c, msg.c), made by send_begin before the
+ * provider call and finished by send_end after it. */
+typedef struct {
+    int stamping;   /* the provider call must carry a send stamp (stamp(..., peer)) */
+    unsigned peer;  /* the destination's topology class, for the stamp */
+    int stamp_only; /* L alone: no o_s to spend, no gap owed, no knob snapshot */
+    uint64_t bytes;
+    uint64_t posted; /* send_post_time: when a send of rendezvous size was posted */
+    loggp_delays d;  /* the knobs it is posted under (not read when stamp_only) */
+} send_plan;
+
+/* A send goes straight to the provider while every knob is zero, and from
+ * inside the layer's own calls. */
+static inline int send_bypasses_layer(void)
+{
+    return !loggp_live_active() || ofi_in_hook;
+}
+
+/* Before a send of `bytes` to dest is posted with `context` (NULL: it
+ * completes without one): o_s, the gap owed, and what the call must carry.
+ * The layer counts as inside a call until send_end. */
+static inline void send_begin(ep_state *s, send_plan *p, uint64_t bytes, fi_addr_t dest, void *context)
+{
+    p->bytes = bytes;
+    p->stamp_only = atomic_load_explicit(&loggp_live_stamp_only, memory_order_relaxed) && !pacer_owed(&s->pacer);
+    if (p->stamp_only) {
+        p->stamping = s->stamps;
+        p->peer = peer_class(dest);
+        p->posted = send_post_time(context, bytes);
+    } else {
+        post_begin(s, &p->d);
+        /* only the holds for L, G read stamps */
+        p->stamping = s->stamps && (p->d.L || p->d.G_ps_per_byte || p->d.topo);
+        p->peer = p->d.topo ? peer_class(dest) : 0;
+        if (p->peer)
+            loggp_delays_for_class(&p->d, p->peer);
+        p->posted = p->d.L || p->d.G_ps_per_byte || p->d.topo ? send_post_time(context, bytes) : 0;
+    }
+    ofi_in_hook++;
+}
+
+/* After the provider call returned rc: the gap's bookkeeping, and the send
+ * filed when its completion owes the handshake. Returns rc. */
+static inline ssize_t send_end(ep_state *s, send_plan *p, void *context, ssize_t rc)
+{
+    ofi_in_hook--;
+    if (p->stamp_only) {
+        note_send_post(s, context, p->posted, p->bytes, rc, NULL, p->peer);
+        return rc;
+    }
+    post_end(s, &p->d, rc, p->bytes);
+    note_send_post(s, context, p->posted, p->bytes, rc, &p->d, 0);
     return rc;
+}
 
 /* An RMA or atomic operation posted at post_time completes at the origin no
  * earlier than a round trip through the emulated network (rma.c). */

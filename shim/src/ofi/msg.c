@@ -4,17 +4,28 @@
 
 static ssize_t h_send(struct fid_ep *ep, const void *buf, size_t len, void *desc, fi_addr_t dest, void *ctx)
 {
-    SEND_HOOK(msg, struct fi_ops_msg, len, dest, ctx,
-              stamping ? o->senddata(ep, buf, len, desc, stamp(0, 0, peer), dest, ctx) : o->send(ep, buf, len, desc, dest, ctx),
-              o->send(ep, buf, len, desc, dest, ctx))
+    ep_state *s = ep_state_of(ep);
+    const struct fi_ops_msg *o = ORIG(s->msg, struct fi_ops_msg);
+    if (send_bypasses_layer())
+        return o->send(ep, buf, len, desc, dest, ctx);
+    send_plan p;
+    send_begin(s, &p, len, dest, ctx);
+    ssize_t rc = p.stamping ? o->senddata(ep, buf, len, desc, stamp(0, 0, p.peer), dest, ctx)
+                            : o->send(ep, buf, len, desc, dest, ctx);
+    return send_end(s, &p, ctx, rc);
 }
 
 static ssize_t h_sendv(struct fid_ep *ep, const struct iovec *iov, void **desc, size_t count, fi_addr_t dest,
                        void *ctx)
 {
-    SEND_HOOK(msg, struct fi_ops_msg, iov_bytes(iov, count), dest, ctx,
-              o->sendv(ep, iov, desc, count, dest, ctx),
-              o->sendv(ep, iov, desc, count, dest, ctx))
+    ep_state *s = ep_state_of(ep);
+    const struct fi_ops_msg *o = ORIG(s->msg, struct fi_ops_msg);
+    if (send_bypasses_layer())
+        return o->sendv(ep, iov, desc, count, dest, ctx);
+    send_plan p;
+    send_begin(s, &p, iov_bytes(iov, count), dest, ctx);
+    ssize_t rc = o->sendv(ep, iov, desc, count, dest, ctx);
+    return send_end(s, &p, ctx, rc);
 }
 
 static ssize_t sendmsg_stamped(const struct fi_ops_msg *o, struct fid_ep *ep, const struct fi_msg *msg, uint64_t flags,
@@ -30,32 +41,56 @@ static ssize_t sendmsg_stamped(const struct fi_ops_msg *o, struct fid_ep *ep, co
 
 static ssize_t h_sendmsg(struct fid_ep *ep, const struct fi_msg *msg, uint64_t flags)
 {
-    SEND_HOOK(msg, struct fi_ops_msg, iov_bytes(msg->msg_iov, msg->iov_count), msg->addr,
-              send_msg_context(s, msg->context, flags),
-              stamping ? sendmsg_stamped(o, ep, msg, flags, peer) : o->sendmsg(ep, msg, flags),
-              o->sendmsg(ep, msg, flags))
+    ep_state *s = ep_state_of(ep);
+    const struct fi_ops_msg *o = ORIG(s->msg, struct fi_ops_msg);
+    if (send_bypasses_layer())
+        return o->sendmsg(ep, msg, flags);
+    void *context = send_msg_context(s, msg->context, flags);
+    send_plan p;
+    send_begin(s, &p, iov_bytes(msg->msg_iov, msg->iov_count), msg->addr, context);
+    ssize_t rc = p.stamping ? sendmsg_stamped(o, ep, msg, flags, p.peer)
+                            : o->sendmsg(ep, msg, flags);
+    return send_end(s, &p, context, rc);
 }
 
 static ssize_t h_inject(struct fid_ep *ep, const void *buf, size_t len, fi_addr_t dest)
 {
-    SEND_HOOK(msg, struct fi_ops_msg, len, dest, NULL,
-              stamping ? o->injectdata(ep, buf, len, stamp(0, 0, peer), dest) : o->inject(ep, buf, len, dest),
-              o->inject(ep, buf, len, dest))
+    ep_state *s = ep_state_of(ep);
+    const struct fi_ops_msg *o = ORIG(s->msg, struct fi_ops_msg);
+    if (send_bypasses_layer())
+        return o->inject(ep, buf, len, dest);
+    send_plan p;
+    send_begin(s, &p, len, dest, NULL);
+    ssize_t rc = p.stamping ? o->injectdata(ep, buf, len, stamp(0, 0, p.peer), dest)
+                            : o->inject(ep, buf, len, dest);
+    return send_end(s, &p, NULL, rc);
 }
 
 static ssize_t h_senddata(struct fid_ep *ep, const void *buf, size_t len, void *desc, uint64_t data, fi_addr_t dest,
                           void *ctx)
 {
-    SEND_HOOK(msg, struct fi_ops_msg, len, dest, ctx,
-              o->senddata(ep, buf, len, desc, stamping && !(data >> 32) ? stamp(data, 1, peer) : data, dest, ctx),
-              o->senddata(ep, buf, len, desc, data, dest, ctx))
+    ep_state *s = ep_state_of(ep);
+    const struct fi_ops_msg *o = ORIG(s->msg, struct fi_ops_msg);
+    if (send_bypasses_layer())
+        return o->senddata(ep, buf, len, desc, data, dest, ctx);
+    send_plan p;
+    send_begin(s, &p, len, dest, ctx);
+    uint64_t sent_data = p.stamping && !(data >> 32) ? stamp(data, 1, p.peer) : data;
+    ssize_t rc = o->senddata(ep, buf, len, desc, sent_data, dest, ctx);
+    return send_end(s, &p, ctx, rc);
 }
 
 static ssize_t h_injectdata(struct fid_ep *ep, const void *buf, size_t len, uint64_t data, fi_addr_t dest)
 {
-    SEND_HOOK(msg, struct fi_ops_msg, len, dest, NULL,
-              o->injectdata(ep, buf, len, stamping && !(data >> 32) ? stamp(data, 1, peer) : data, dest),
-              o->injectdata(ep, buf, len, data, dest))
+    ep_state *s = ep_state_of(ep);
+    const struct fi_ops_msg *o = ORIG(s->msg, struct fi_ops_msg);
+    if (send_bypasses_layer())
+        return o->injectdata(ep, buf, len, data, dest);
+    send_plan p;
+    send_begin(s, &p, len, dest, NULL);
+    uint64_t sent_data = p.stamping && !(data >> 32) ? stamp(data, 1, p.peer) : data;
+    ssize_t rc = o->injectdata(ep, buf, len, sent_data, dest);
+    return send_end(s, &p, NULL, rc);
 }
 
 void *patch_msg(struct fid_ep *ep, ep_state *s)

@@ -5,19 +5,29 @@
 static ssize_t h_tsend(struct fid_ep *ep, const void *buf, size_t len, void *desc, fi_addr_t dest, uint64_t tag,
                        void *ctx)
 {
-    SEND_HOOK(tagged, struct fi_ops_tagged, len, dest, ctx,
-              stamping ? o->senddata(ep, buf, len, desc, stamp(0, 0, peer), dest, tag, ctx)
-                        : o->send(ep, buf, len, desc, dest, tag, ctx),
-              o->send(ep, buf, len, desc, dest, tag, ctx))
+    ep_state *s = ep_state_of(ep);
+    const struct fi_ops_tagged *o = ORIG(s->tagged, struct fi_ops_tagged);
+    if (send_bypasses_layer())
+        return o->send(ep, buf, len, desc, dest, tag, ctx);
+    send_plan p;
+    send_begin(s, &p, len, dest, ctx);
+    ssize_t rc = p.stamping ? o->senddata(ep, buf, len, desc, stamp(0, 0, p.peer), dest, tag, ctx)
+                            : o->send(ep, buf, len, desc, dest, tag, ctx);
+    return send_end(s, &p, ctx, rc);
 }
 
 static ssize_t h_tsendv(struct fid_ep *ep, const struct iovec *iov, void **desc, size_t count, fi_addr_t dest,
                         uint64_t tag, void *ctx)
 {
     /* Not stamped: turning it into sendmsg would change its completion flags. */
-    SEND_HOOK(tagged, struct fi_ops_tagged, iov_bytes(iov, count), dest, ctx,
-              o->sendv(ep, iov, desc, count, dest, tag, ctx),
-              o->sendv(ep, iov, desc, count, dest, tag, ctx))
+    ep_state *s = ep_state_of(ep);
+    const struct fi_ops_tagged *o = ORIG(s->tagged, struct fi_ops_tagged);
+    if (send_bypasses_layer())
+        return o->sendv(ep, iov, desc, count, dest, tag, ctx);
+    send_plan p;
+    send_begin(s, &p, iov_bytes(iov, count), dest, ctx);
+    ssize_t rc = o->sendv(ep, iov, desc, count, dest, tag, ctx);
+    return send_end(s, &p, ctx, rc);
 }
 
 static ssize_t tsendmsg_stamped(const struct fi_ops_tagged *o, struct fid_ep *ep, const struct fi_msg_tagged *msg,
@@ -33,33 +43,57 @@ static ssize_t tsendmsg_stamped(const struct fi_ops_tagged *o, struct fid_ep *ep
 
 static ssize_t h_tsendmsg(struct fid_ep *ep, const struct fi_msg_tagged *msg, uint64_t flags)
 {
-    SEND_HOOK(tagged, struct fi_ops_tagged, iov_bytes(msg->msg_iov, msg->iov_count), msg->addr,
-              send_msg_context(s, msg->context, flags),
-              stamping ? tsendmsg_stamped(o, ep, msg, flags, peer) : o->sendmsg(ep, msg, flags),
-              o->sendmsg(ep, msg, flags))
+    ep_state *s = ep_state_of(ep);
+    const struct fi_ops_tagged *o = ORIG(s->tagged, struct fi_ops_tagged);
+    if (send_bypasses_layer())
+        return o->sendmsg(ep, msg, flags);
+    void *context = send_msg_context(s, msg->context, flags);
+    send_plan p;
+    send_begin(s, &p, iov_bytes(msg->msg_iov, msg->iov_count), msg->addr, context);
+    ssize_t rc = p.stamping ? tsendmsg_stamped(o, ep, msg, flags, p.peer)
+                            : o->sendmsg(ep, msg, flags);
+    return send_end(s, &p, context, rc);
 }
 
 static ssize_t h_tinject(struct fid_ep *ep, const void *buf, size_t len, fi_addr_t dest, uint64_t tag)
 {
-    SEND_HOOK(tagged, struct fi_ops_tagged, len, dest, NULL,
-              stamping ? o->injectdata(ep, buf, len, stamp(0, 0, peer), dest, tag) : o->inject(ep, buf, len, dest, tag),
-              o->inject(ep, buf, len, dest, tag))
+    ep_state *s = ep_state_of(ep);
+    const struct fi_ops_tagged *o = ORIG(s->tagged, struct fi_ops_tagged);
+    if (send_bypasses_layer())
+        return o->inject(ep, buf, len, dest, tag);
+    send_plan p;
+    send_begin(s, &p, len, dest, NULL);
+    ssize_t rc = p.stamping ? o->injectdata(ep, buf, len, stamp(0, 0, p.peer), dest, tag)
+                            : o->inject(ep, buf, len, dest, tag);
+    return send_end(s, &p, NULL, rc);
 }
 
 static ssize_t h_tsenddata(struct fid_ep *ep, const void *buf, size_t len, void *desc, uint64_t data,
                            fi_addr_t dest, uint64_t tag, void *ctx)
 {
-    SEND_HOOK(tagged, struct fi_ops_tagged, len, dest, ctx,
-              o->senddata(ep, buf, len, desc, stamping && !(data >> 32) ? stamp(data, 1, peer) : data, dest, tag, ctx),
-              o->senddata(ep, buf, len, desc, data, dest, tag, ctx))
+    ep_state *s = ep_state_of(ep);
+    const struct fi_ops_tagged *o = ORIG(s->tagged, struct fi_ops_tagged);
+    if (send_bypasses_layer())
+        return o->senddata(ep, buf, len, desc, data, dest, tag, ctx);
+    send_plan p;
+    send_begin(s, &p, len, dest, ctx);
+    uint64_t sent_data = p.stamping && !(data >> 32) ? stamp(data, 1, p.peer) : data;
+    ssize_t rc = o->senddata(ep, buf, len, desc, sent_data, dest, tag, ctx);
+    return send_end(s, &p, ctx, rc);
 }
 
 static ssize_t h_tinjectdata(struct fid_ep *ep, const void *buf, size_t len, uint64_t data, fi_addr_t dest,
                              uint64_t tag)
 {
-    SEND_HOOK(tagged, struct fi_ops_tagged, len, dest, NULL,
-              o->injectdata(ep, buf, len, stamping && !(data >> 32) ? stamp(data, 1, peer) : data, dest, tag),
-              o->injectdata(ep, buf, len, data, dest, tag))
+    ep_state *s = ep_state_of(ep);
+    const struct fi_ops_tagged *o = ORIG(s->tagged, struct fi_ops_tagged);
+    if (send_bypasses_layer())
+        return o->injectdata(ep, buf, len, data, dest, tag);
+    send_plan p;
+    send_begin(s, &p, len, dest, NULL);
+    uint64_t sent_data = p.stamping && !(data >> 32) ? stamp(data, 1, p.peer) : data;
+    ssize_t rc = o->injectdata(ep, buf, len, sent_data, dest, tag);
+    return send_end(s, &p, NULL, rc);
 }
 
 static ssize_t h_trecv(struct fid_ep *ep, void *buf, size_t len, void *desc, fi_addr_t src, uint64_t tag,
