@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -112,6 +113,206 @@ void usage(FILE *out)
             "  -h, --help           this text\n");
 }
 
+/* A usage error: rank 0 (verbose) says what is wrong; every rank returns -1. */
+static int usage_error(int verbose, const char *format, ...) __attribute__((format(printf, 2, 3)));
+static int usage_error(int verbose, const char *format, ...)
+{
+    if (verbose) {
+        va_list args;
+        va_start(args, format);
+        fputs("loggp-probe: ", stderr);
+        vfprintf(stderr, format, args);
+        fputs("\n(see loggp-probe --help)\n", stderr);
+        va_end(args);
+    }
+    return -1;
+}
+
+/* The options that take a value. */
+static int takes_value(const char *a)
+{
+    static const char *const valued[] = {"--min-size", "--max-size", "--sizes", "--send-mode",
+                                         "--recv-mode", "--json", "--rel-ci", "--abs-ci-ns",
+                                         "--min-samples", "--max-samples", "--time-limit", "--burst",
+                                         "--knob-set", "--rounds"};
+    int known = 0;
+    for (size_t k = 0; k < sizeof valued / sizeof valued[0]; k++)
+        known |= !strcmp(a, valued[k]);
+    return known;
+}
+
+/* --sizes: a comma-separated list of byte counts. */
+static int parse_size_list(const char *v, options *o, int verbose)
+{
+    char *copy = strdup(v), *save = NULL;
+    o->n_sizes = 0;
+    for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        if (o->n_sizes >= MAX_SIZES) {
+            free(copy);
+            return usage_error(verbose, "too many --sizes (at most %d)", MAX_SIZES);
+        }
+        if (parse_bytes(tok, &o->sizes[o->n_sizes])) {
+            if (verbose)
+                fprintf(stderr, "loggp-probe: bad size '%s' in --sizes '%s'\n", tok, v);
+            free(copy);
+            return -1;
+        }
+        o->n_sizes++;
+    }
+    free(copy);
+    if (o->n_sizes == 0)
+        return usage_error(verbose, "empty --sizes '%s'", v);
+    o->explicit_sizes = 1;
+    return 0;
+}
+
+/* The index of v among names[0..n), or -1. */
+static int mode_index(const char *v, const char *const *names, int n)
+{
+    int found = -1;
+    for (int k = 0; k < n; k++)
+        if (!strcmp(v, names[k]))
+            found = k;
+    return found;
+}
+
+/* What to measure: sizes and the point-to-point calls. Returns 1 when `a`
+ * is not one of these options, else 0 or -1 (a usage error). */
+static int parse_what_option(const char *a, const char *v, options *o, int verbose)
+{
+    if (!strcmp(a, "--min-size")) {
+        if (parse_bytes(v, &o->min_size))
+            return usage_error(verbose, "bad --min-size '%s' (expected bytes such as 64, 4K, 1MiB)", v);
+    } else if (!strcmp(a, "--max-size")) {
+        if (parse_bytes(v, &o->max_size) || o->max_size < 1)
+            return usage_error(verbose, "bad --max-size '%s' (expected bytes >= 1 such as 64, 4K, 1MiB)", v);
+    } else if (!strcmp(a, "--sizes")) {
+        return parse_size_list(v, o, verbose);
+    } else if (!strcmp(a, "--send-mode")) {
+        int k = mode_index(v, send_mode_names, 3);
+        if (k < 0)
+            return usage_error(verbose, "bad --send-mode '%s' (expected send, isend or ssend)", v);
+        o->send_mode = (enum send_mode)k;
+    } else if (!strcmp(a, "--recv-mode")) {
+        int k = mode_index(v, recv_mode_names, 2);
+        if (k < 0)
+            return usage_error(verbose, "bad --recv-mode '%s' (expected recv or irecv)", v);
+        o->recv_mode = (enum recv_mode)k;
+    } else if (!strcmp(a, "--json")) {
+        if (!*v)
+            return usage_error(verbose, "empty --json path");
+        o->json_path = v;
+    } else {
+        return 1;
+    }
+    return 0;
+}
+
+/* How long to measure: confidence goals, sample counts, the time limit and
+ * the burst. Returns 1 when `a` is not one of these options, else 0 or -1. */
+static int parse_sampling_option(const char *a, const char *v, options *o, int verbose)
+{
+    double ns;
+    if (!strcmp(a, "--rel-ci")) {
+        if (parse_double(v, 0, 1, &o->rel_ci))
+            return usage_error(verbose, "bad --rel-ci '%s' (expected a fraction in [0, 1])", v);
+    } else if (!strcmp(a, "--abs-ci-ns")) {
+        if (parse_double(v, 0, 1e9, &ns))
+            return usage_error(verbose, "bad --abs-ci-ns '%s' (expected nanoseconds >= 0)", v);
+        o->abs_ci_us = ns / 1000.0;
+    } else if (!strcmp(a, "--min-samples")) {
+        if (parse_int(v, 6, 1000000, &o->min_samples))
+            return usage_error(verbose, "bad --min-samples '%s' (expected an integer >= 6)", v);
+    } else if (!strcmp(a, "--max-samples")) {
+        if (parse_int(v, 6, 1000000, &o->max_samples))
+            return usage_error(verbose, "bad --max-samples '%s' (expected an integer >= 6)", v);
+    } else if (!strcmp(a, "--time-limit")) {
+        if (parse_double(v, 0, 86400, &o->time_limit_s))
+            return usage_error(verbose, "bad --time-limit '%s' (expected seconds >= 0)", v);
+    } else if (!strcmp(a, "--burst")) {
+        if (parse_int(v, 2, 1024, &o->burst))
+            return usage_error(verbose, "bad --burst '%s' (expected an integer in [2, 1024])", v);
+    } else {
+        return 1;
+    }
+    return 0;
+}
+
+/* Knob sets side by side: --knob-set and --rounds. Returns 1 when `a` is
+ * not one of these options, else 0 or -1. */
+static int parse_knob_set_option(const char *a, const char *v, options *o, int verbose, int *rounds_given)
+{
+    if (!strcmp(a, "--knob-set")) {
+        char why[512];
+        if (o->n_sets >= MAX_KNOB_SETS)
+            return usage_error(verbose, "too many --knob-set (at most %d)", MAX_KNOB_SETS);
+        if (parse_knob_set(v, &o->sets[o->n_sets], why, sizeof why) != 0)
+            return usage_error(verbose, "bad --knob-set '%s': %s", v, why);
+        o->set_specs[o->n_sets++] = v;
+    } else if (!strcmp(a, "--rounds")) {
+        if (parse_int(v, 1, 100, &o->rounds))
+            return usage_error(verbose, "bad --rounds '%s' (expected an integer in [1, 100])", v);
+        *rounds_given = 1;
+    } else {
+        return 1;
+    }
+    return 0;
+}
+
+/* Knob sets rewrite a knob file of their own between sets, which a running
+ * libloggp.so must reread and no variable may override. */
+static int check_knob_sets(const options *o, int verbose, int rounds_given)
+{
+    if (rounds_given && !o->n_sets)
+        return usage_error(verbose, "--rounds applies to --knob-set runs only");
+    if (!o->n_sets)
+        return 0;
+    const char *file = getenv("LOGGP_KNOB_FILE");
+    if (!file || !*file)
+        return usage_error(verbose, "--knob-set rewrites the knob file between sets: set LOGGP_KNOB_FILE to a "
+                                    "file of its own (never your everyday knob file)");
+    for (int k = 0; k < LOGGP_KNOB_COUNT; k++)
+        if (getenv(loggp_knob_table[k].env))
+            return usage_error(verbose, "%s is set and would override the knob sets (unset it)",
+                               loggp_knob_table[k].env);
+    if (!loggp_live_knobs)
+        return usage_error(verbose, "--knob-set needs libloggp.so preloaded (run the probe under `loggp run`)");
+    const char *live = getenv("LOGGP_LIVE");
+    if (live && !strcmp(live, "0"))
+        return usage_error(verbose, "LOGGP_LIVE=0 stops libloggp from rereading the knob file, which "
+                                    "--knob-set needs");
+    return 0;
+}
+
+/* Without --sizes: min_size, then powers of two above it, then max_size. */
+static int default_sizes(options *o, int verbose)
+{
+    if (o->min_size > o->max_size)
+        return usage_error(verbose, "--min-size %ld is larger than --max-size %ld", o->min_size, o->max_size);
+    o->sizes[o->n_sizes++] = o->min_size;
+    long p = 1;
+    while (p <= o->min_size)
+        p *= 2;
+    for (; p < o->max_size && o->n_sizes < MAX_SIZES - 1; p *= 2)
+        o->sizes[o->n_sizes++] = p;
+    if (o->max_size > o->min_size)
+        o->sizes[o->n_sizes++] = o->max_size;
+    return 0;
+}
+
+/* With --sizes: the smallest and largest given. */
+static void size_bounds(options *o)
+{
+    o->max_size = 0;
+    o->min_size = LONG_MAX;
+    for (int k = 0; k < o->n_sizes; k++) {
+        if (o->sizes[k] > o->max_size)
+            o->max_size = o->sizes[k];
+        if (o->sizes[k] < o->min_size)
+            o->min_size = o->sizes[k];
+    }
+}
+
 /* Returns 0 to run, 1 for --help, -1 on a usage error (message already printed by
  * rank 0; `verbose` is false on other ranks). */
 int parse_args(int argc, char **argv, options *o, int verbose)
@@ -120,14 +321,6 @@ int parse_args(int argc, char **argv, options *o, int verbose)
                    .abs_ci_us = 0.020, .min_samples = 11, .max_samples = 2000,
                    .time_limit_s = 4.0, .burst = 16, .rounds = 3};
     int rounds_given = 0;
-#define FAIL(...)                                                   \
-    do {                                                            \
-        if (verbose) {                                              \
-            fprintf(stderr, "loggp-probe: " __VA_ARGS__);           \
-            fprintf(stderr, "\n(see loggp-probe --help)\n");        \
-        }                                                           \
-        return -1;                                                  \
-    } while (0)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help"))
@@ -141,147 +334,34 @@ int parse_args(int argc, char **argv, options *o, int verbose)
             continue;
         }
         if (strncmp(a, "--", 2) != 0)
-            FAIL("unexpected argument '%s'", a);
-        static const char *const valued[] = {"--min-size", "--max-size", "--sizes", "--send-mode",
-                                             "--recv-mode", "--json", "--rel-ci", "--abs-ci-ns",
-                                             "--min-samples", "--max-samples", "--time-limit", "--burst",
-                                             "--knob-set", "--rounds"};
-        int known = 0;
-        for (size_t k = 0; k < sizeof valued / sizeof valued[0]; k++)
-            known |= !strcmp(a, valued[k]);
-        if (!known)
-            FAIL("unknown option '%s'", a);
+            return usage_error(verbose, "unexpected argument '%s'", a);
+        if (!takes_value(a))
+            return usage_error(verbose, "unknown option '%s'", a);
         if (i + 1 >= argc)
-            FAIL("option %s needs a value", a);
+            return usage_error(verbose, "option %s needs a value", a);
         const char *v = argv[++i];
-        double ns;
-        if (!strcmp(a, "--min-size")) {
-            if (parse_bytes(v, &o->min_size))
-                FAIL("bad --min-size '%s' (expected bytes such as 64, 4K, 1MiB)", v);
-        } else if (!strcmp(a, "--max-size")) {
-            if (parse_bytes(v, &o->max_size) || o->max_size < 1)
-                FAIL("bad --max-size '%s' (expected bytes >= 1 such as 64, 4K, 1MiB)", v);
-        } else if (!strcmp(a, "--sizes")) {
-            char *copy = strdup(v), *save = NULL;
-            o->n_sizes = 0;
-            for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-                if (o->n_sizes >= MAX_SIZES) {
-                    free(copy);
-                    FAIL("too many --sizes (at most %d)", MAX_SIZES);
-                }
-                if (parse_bytes(tok, &o->sizes[o->n_sizes])) {
-                    if (verbose)
-                        fprintf(stderr, "loggp-probe: bad size '%s' in --sizes '%s'\n", tok, v);
-                    free(copy);
-                    return -1;
-                }
-                o->n_sizes++;
-            }
-            free(copy);
-            if (o->n_sizes == 0)
-                FAIL("empty --sizes '%s'", v);
-            o->explicit_sizes = 1;
-        } else if (!strcmp(a, "--send-mode")) {
-            int found = 0;
-            for (int k = 0; k < 3; k++)
-                if (!strcmp(v, send_mode_names[k])) {
-                    o->send_mode = (enum send_mode)k;
-                    found = 1;
-                }
-            if (!found)
-                FAIL("bad --send-mode '%s' (expected send, isend or ssend)", v);
-        } else if (!strcmp(a, "--recv-mode")) {
-            int found = 0;
-            for (int k = 0; k < 2; k++)
-                if (!strcmp(v, recv_mode_names[k])) {
-                    o->recv_mode = (enum recv_mode)k;
-                    found = 1;
-                }
-            if (!found)
-                FAIL("bad --recv-mode '%s' (expected recv or irecv)", v);
-        } else if (!strcmp(a, "--json")) {
-            if (!*v)
-                FAIL("empty --json path");
-            o->json_path = v;
-        } else if (!strcmp(a, "--rel-ci")) {
-            if (parse_double(v, 0, 1, &o->rel_ci))
-                FAIL("bad --rel-ci '%s' (expected a fraction in [0, 1])", v);
-        } else if (!strcmp(a, "--abs-ci-ns")) {
-            if (parse_double(v, 0, 1e9, &ns))
-                FAIL("bad --abs-ci-ns '%s' (expected nanoseconds >= 0)", v);
-            o->abs_ci_us = ns / 1000.0;
-        } else if (!strcmp(a, "--min-samples")) {
-            if (parse_int(v, 6, 1000000, &o->min_samples))
-                FAIL("bad --min-samples '%s' (expected an integer >= 6)", v);
-        } else if (!strcmp(a, "--max-samples")) {
-            if (parse_int(v, 6, 1000000, &o->max_samples))
-                FAIL("bad --max-samples '%s' (expected an integer >= 6)", v);
-        } else if (!strcmp(a, "--time-limit")) {
-            if (parse_double(v, 0, 86400, &o->time_limit_s))
-                FAIL("bad --time-limit '%s' (expected seconds >= 0)", v);
-        } else if (!strcmp(a, "--burst")) {
-            if (parse_int(v, 2, 1024, &o->burst))
-                FAIL("bad --burst '%s' (expected an integer in [2, 1024])", v);
-        } else if (!strcmp(a, "--knob-set")) {
-            char why[512];
-            if (o->n_sets >= MAX_KNOB_SETS)
-                FAIL("too many --knob-set (at most %d)", MAX_KNOB_SETS);
-            if (parse_knob_set(v, &o->sets[o->n_sets], why, sizeof why) != 0)
-                FAIL("bad --knob-set '%s': %s", v, why);
-            o->set_specs[o->n_sets++] = v;
-        } else if (!strcmp(a, "--rounds")) {
-            if (parse_int(v, 1, 100, &o->rounds))
-                FAIL("bad --rounds '%s' (expected an integer in [1, 100])", v);
-            rounds_given = 1;
-        } else {
-            FAIL("unknown option '%s'", a);
-        }
+        int rc = parse_what_option(a, v, o, verbose);
+        if (rc == 1)
+            rc = parse_sampling_option(a, v, o, verbose);
+        if (rc == 1)
+            rc = parse_knob_set_option(a, v, o, verbose, &rounds_given);
+        if (rc == 1)
+            return usage_error(verbose, "unknown option '%s'", a);
+        if (rc < 0)
+            return -1;
     }
     if (o->max_samples < o->min_samples)
-        FAIL("--max-samples %d is below --min-samples %d", o->max_samples, o->min_samples);
-    if (rounds_given && !o->n_sets)
-        FAIL("--rounds applies to --knob-set runs only");
-    if (o->n_sets) {
-        const char *file = getenv("LOGGP_KNOB_FILE");
-        if (!file || !*file)
-            FAIL("--knob-set rewrites the knob file between sets: set LOGGP_KNOB_FILE to a file "
-                 "of its own (never your everyday knob file)");
-        for (int k = 0; k < LOGGP_KNOB_COUNT; k++)
-            if (getenv(loggp_knob_table[k].env))
-                FAIL("%s is set and would override the knob sets (unset it)", loggp_knob_table[k].env);
-        if (!loggp_live_knobs)
-            FAIL("--knob-set needs libloggp.so preloaded (run the probe under `loggp run`)");
-        const char *live = getenv("LOGGP_LIVE");
-        if (live && !strcmp(live, "0"))
-            FAIL("LOGGP_LIVE=0 stops libloggp from rereading the knob file, which --knob-set needs");
-    }
+        return usage_error(verbose, "--max-samples %d is below --min-samples %d", o->max_samples, o->min_samples);
+    if (check_knob_sets(o, verbose, rounds_given))
+        return -1;
     if (!o->explicit_sizes) {
-        if (o->min_size > o->max_size)
-            FAIL("--min-size %ld is larger than --max-size %ld", o->min_size, o->max_size);
-        /* min_size, then powers of two above it, then max_size. */
-        o->sizes[o->n_sizes++] = o->min_size;
-        long p = 1;
-        while (p <= o->min_size)
-            p *= 2;
-        for (; p < o->max_size && o->n_sizes < MAX_SIZES - 1; p *= 2)
-            o->sizes[o->n_sizes++] = p;
-        if (o->max_size > o->min_size)
-            o->sizes[o->n_sizes++] = o->max_size;
+        if (default_sizes(o, verbose))
+            return -1;
     } else {
         o->refine = 0; /* explicit sizes are measured as given */
+        size_bounds(o);
     }
     if (o->n_sets)
         o->refine = 0; /* every set measures the same sizes */
-    if (o->explicit_sizes) {
-        o->max_size = 0;
-        o->min_size = LONG_MAX;
-        for (int k = 0; k < o->n_sizes; k++) {
-            if (o->sizes[k] > o->max_size)
-                o->max_size = o->sizes[k];
-            if (o->sizes[k] < o->min_size)
-                o->min_size = o->sizes[k];
-        }
-    }
     return 0;
-#undef FAIL
 }
