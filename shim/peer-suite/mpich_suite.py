@@ -650,6 +650,149 @@ def parser():
     return p
 
 
+def check_arguments(args):
+    """The knobs (both sets checked by loggp-knobs), directories, output file and tools, or UsageError."""
+    knobs = parse_knobs(args.knobs)
+    directories = tuple(d for d in (x.strip() for x in args.dirs.split(",")) if d)
+    unknown = [d for d in directories if d not in DIRECTORIES]
+    if unknown or not directories:
+        raise UsageError(f"--dirs: unknown directory '{(unknown or [args.dirs])[0]}' "
+                         f"(known: {', '.join(DIRECTORIES)})")
+    out = Path(args.out)
+    if out.is_dir():
+        raise UsageError(f"--out '{out}' is a directory")
+    if not out.resolve().parent.is_dir():
+        raise UsageError(f"--out '{out}': directory {out.resolve().parent} does not exist")
+    tools = {name: find_tool(name) for name in ("mpicc", "mpiexec", "loggp", "loggp-knobs")}
+    for zero_or_not in (knobs, parse_knobs(ZERO_KNOBS)):
+        check = subprocess.run([tools["loggp-knobs"], "env", "--format", "sh", *knob_flags(zero_or_not)],
+                               capture_output=True, text=True)
+        if check.returncode != 0:
+            raise UsageError(f"--knobs '{args.knobs}': {check.stderr.strip()}")
+    return knobs, directories, out, tools
+
+
+def select_tests(args, suite, directories, log):
+    """The testlist entries to run and those left out with a reason, or UsageError when none is left."""
+    all_tests, problems = load_tests(suite)
+    for problem in problems:
+        log(f"warning: {problem}")
+    chosen, skipped = select(all_tests, args.subset, args.max_np, directories,
+                             args.timeout if args.skip_long else 0)
+    if args.match:
+        chosen = [t for t in chosen if args.match in t.ident]
+    if not chosen:
+        raise UsageError("no test selected (check --dirs, --match, --max-np)")
+    return chosen, skipped
+
+
+def build_programs(args, suite, cache, to_run, mpicc, log):
+    """Builds the support library and every program to run; the builder and each program's build error."""
+    build_dir = args.build_dir.expanduser().resolve() if args.build_dir else cache / "build"
+    builder = Builder(suite, build_dir, mpicc, log)
+    log(f"building the support library and {len({(t.directory, t.program) for t in to_run})} programs "
+        f"in {builder.dir}")
+    builder.prepare(args.jobs)
+    programs = sorted({(t.directory, t.program): t for t in to_run}.items())
+    with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+        build_errors = dict(zip([key for key, _ in programs],
+                                pool.map(lambda item: builder.build(item[1]), programs)))
+    return builder, build_errors
+
+
+def clean_environment(workdir):
+    """This process's environment with a private knob file and none of the user's loggp settings."""
+    base_env = dict(os.environ)
+    base_env["LOGGP_KNOB_FILE"] = str(workdir / "knobs")  # a user's live knob file must not leak in
+    for name in ("LOGGP_OS", "LOGGP_OR", "LOGGP_GAP", "LOGGP_GAP_PER_BYTE", "LOGGP_LATENCY",
+                 "LOGGP_PROFILE", "LOGGP_QUIET", "LOGGP_ENGINE"):
+        base_env.pop(name, None)
+    return base_env
+
+
+@dataclass
+class SuiteRun:
+    """What the result file says about the run besides the tests' results."""
+    args: argparse.Namespace
+    argv: list
+    suite: Path
+    tools: dict
+    directories: tuple
+    chosen: list
+    skipped: list
+    library_before: dict
+    started: datetime.datetime = field(default_factory=lambda: datetime.datetime.now(datetime.timezone.utc))
+
+    def document(self, results, complete):
+        order = {t.ident: i for i, t in enumerate(self.chosen)}
+        args = self.args
+        results = sorted(results, key=lambda r: order[r["id"]])
+        return {
+            "complete": complete, "resumed_from": args.resume,
+            "started": self.started.isoformat(timespec="seconds"),
+            "finished": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "machine": {"host": platform.node(), "system": platform.platform(), "cpus": os.cpu_count()},
+            "command": shlex.join([Path(sys.argv[0]).name, *(self.argv if self.argv is not None else sys.argv[1:])]),
+            "source": str(self.suite.parents[1].name), "mpicc": self.tools["mpicc"], "provider": args.provider,
+            "knobs": {"zero": ZERO_KNOBS, "loggp": args.knobs}, "subset": args.subset,
+            "max_np": args.max_np, "timeout": args.timeout, "library": self.library_before,
+            "library_changed_during_run": library_fingerprint(self.tools["loggp"]) != self.library_before,
+            "summary": summarize(results, self.directories),
+            "excluded_plain_failures": [{"id": r["id"], "status": r["outcomes"]["plain"]["status"],
+                                         "detail": r["outcomes"]["plain"]["detail"]}
+                                        for r in results if r["outcomes"]["plain"]["status"] != "pass"],
+            "regressions": [r["id"] for r in results if r["regression"]],
+            "skipped": [{"id": t.ident, "reason": reason} for t, reason in self.skipped],
+            "tests": results,
+        }
+
+
+def run_tests(run, to_run, work, reused, out, log):
+    """Runs the tests `jobs` at a time; the result file is rewritten after each, so a partial
+    result survives an interrupted long run. Returns every result, the reused ones first."""
+    results = list(reused)
+    if results:
+        log(f"resuming: {len(results)} tests reused from {run.args.resume}")
+    already = len({r["id"] for r in reused})
+    with concurrent.futures.ThreadPoolExecutor(run.args.jobs) as pool:
+        futures = {pool.submit(work, t): t for t in to_run}
+        for done, future in enumerate(concurrent.futures.as_completed(futures), 1):
+            test = futures[future]
+            outcomes = future.result()
+            regression = outcomes["plain"]["status"] == "pass" and any(
+                outcomes[m]["status"] != "pass" for m in MODES[1:])
+            results.append({"id": test.ident, "directory": test.directory, "program": test.program,
+                            "np": test.np, "args": test.args, "env": test.env, "xfail": test.xfail,
+                            "outcomes": outcomes, "regression": regression})
+            marks = " ".join(f"{m}={outcomes[m]['status']}" for m in MODES)
+            log(f"[{done + already}/{len(run.chosen)}] {test.ident}: {marks}" + ("  <-- REGRESSION" if regression else ""))
+            write_text_atomic(out, json.dumps(run.document(results, False), indent=1) + "\n")
+    return results
+
+
+def report(final, out, skipped, log):
+    """Writes the complete result, prints the table and each regression; the exit code."""
+    summary = final["summary"]
+    if final["library_changed_during_run"]:
+        log(f"warning: {final['library']['path']} changed during the run: results mix two versions, rerun")
+    plain_passes = summary["total"]["plain"]["pass"]
+    regressions = [r for r in final["tests"] if r["regression"]]
+    write_text_atomic(out, json.dumps(final, indent=1) + "\n")
+    print(table(summary))
+    if skipped:
+        print(f"skipped {len(skipped)} testlist entries (see 'skipped' in {out})")
+    for r in regressions:
+        bad = {m: r["outcomes"][m] for m in MODES[1:] if r["outcomes"][m]["status"] != "pass"}
+        for mode, outcome in bad.items():
+            print(f"REGRESSION {r['id']} [{mode}]: {outcome['status']} ({outcome['detail']})\n"
+                  f"  command: {outcome.get('command', '')}")
+    print(f"result: {out}")
+    if plain_passes == 0:
+        log("no test passed plain: nothing was judged")
+        return 1
+    return 1 if regressions else 0
+
+
 def main(argv=None):
     try:
         args = parser().parse_args(argv)
@@ -657,58 +800,17 @@ def main(argv=None):
         return exit_.code
     log = lambda text: print(f"mpich_suite: {text}", file=sys.stderr, flush=True)  # noqa: E731
     try:
-        knobs = parse_knobs(args.knobs)
-        directories = tuple(d for d in (x.strip() for x in args.dirs.split(",")) if d)
-        unknown = [d for d in directories if d not in DIRECTORIES]
-        if unknown or not directories:
-            raise UsageError(f"--dirs: unknown directory '{(unknown or [args.dirs])[0]}' "
-                             f"(known: {', '.join(DIRECTORIES)})")
-        out = Path(args.out)
-        if out.is_dir():
-            raise UsageError(f"--out '{out}' is a directory")
-        if not out.resolve().parent.is_dir():
-            raise UsageError(f"--out '{out}': directory {out.resolve().parent} does not exist")
-        tools = {name: find_tool(name) for name in ("mpicc", "mpiexec", "loggp", "loggp-knobs")}
-        for zero_or_not in (knobs, parse_knobs(ZERO_KNOBS)):
-            check = subprocess.run([tools["loggp-knobs"], "env", "--format", "sh", *knob_flags(zero_or_not)],
-                                   capture_output=True, text=True)
-            if check.returncode != 0:
-                raise UsageError(f"--knobs '{args.knobs}': {check.stderr.strip()}")
-
+        knobs, directories, out, tools = check_arguments(args)
         cache = args.cache_dir.expanduser().resolve()
         suite = obtain_source(cache, log)
-        all_tests, problems = load_tests(suite)
-        for problem in problems:
-            log(f"warning: {problem}")
-        chosen, skipped = select(all_tests, args.subset, args.max_np, directories,
-                                 args.timeout if args.skip_long else 0)
-        if args.match:
-            chosen = [t for t in chosen if args.match in t.ident]
-        if not chosen:
-            raise UsageError("no test selected (check --dirs, --match, --max-np)")
-
-        started = datetime.datetime.now(datetime.timezone.utc)
-        library_before = library_fingerprint(tools["loggp"])
-        reused = load_resume(args.resume, chosen, args, library_before) if args.resume else []
+        chosen, skipped = select_tests(args, suite, directories, log)
+        run = SuiteRun(args, argv, suite, tools, directories, chosen, skipped, library_fingerprint(tools["loggp"]))
+        reused = load_resume(args.resume, chosen, args, run.library_before) if args.resume else []
         done_ids = {r["id"] for r in reused}
         to_run = [t for t in chosen if t.ident not in done_ids]
-
-        build_dir = args.build_dir.expanduser().resolve() if args.build_dir else cache / "build"
-        builder = Builder(suite, build_dir, tools["mpicc"], log)
-        log(f"building the support library and {len({(t.directory, t.program) for t in to_run})} programs "
-            f"in {builder.dir}")
-        builder.prepare(args.jobs)
-        programs = sorted({(t.directory, t.program): t for t in to_run}.items())
-        with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
-            build_errors = dict(zip([key for key, _ in programs],
-                                    pool.map(lambda item: builder.build(item[1]), programs)))
-
-        base_env = dict(os.environ)
+        builder, build_errors = build_programs(args, suite, cache, to_run, tools["mpicc"], log)
         workdir = Path(tempfile.mkdtemp(prefix="mpich-suite-"))
-        base_env["LOGGP_KNOB_FILE"] = str(workdir / "knobs")  # a user's live knob file must not leak in
-        for name in ("LOGGP_OS", "LOGGP_OR", "LOGGP_GAP", "LOGGP_GAP_PER_BYTE", "LOGGP_LATENCY",
-                     "LOGGP_PROFILE", "LOGGP_QUIET", "LOGGP_ENGINE"):
-            base_env.pop(name, None)
+        base_env = clean_environment(workdir)
 
         def work(test):
             error = build_errors[(test.directory, test.program)]
@@ -718,68 +820,9 @@ def main(argv=None):
             return run_test(test, builder.executable(test), MODES, tools, knobs, args.provider, args.timeout,
                             base_env, workdir, args.plain_retries)
 
-        order = {t.ident: i for i, t in enumerate(chosen)}
-
-        def document(results, complete):
-            results = sorted(results, key=lambda r: order[r["id"]])
-            return {
-                "complete": complete, "resumed_from": args.resume,
-                "started": started.isoformat(timespec="seconds"),
-                "finished": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-                "machine": {"host": platform.node(), "system": platform.platform(), "cpus": os.cpu_count()},
-                "command": shlex.join([Path(sys.argv[0]).name, *(argv if argv is not None else sys.argv[1:])]),
-                "source": str(suite.parents[1].name), "mpicc": tools["mpicc"], "provider": args.provider,
-                "knobs": {"zero": ZERO_KNOBS, "loggp": args.knobs}, "subset": args.subset,
-                "max_np": args.max_np, "timeout": args.timeout, "library": library_before,
-                "library_changed_during_run": library_fingerprint(tools["loggp"]) != library_before,
-                "summary": summarize(results, directories),
-                "excluded_plain_failures": [{"id": r["id"], "status": r["outcomes"]["plain"]["status"],
-                                             "detail": r["outcomes"]["plain"]["detail"]}
-                                            for r in results if r["outcomes"]["plain"]["status"] != "pass"],
-                "regressions": [r["id"] for r in results if r["regression"]],
-                "skipped": [{"id": t.ident, "reason": reason} for t, reason in skipped],
-                "tests": results,
-            }
-
-        results = list(reused)
-        if results:
-            log(f"resuming: {len(results)} tests reused from {args.resume}")
-        with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
-            futures = {pool.submit(work, t): t for t in to_run}
-            for done, future in enumerate(concurrent.futures.as_completed(futures), 1):
-                test = futures[future]
-                outcomes = future.result()
-                regression = outcomes["plain"]["status"] == "pass" and any(
-                    outcomes[m]["status"] != "pass" for m in MODES[1:])
-                results.append({"id": test.ident, "directory": test.directory, "program": test.program,
-                                "np": test.np, "args": test.args, "env": test.env, "xfail": test.xfail,
-                                "outcomes": outcomes, "regression": regression})
-                marks = " ".join(f"{m}={outcomes[m]['status']}" for m in MODES)
-                log(f"[{done + len(done_ids)}/{len(chosen)}] {test.ident}: {marks}" + ("  <-- REGRESSION" if regression else ""))
-                # a partial result survives an interrupted long run
-                write_text_atomic(out, json.dumps(document(results, False), indent=1) + "\n")
+        results = run_tests(run, to_run, work, reused, out, log)
         shutil.rmtree(workdir, ignore_errors=True)
-
-        final = document(results, True)
-        summary = final["summary"]
-        if final["library_changed_during_run"]:
-            log(f"warning: {library_before['path']} changed during the run: results mix two versions, rerun")
-        plain_passes = summary["total"]["plain"]["pass"]
-        regressions = [r for r in final["tests"] if r["regression"]]
-        write_text_atomic(out, json.dumps(final, indent=1) + "\n")
-        print(table(summary))
-        if skipped:
-            print(f"skipped {len(skipped)} testlist entries (see 'skipped' in {out})")
-        for r in regressions:
-            bad = {m: r["outcomes"][m] for m in MODES[1:] if r["outcomes"][m]["status"] != "pass"}
-            for mode, outcome in bad.items():
-                print(f"REGRESSION {r['id']} [{mode}]: {outcome['status']} ({outcome['detail']})\n"
-                      f"  command: {outcome.get('command', '')}")
-        print(f"result: {out}")
-        if plain_passes == 0:
-            log("no test passed plain: nothing was judged")
-            return 1
-        return 1 if regressions else 0
+        return report(run.document(results, True), out, skipped, log)
     except UsageError as err:
         print(f"mpich_suite: {err}", file=sys.stderr)
         return 2
