@@ -92,50 +92,41 @@ static const char *case_hint(const char *unit, size_t n, char *hint, size_t len)
 
 typedef unsigned __int128 u128;
 
-int loggp_parse_knob(loggp_knob_id id, const char *text, int64_t *out, char *err, size_t errlen)
-{
-    if ((unsigned)id >= LOGGP_KNOB_COUNT) {
-        loggp_set_err(err, errlen, "unknown knob");
-        return -1;
-    }
-    const int per_byte = loggp_knob_table[id].per_byte;
-    const char *example = per_byte ? "0.5ns/B" : "10us";
-    if (!text || !*text) {
-        loggp_set_err(err, errlen, "empty value (expected e.g. %s)", example);
-        return -1;
-    }
-    const char *p = text;
-    if (*p == '-') {
-        loggp_set_err(err, errlen, "'%s': negative values are not allowed (knobs are increments >= 0)", text);
-        return -1;
-    }
-    if (*p == '+') {
-        loggp_set_err(err, errlen, "'%s': a sign is not accepted; write the value without it (e.g. %s)", text,
-                example);
-        return -1;
-    }
+/* A step of parsing a knob value refused it as over 10 s (LOGGP_KNOB_MAX_PS). */
+#define KNOB_TOO_LARGE (-2)
 
-    /* mantissa: digits [. digits] */
-    u128 mantissa = 0;
-    int frac_digits = 0, any_digit = 0;
+static int refuse_too_large(const char *text, int per_byte, char *err, size_t errlen)
+{
+    loggp_set_err(err, errlen, "'%s': over the largest accepted value, 10 s%s", text, per_byte ? " per byte" : "");
+    return -1;
+}
+
+/* The number at *pp: digits [. digits], as an integer mantissa and its count
+ * of decimal places; *pp moves past it. 0, -1 (err says why) or KNOB_TOO_LARGE. */
+static int read_mantissa(const char **pp, u128 *mantissa, int *frac_digits, const char *text, const char *example,
+                         char *err, size_t errlen)
+{
+    const char *p = *pp;
+    int any_digit = 0;
     const u128 mantissa_cap = (u128)1 << 100;
+    *mantissa = 0;
+    *frac_digits = 0;
     while (*p >= '0' && *p <= '9') {
-        if (mantissa < mantissa_cap)
-            mantissa = mantissa * 10 + (u128)(*p - '0');
-        else
-            goto too_large;
+        if (*mantissa >= mantissa_cap)
+            return KNOB_TOO_LARGE;
+        *mantissa = *mantissa * 10 + (u128)(*p - '0');
         any_digit = 1;
         p++;
     }
     if (*p == '.') {
         p++;
         while (*p >= '0' && *p <= '9') {
-            if (frac_digits >= 18) {
+            if (*frac_digits >= 18) {
                 loggp_set_err(err, errlen, "'%s': too many decimal places", text);
                 return -1;
             }
-            mantissa = mantissa * 10 + (u128)(*p - '0');
-            frac_digits++;
+            *mantissa = *mantissa * 10 + (u128)(*p - '0');
+            (*frac_digits)++;
             any_digit = 1;
             p++;
         }
@@ -144,6 +135,16 @@ int loggp_parse_knob(loggp_knob_id id, const char *text, int64_t *out, char *err
         loggp_set_err(err, errlen, "'%s': not a number with a unit (expected e.g. %s)", text, example);
         return -1;
     }
+    *pp = p;
+    return 0;
+}
+
+/* What follows the number, before its unit: an exponent or a space is
+ * refused, and only 0 may end there. 1 when the value is complete (0), 0 when
+ * a unit follows, -1 when refused. */
+static int check_after_number(const char *p, u128 mantissa, int per_byte, const char *text, const char *example,
+                              char *err, size_t errlen)
+{
     if (*p == 'e' || *p == 'E') {
         /* "1e3us" would read as unit "e3us"; say what is wrong instead. */
         loggp_set_err(err, errlen, "'%s': exponents are not accepted; write the value with a unit (e.g. %s)",
@@ -155,19 +156,21 @@ int loggp_parse_knob(loggp_knob_id id, const char *text, int64_t *out, char *err
                 text, example, per_byte ? PER_BYTE_UNITS : TIME_UNITS);
         return -1;
     }
-    if (!*p) {
-        /* Zero is zero in every unit; any other number needs one. */
-        if (mantissa == 0) {
-            *out = 0;
-            return 0;
-        }
-        loggp_set_err(err, errlen, "'%s': a bare number has no unit; only 0 may go without one "
-                "(expected e.g. %s; units: %s)", text, example, per_byte ? PER_BYTE_UNITS : TIME_UNITS);
-        return -1;
-    }
+    if (*p)
+        return 0;
+    /* Zero is zero in every unit; any other number needs one. */
+    if (mantissa == 0)
+        return 1;
+    loggp_set_err(err, errlen, "'%s': a bare number has no unit; only 0 may go without one "
+            "(expected e.g. %s; units: %s)", text, example, per_byte ? PER_BYTE_UNITS : TIME_UNITS);
+    return -1;
+}
 
-    /* unit: time unit, and for G "/<size unit>" */
-    const char *unit = p;
+/* The unit at `unit`: a time unit, and for a per-byte knob "/<size unit>";
+ * *tu_out and *divisor_out (the size unit's bytes, else 1). 0 or -1. */
+static int read_unit(const char *unit, int per_byte, const time_unit **tu_out, uint64_t *divisor_out,
+                     const char *text, const char *example, char *err, size_t errlen)
+{
     const char *slash = strchr(unit, '/');
     size_t time_len = slash ? (size_t)(slash - unit) : strlen(unit);
     const time_unit *tu = find_time_unit(unit, time_len);
@@ -201,16 +204,25 @@ int loggp_parse_knob(loggp_knob_id id, const char *text, int64_t *out, char *err
                 case_hint(unit, time_len, hint, sizeof hint), TIME_UNITS, example);
         return -1;
     }
+    *tu_out = tu;
+    *divisor_out = divisor;
+    return 0;
+}
 
-    /* time_ps = mantissa * 10^(unit_pow10 - frac_digits), which must be whole:
-     * the knobs keep whole picoseconds, and a value that would round to
-     * another one is refused rather than changed silently. */
-    int exponent = tu->pow10 - frac_digits;
+/* time_ps = mantissa * 10^(pow10 - frac_digits), which must be whole: the
+ * knobs keep whole picoseconds, and a value that would round to another one
+ * is refused rather than changed silently. Per KiB, MiB...: the nearest whole
+ * ps per byte (1us/KiB is 977ps/B), but never a nonzero value that would
+ * become 0. 0, -1 or KNOB_TOO_LARGE. */
+static int scale_to_ps(u128 mantissa, int frac_digits, int pow10, uint64_t divisor, int64_t *out,
+                       const char *text, char *err, size_t errlen)
+{
+    int exponent = pow10 - frac_digits;
     u128 numerator = mantissa;
     const u128 limit = (u128)LOGGP_KNOB_MAX_PS * divisor;
     for (; exponent > 0; exponent--) {
         if (numerator > limit)
-            goto too_large;
+            return KNOB_TOO_LARGE;
         numerator *= 10;
     }
     u128 scale = 1;
@@ -222,21 +234,56 @@ int loggp_parse_knob(loggp_knob_id id, const char *text, int64_t *out, char *err
         return -1;
     }
     numerator /= scale;
-    /* Per KiB, MiB...: the nearest whole ps per byte (1us/KiB is 977ps/B), but
-     * never a nonzero value that would become 0. */
     u128 value = (numerator + divisor / 2) / divisor;
     if (value == 0 && numerator != 0) {
         loggp_set_err(err, errlen, "'%s': under 1 ps per byte, the knobs' resolution; it would become 0", text);
         return -1;
     }
     if (value > (u128)LOGGP_KNOB_MAX_PS)
-        goto too_large;
+        return KNOB_TOO_LARGE;
     *out = (int64_t)value;
     return 0;
+}
 
-too_large:
-    loggp_set_err(err, errlen, "'%s': over the largest accepted value, 10 s%s", text, per_byte ? " per byte" : "");
-    return -1;
+int loggp_parse_knob(loggp_knob_id id, const char *text, int64_t *out, char *err, size_t errlen)
+{
+    if ((unsigned)id >= LOGGP_KNOB_COUNT) {
+        loggp_set_err(err, errlen, "unknown knob");
+        return -1;
+    }
+    const int per_byte = loggp_knob_table[id].per_byte;
+    const char *example = per_byte ? "0.5ns/B" : "10us";
+    if (!text || !*text) {
+        loggp_set_err(err, errlen, "empty value (expected e.g. %s)", example);
+        return -1;
+    }
+    const char *p = text;
+    if (*p == '-') {
+        loggp_set_err(err, errlen, "'%s': negative values are not allowed (knobs are increments >= 0)", text);
+        return -1;
+    }
+    if (*p == '+') {
+        loggp_set_err(err, errlen, "'%s': a sign is not accepted; write the value without it (e.g. %s)", text,
+                example);
+        return -1;
+    }
+    u128 mantissa;
+    int frac_digits;
+    int rc = read_mantissa(&p, &mantissa, &frac_digits, text, example, err, errlen);
+    if (rc == 0) {
+        rc = check_after_number(p, mantissa, per_byte, text, example, err, errlen);
+        if (rc == 1) {
+            *out = 0;
+            return 0;
+        }
+    }
+    const time_unit *tu = NULL;
+    uint64_t divisor = 1;
+    if (rc == 0)
+        rc = read_unit(p, per_byte, &tu, &divisor, text, example, err, errlen);
+    if (rc == 0)
+        rc = scale_to_ps(mantissa, frac_digits, tu->pow10, divisor, out, text, err, errlen);
+    return rc == KNOB_TOO_LARGE ? refuse_too_large(text, per_byte, err, errlen) : rc;
 }
 
 /* ps as a decimal in units of 10^pow10 ps, trailing zeros trimmed. */
