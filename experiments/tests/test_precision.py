@@ -1,0 +1,255 @@
+"""Medians with order-statistic intervals, paired differences, slopes, the repeat-to-precision
+loop and the three verdicts, on synthetic apparatus and machines (no timing of this one)."""
+import math
+import random
+
+import pytest
+
+from loggp.experiments import precision as pr
+
+
+def test_median_interval_uses_the_order_statistics_around_the_median():
+    values = list(range(1, 101))  # n = 100: ranks floor(50 - 9.8) = 40 and ceil(1 + 50 + 9.8) = 61
+    interval = pr.median_interval(reversed(values))
+    assert interval.estimate == 50.5
+    assert (interval.low, interval.high, interval.n) == (40, 61, 100)
+    assert interval.half_width == pytest.approx(10.5)
+
+
+def test_too_few_samples_give_no_interval_and_never_a_verdict():
+    assert pr.MIN_SAMPLES == 8  # first n whose ranks floor((n - 1.96 sqrt n) / 2) >= 1
+    short = pr.median_interval([1.0] * (pr.MIN_SAMPLES - 1))
+    assert not short.bounded and short.as_dict()["low"] is None
+    assert pr.verdict(short, pr.Goal(1.0, 0.5)) == pr.UNRESOLVED
+    enough = pr.median_interval([1.0] * pr.MIN_SAMPLES)
+    assert enough.bounded and pr.verdict(enough, pr.Goal(1.0, 0.5)) == pr.MET
+
+
+def test_median_interval_covers_the_true_median_about_95_percent_of_the_time():
+    rng = random.Random(3)
+    covered = 0
+    trials = 2000
+    for _ in range(trials):
+        # skewed: exponential with median ln 2
+        sample = [rng.expovariate(1.0) for _ in range(40)]
+        covered += pr.median_interval(sample).contains(math.log(2))
+    assert 0.93 <= covered / trials <= 0.99
+
+
+def test_median_interval_refuses_empty_or_nan():
+    with pytest.raises(ValueError):
+        pr.median_interval([])
+    with pytest.raises(ValueError):
+        pr.median_interval([1.0, math.nan])
+
+
+def test_paired_differences_are_setting_minus_its_own_baseline():
+    assert pr.paired_differences([10, 20, 30], [11, 25, 29]) == [1, 5, -1]
+    with pytest.raises(ValueError, match="pairs need both"):
+        pr.paired_differences([1, 2], [1])
+
+
+def test_pairing_cancels_a_drift_that_unpaired_medians_keep():
+    # the machine slows down run after run; each setting run beside its baseline
+    drift = [0.5 * i for i in range(30)]
+    baselines = [100 + d for d in drift]
+    settings = [100 + d + 2.0 for d in drift]
+    interval = pr.paired_interval(baselines, settings)
+    assert interval.low == interval.high == 2.0
+
+
+def test_theil_sen_slope_with_sen_interval_on_repeated_settings():
+    rng = random.Random(5)
+    xs, ds = [], []
+    for x in (1.0, 2.0, 5.0, 10.0):
+        for _ in range(12):
+            xs.append(x)
+            ds.append(0.3 + 1.5 * x + rng.gauss(0, 0.2))
+    interval = pr.slope_interval(xs, ds)
+    assert interval.contains(1.5)
+    assert interval.half_width < 0.1
+    # a constant cost lands in the intercept, not in the slope
+    shifted = pr.slope_interval(xs, [d + 7 for d in ds])
+    assert shifted.estimate == pytest.approx(interval.estimate)
+    assert (shifted.low, shifted.high) == pytest.approx((interval.low, interval.high))
+
+
+def test_sen_interval_covers_the_true_slope_about_95_percent_of_the_time():
+    rng = random.Random(7)
+    covered = 0
+    trials = 600
+    for _ in range(trials):
+        xs = [x for x in (1.0, 2.0, 4.0) for _ in range(8)]
+        ds = [2.0 * x + rng.expovariate(1.0) for x in xs]  # skewed noise
+        covered += pr.slope_interval(xs, ds).contains(2.0)
+    assert 0.92 <= covered / trials <= 0.995
+
+
+def test_theil_sen_is_robust_to_a_few_outlier_runs_a_least_squares_fit_is_not():
+    xs = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10] * 2
+    ds = [2.0 * x for x in xs]
+    ds[3] += 500  # one run the host took the CPU from
+    assert pr.slope_interval(xs, ds).estimate == pytest.approx(2.0)
+
+
+def test_slope_needs_two_settings_and_ratio_a_nonzero_one():
+    with pytest.raises(ValueError, match="two settings"):
+        pr.slope_interval([1, 1, 1], [1, 2, 3])
+    with pytest.raises(ValueError, match="nonzero"):
+        pr.ratio_interval(0, [1, 2])
+    assert pr.ratio_interval(4.0, [8.0] * 10).estimate == 2.0
+
+
+def test_precision_is_the_larger_of_its_parts():
+    assert pr.KNOB_PRECISION.allowed(10_000) == pytest.approx(100)     # 1 % of 10 us, in ns
+    assert pr.KNOB_PRECISION.allowed(500) == 20                         # 20 ns floor
+    assert pr.KNOB_PRECISION.allowed(10.0, unit_ns=1000) == pytest.approx(0.1)  # in us
+    assert pr.KNOB_PRECISION.allowed(0.0, unit_ns=1000) == pytest.approx(0.02)
+    assert pr.SLOPE_PRECISION.allowed(-2.0) == pytest.approx(0.1)
+    assert pr.KNOB_PRECISION.text() == "max(1%, 20ns)"
+    with pytest.raises(ValueError):
+        pr.Precision(0.0, 0.0)
+    with pytest.raises(ValueError):
+        pr.Precision(-0.01)
+
+
+def test_parse_precision_and_budget():
+    ns = {"20ns": 20.0, "1us": 1000.0}
+    assert pr.parse_precision("1%", ns.__getitem__) == pr.Precision(0.01)
+    assert pr.parse_precision("20ns", ns.__getitem__) == pr.Precision(0.0, 20.0)
+    assert pr.parse_precision("2.5%,1us", ns.__getitem__) == pr.Precision(0.025, 1000.0)
+    for bad in ("", "1", "1%,2%", "0%", "fast", "1 %"):
+        with pytest.raises(ValueError, match="precision"):
+            pr.parse_precision(bad, lambda t: (_ for _ in ()).throw(ValueError("no unit")))
+    assert pr.parse_budget("90s") == 90
+    assert pr.parse_budget("5min") == 300
+    assert pr.parse_budget("1.5h") == 5400
+    for bad in ("5", "5 min", "0s", "-1s", "5m", None):
+        with pytest.raises(ValueError, match="budget"):
+            pr.parse_budget(bad)
+
+
+def test_parse_precision_uses_the_knob_grammar_for_times():
+    assert pr.parse_precision("1%,20ns") == pr.Precision(0.01, 20.0)
+    with pytest.raises(ValueError, match="20NS"):
+        pr.parse_precision("20NS")
+
+
+def test_three_verdicts_at_both_sides_of_every_edge():
+    goal = pr.Goal(10.0, 0.1)
+    assert pr.verdict(pr.Interval(10.0, 9.95, 10.05, 20), goal) == pr.MET
+    assert pr.verdict(pr.Interval(10.0, 9.9, 10.1, 20), goal) == pr.MET           # edges inclusive
+    assert pr.verdict(pr.Interval(10.1, 10.05, 10.15, 20), goal) == pr.UNRESOLVED  # straddles the top
+    assert pr.verdict(pr.Interval(9.9, 9.85, 9.95, 20), goal) == pr.UNRESOLVED     # straddles the bottom
+    assert pr.verdict(pr.Interval(10.0, 9.0, 11.0, 20), goal) == pr.UNRESOLVED     # wider than the goal
+    assert pr.verdict(pr.Interval(10.2, 10.11, 10.3, 20), goal) == pr.MISSED
+    assert pr.verdict(pr.Interval(9.0, 8.8, 9.89, 20), goal) == pr.MISSED
+    assert "above" in pr.reason(pr.Interval(10.2, 10.11, 10.3, 20), goal, "us")
+    assert "below" in pr.reason(pr.Interval(9.0, 8.8, 9.89, 20), goal, "us")
+
+
+def test_an_interval_holding_zero_never_has_a_sign():
+    for low, high in ((-1.0, 1.0), (0.0, 3.0), (-3.0, 0.0), (-1e-12, 5.0)):
+        interval = pr.Interval((low + high) / 2, low, high, 30)
+        assert pr.sign(interval) == 0
+        text = pr.describe_effect(interval, "us")
+        assert text.startswith("no effect resolved") and "+" not in text and "-" not in text
+    assert pr.sign(pr.Interval(1.0, 0.5, 1.5, 30)) == 1
+    assert pr.sign(pr.Interval(-1.0, -1.5, -0.5, 30)) == -1
+    assert pr.sign(pr.Interval(1.0, -math.inf, math.inf, 3)) == 0
+    assert pr.describe_effect(pr.Interval(1.0, 0.5, 1.5, 30), "us").startswith("+1")
+
+
+# ------------------------------------------------------------------ synthetic apparatus
+
+class FakeClock:
+    """Each measured pair costs one second of this clock."""
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        return self.now
+
+
+class SyntheticApparatus:
+    """An interleaved pair of runs: the armed baseline and the setting with `knob_us` on L.
+    `scale` is the share of the knob the apparatus really adds, `leak` the share that shows
+    up in o_r; `noise_us` the machine's run-to-run spread (heavy tailed: detours)."""
+    def __init__(self, knob_us, scale=1.0, leak=0.0, noise_us=0.005, clock=None, seed=1):
+        self.knob, self.scale, self.leak, self.noise = knob_us, scale, leak, noise_us
+        self.rng = random.Random(seed)
+        self.clock = clock
+        self.calls = 0
+
+    def _noise(self):
+        jitter = self.rng.gauss(0, self.noise)
+        if self.rng.random() < 0.05:
+            jitter += self.rng.expovariate(1 / (20 * self.noise))
+        return jitter
+
+    def __call__(self):
+        self.calls += 1
+        if self.clock is not None:
+            self.clock.now += 1.0
+        armed_cost = 0.08  # the layer's own cost: on both sides of the pair, it cancels
+        base = {"L": 1.0 + armed_cost, "o_r": 0.9 + armed_cost}
+        setting = {"L": base["L"] + self.scale * self.knob, "o_r": base["o_r"] + self.leak * self.knob}
+        return {k: (base[k] + self._noise(), setting[k] + self._noise()) for k in base}
+
+
+def goals(knob_us):
+    return {"L": pr.Goal.around(knob_us, pr.KNOB_PRECISION, unit_ns=1000),
+            "o_r": pr.Goal.around(0.0, pr.KNOB_PRECISION, unit_ns=1000)}
+
+
+def run(apparatus, budget_s, clock):
+    return pr.repeat_to_precision(apparatus, goals(apparatus.knob), budget_s, clock=clock)
+
+
+def test_a_faithful_apparatus_on_a_quiet_machine_is_met_and_stops_early():
+    clock = FakeClock()
+    outcomes, pairs = run(SyntheticApparatus(10.0, clock=clock), 300, clock)
+    assert outcomes["L"].verdict == pr.MET and outcomes["o_r"].verdict == pr.MET
+    assert pairs < 100 and not outcomes["L"].budget_ran_out
+    assert outcomes["L"].as_dict("us")["precision_reached"] <= outcomes["L"].goal.tolerance
+
+
+def test_an_apparatus_adding_nine_tenths_of_its_knob_is_missed():
+    clock = FakeClock()
+    outcomes, pairs = run(SyntheticApparatus(10.0, scale=0.9, clock=clock), 300, clock)
+    assert outcomes["L"].verdict == pr.MISSED
+    assert "below" in outcomes["L"].reason("us")
+    assert outcomes["o_r"].verdict == pr.MET
+    assert pairs < 300  # decided before the budget
+
+
+def test_an_apparatus_leaking_a_fifth_of_its_knob_into_another_parameter_is_missed():
+    clock = FakeClock()
+    outcomes, _ = run(SyntheticApparatus(10.0, leak=0.2, clock=clock), 300, clock)
+    assert outcomes["o_r"].verdict == pr.MISSED
+    assert outcomes["L"].verdict == pr.MET
+
+
+@pytest.mark.parametrize("scale,leak", [(0.9, 0.0), (1.0, 0.2), (1.0, 0.0)])
+def test_on_a_noisy_machine_the_same_apparatus_is_unresolved_never_met(scale, leak):
+    for seed in range(5):
+        clock = FakeClock()
+        # noise of 20 us against a 10 us knob, and a budget of 40 pairs
+        apparatus = SyntheticApparatus(10.0, scale=scale, leak=leak, noise_us=20.0, clock=clock, seed=seed)
+        outcomes, pairs = run(apparatus, 40, clock)
+        assert pairs == 40
+        for key, outcome in outcomes.items():
+            assert outcome.verdict == pr.UNRESOLVED, (seed, key, outcome.reason("us"))
+            assert outcome.budget_ran_out and "budget ran out" in outcome.reason("us")
+
+
+def test_the_budget_is_never_overrun_by_a_new_pair():
+    clock = FakeClock()
+    apparatus = SyntheticApparatus(10.0, noise_us=20.0, clock=clock)
+    pr.repeat_to_precision(apparatus, goals(10.0), 7.5, clock=clock)
+    assert apparatus.calls == 8 and clock.now == 8.0  # started at 0..7 s, none at 8 s
+
+
+def test_a_pair_without_a_reading_is_an_error_not_a_silent_gap():
+    with pytest.raises(ValueError, match="o_r"):
+        pr.repeat_to_precision(lambda: {"L": (1.0, 2.0)}, goals(1.0), 10, clock=FakeClock())
