@@ -88,21 +88,44 @@ def test_the_report_says_when_a_study_is_a_smoke_test():
     assert smoke_test_reasons(runs(5, "S") + runs(5, "A")) == []
 
 
+def calibration_summary(knob, unit, values, measures, crosstalk=None):
+    """A calibration summary of one knob as `loggp calibrate` writes it; each series gives
+    its readings as (estimate, low, high) and its expectations."""
+    def series(role, readings, expected):
+        return {"role": role, "unit": unit if role == "primary" else "us", "set": values, "expected": expected,
+                "tolerance": [0.02] * len(values), "measured": [r[0] for r in readings],
+                "low": [r[1] for r in readings], "high": [r[2] for r in readings], "pairs": [16] * len(values),
+                "verdicts": ["met"] * len(values), "reasons": ["inside"] * len(values)}
+    k = {"unit": unit, "values": values, "runs": 1, "verdict": "met", "slope": None,
+         "points": [{"set": v, "verdict": "met"} for v in values], "reasons": [],
+         "measures": {p: series("primary", r, e) for p, (r, e) in measures.items()},
+         "crosstalk": {p: series("crosstalk", r, [0.0] * len(values)) for p, r in (crosstalk or {}).items()}}
+    return {"knobs": {knob: k}, "verdict": "met", "noise": {}, "armed_cost": {}, "goal": {"text": "g"}}
+
+
+def table_rows(text, knob):
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(f"{knob} ["))
+    return [line.split() for line in lines[start + 1:start + 4]]
+
+
 def test_calibration_table_columns_never_run_together():
     from loggp.experiments.calibrate import report_text
-    knob = {"unit": "ns/B", "pass": False, "slope": 1.0, "intercept": 0.0, "r2": 1.0, "max_abs_err": 0.1,
-            "values": [0, 0.5], "measures": {"G": {"measured": [-0.0003426, 0.4999]}},
-            "crosstalk": {"L": {"moved": [-0.0003426, 1.0]}}, "failures": []}
-    text = report_text({"knobs": {"G": knob}, "pass": False})
-    rows = [line.split() for line in text.splitlines()[1:4]]
-    assert rows == [["set", "0", "0.5"], ["G", "-0.0003426", "0.4999"], ["~L", "-0.000343", "1"]]
+    summary = calibration_summary("G", "ns/B", [0.5, 2.0],
+                                  {"G": ([(0.4999, 0.4990, 0.5003), (-0.00034, -0.0009, 0.0001)], [0.499, 1.999])},
+                                  {"L": [(-123.4567, -124.0, -123.0), (1.0, 0.99, 1.01)]})
+    assert table_rows(report_text(summary), "G") == [["set", "0.5", "2"], ["G", "+0.4999±0.0009", "-0.0003±0.0006"],
+                                                     ["~L", "-123.457±0.543", "+1.000±0.010"]]
 
 
-def test_a_calibration_miss_says_why_in_words():
-    from loggp.experiments.calibrate import miss_reason
-    assert "the armed layer's own cost" in miss_reason(0.2, 1.0)
-    assert "noise" in miss_reason(3.0, 10.0) and "rerun" in miss_reason(3.0, 10.0)
-    assert "not fully applied" in miss_reason(-3.0, 10.0)
+def test_a_calibration_verdict_says_why_in_words():
+    from loggp.experiments.calibration_output import advice
+    assert "armed layer's own cost (which cancels)" in advice("L", "o_r", "crosstalk", "missed", True)
+    assert "rerun" in advice("L", "L", "primary", "missed", True)
+    assert "not fully applied" in advice("L", "L", "primary", "missed", False)
+    assert "noise" in advice("L", "L", "primary", "unresolved", False) and "--budget" in advice(
+        "L", "L", "primary", "unresolved", False)
+    assert advice("L", "L", "primary", "met", False) == ""
 
 
 def test_report_words_define_their_terms():
@@ -113,11 +136,9 @@ def test_report_words_define_their_terms():
 
 
 def test_the_calibration_table_shows_what_g_should_read_beside_what_it_read():
-    # LogP: g is not added to the natural interval, so a set 1 us reads about 0.29 and passes
+    # LogP: g is not added to the natural interval, so a set 1 us reads about 0.28
     from loggp.experiments.calibrate import report_text
-    knob = {"unit": "us", "pass": True, "slope": 0.9, "intercept": -0.7, "r2": 1.0, "max_abs_err": 0.0098,
-            "values": [0, 1, 10], "measures": {"g": {"measured": [-0.0052, 0.2909, 9.281],
-                                                      "expected": [0.0, 0.281, 9.281]}},
-            "crosstalk": {}, "failures": []}
-    rows = [line.split() for line in report_text({"knobs": {"g": knob}, "pass": True}).splitlines()[1:4]]
-    assert rows == [["set", "0", "1", "10"], ["expected", "0", "0.281", "9.281"], ["g", "-0.0052", "0.2909", "9.281"]]
+    summary = calibration_summary("g", "us", [1.0, 10.0],
+                                  {"g": ([(0.2909, 0.28, 0.30), (9.281, 9.27, 9.29)], [0.281, 9.281])})
+    assert table_rows(report_text(summary), "g") == [["set", "1", "10"], ["expected", "+0.281", "+9.281"],
+                                                     ["g", "+0.291±0.011", "+9.281±0.011"]]

@@ -1,8 +1,9 @@
 """What `loggp calibrate` writes: the report text, the CSV and JSON files, the probe runs and
-the figure, from the summary and rows that calibrate.analyze makes."""
+the figure, from the summary and rows that calibrate.judge makes."""
 import csv
 import io
 import json
+import math
 import textwrap
 from pathlib import Path
 
@@ -11,26 +12,22 @@ import numpy as np
 from loggp.knobs.files import atomic_write, write_text_atomic
 
 
-def miss_reason(error, set_value):
-    """Why a knob's measured increase missed its goal, in words, and what to do."""
-    if set_value == 0:
-        return "nothing is set at 0, so this is the machine's noise between two runs with every knob at 0; " \
-               "rerun on a quiet machine"
-    if error > 0 and set_value <= 1:
-        return ("more than set at a small setting: the armed layer's own cost per message, or noise; "
-                "rerun on a quiet machine")
-    if error > 0:
-        return "more than set: noise from other work on the machine, or the knob applied twice; rerun to tell"
-    return "less than set: the knob is not fully applied, or the baseline was slow in this round; rerun to tell"
+from loggp.experiments.precision import MET, MISSED, UNRESOLVED, worst as worst_of
 
 
-def crosstalk_reason(knob, param, set_value):
-    """Why another parameter moved when knob was set, in words."""
-    if set_value == 0:
-        # the run at a zero setting is a second reference: nothing set can have moved it
-        return (f"nothing is set at {knob} = 0, so this is the machine's noise between two runs with every knob "
-                "at 0; rerun on a quiet machine")
-    return f"setting {knob} also moved {param}; if it is not repeatable, noise"
+def advice(knob, param, role, verdict, above):
+    """What a reading's verdict means, in words, and what to do (empty when met)."""
+    if verdict == MET:
+        return ""
+    if verdict == UNRESOLVED:
+        return ("the machine's noise left the interval wider than the goal or across its edge: rerun on a quiet "
+                "machine, or with a longer --budget")
+    if role == "crosstalk":
+        return f"setting {knob} also moved {param}, beyond the armed layer's own cost (which cancels)"
+    if above:
+        return ("more than set, with the armed layer's own cost cancelled: the knob applied twice, or a "
+                "disturbance that lasted the whole run; rerun on a quiet machine to tell")
+    return "less than set: the knob is not fully applied"
 
 
 def rows_to_csv(rows, fields):
@@ -54,27 +51,41 @@ def probe_rows(label_runs):
     return out
 
 
+def _finite(values):
+    return [math.nan if v is None else float(v) for v in values]
+
+
 def panel_contents(knob, k):
-    """What one knob's column of the figure draws, as data. The error panel draws every
-    measure and every cross-talk in units of its own bound (us and ns/B share one axis; the
-    goal band is -1..1), so a failing point, whatever its unit, is drawn outside the band and
-    marked; the title names what failed."""
+    """What one knob's column of the figure draws, as data. The top panel: each of the
+    knob's own readings with its interval, and the knob's own expectation (the set value
+    less the armed step; for g LogP's minimum spacing, not y = x). The error panel: every
+    reading and every cross-talk in units of its own tolerance (the goal band is -1..1), its
+    interval drawn, so that a missed reading lies wholly outside the band; the title says
+    met, missed or unresolved and names what was not met."""
     x = [float(v) for v in k["values"]]
-    failing = [p for p, m in k["measures"].items() if not m["pass"]]
-    failing += [f"{p} cross-talk" for p, c in k["crosstalk"].items() if not c["pass"]]
-    title = f"{knob}: PASS" if k["pass"] else f"{knob}: FAIL ({', '.join(failing)})"
-    top = [{"label": f"{p} (slope {m['slope']:.3f})", "x": x, "y": list(m["measured"])}
+    not_met = []
+    for group, suffix in ((k["measures"], ""), (k["crosstalk"], " cross-talk")):
+        for p, s in group.items():
+            verdict = worst_of(s["verdicts"])
+            if verdict != MET:
+                not_met.append(f"{p}{suffix} {verdict}")
+    title = f"{knob}: {k['verdict']}" + (f" ({', '.join(not_met)})" if not_met else "")
+    top = [{"label": p, "x": x, "y": _finite(m["measured"]), "low": _finite(m["low"]), "high": _finite(m["high"])}
            for p, m in k["measures"].items()]
     errors = []
-    for p, m in k["measures"].items():
-        ratio = [(mv - ev) / b for mv, ev, b in zip(m["measured"], m["expected"], m["bounds"])]
-        errors.append({"label": p, "kind": "measure", "x": x, "y": ratio,
-                       "failing": [abs(r) > 1 for r in ratio]})
-    for p, c in k["crosstalk"].items():
-        ratio = [mv / b for mv, b in zip(c["moved"], c["bounds"])]
-        errors.append({"label": f"{p} (cross-talk)", "kind": "crosstalk", "x": x, "y": ratio,
-                       "failing": [abs(r) > 1 for r in ratio]})
-    return {"title": title, "pass": k["pass"], "failing": failing, "top": top, "errors": errors}
+    for kind, group in (("measure", k["measures"]), ("crosstalk", k["crosstalk"])):
+        for p, s in group.items():
+            def scaled(values):
+                return [(v - e) / t if v is not None else math.nan
+                        for v, e, t in zip(values, s["expected"], s["tolerance"])]
+            errors.append({"label": p if kind == "measure" else f"{p} (cross-talk)", "kind": kind, "x": x,
+                           "y": scaled(s["measured"]), "low": scaled(s["low"]), "high": scaled(s["high"]),
+                           "verdicts": list(s["verdicts"])})
+    return {"title": title, "verdict": k["verdict"], "not_met": not_met, "top": top,
+            "expectation": k.get("expectation", {"x": [], "y": []}), "errors": errors}
+
+
+VERDICT_COLOURS = {MET: "green", MISSED: "red", UNRESOLVED: "darkorange"}
 
 
 def plot_calibration(summary, out_png):
@@ -88,14 +99,15 @@ def plot_calibration(summary, out_png):
 
 
 def calibration_figure(summary):
-    """One column per knob: measured increase vs set with y = x on top; below, the error of
-    each of the knob's measures and the cross-talk of the others, each over its own bound."""
+    """One column per knob: each reading with its 95 % interval against the set value and
+    the knob's own expectation on top; below, every reading's distance from its expectation
+    over its tolerance (goal band shaded), missed points crossed, unresolved ones ringed."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     knobs = list(summary["knobs"])
-    fig, axes = plt.subplots(2, len(knobs), figsize=(4.2 * len(knobs), 6.5), squeeze=False,
+    fig, axes = plt.subplots(2, max(len(knobs), 1), figsize=(4.2 * max(len(knobs), 1), 6.5), squeeze=False,
                              gridspec_kw={"height_ratios": [2, 1]})
     markers = "osD^v<>"
     for col, knob in enumerate(knobs):
@@ -103,57 +115,128 @@ def calibration_figure(summary):
         panel = panel_contents(knob, k)
         ax, axr = axes[0, col], axes[1, col]
         for i, series in enumerate(panel["top"]):
-            ax.plot(series["x"], series["y"], markers[i % len(markers)], label=series["label"])
-        top = max(max(k["values"]), 1e-9)
-        ax.plot([0, top], [0, top], "k-", lw=0.8, label="y = x")
-        ax.set_title(panel["title"], color="green" if panel["pass"] else "red", fontsize=9)
-        ax.set_xlabel(f"set increase [{k['unit']}]")
-        ax.set_ylabel(f"measured increase [{k['unit']}]")
+            y, low, high = (np.array(series[key]) for key in ("y", "low", "high"))
+            ax.errorbar(series["x"], y, yerr=[np.nan_to_num(y - low), np.nan_to_num(high - y)],
+                        fmt=markers[i % len(markers)], capsize=3, label=series["label"])
+        curve = panel["expectation"]
+        ax.plot(curve["x"], curve["y"], "k-", lw=0.8, label="expected (LogP)" if knob == "g" else "expected")
+        ax.set_title(panel["title"], color=VERDICT_COLOURS[panel["verdict"]], fontsize=9)
+        ax.set_xlabel(f"set value [{k['unit']}]")
+        ax.set_ylabel(f"reading over the armed baseline [{k['unit']}]")
         ax.legend(fontsize=7)
         ax.grid(True, alpha=0.3)
         for i, series in enumerate(panel["errors"]):
             x, y = np.array(series["x"]), np.array(series["y"])
-            if series["kind"] == "measure":
-                axr.plot(x, y, markers[i % len(markers)] + "-", ms=4, label=series["label"])
-            else:
-                axr.plot(x, y, markers[i % len(markers)], mfc="none", ms=5, color="grey", label=series["label"])
-            bad = np.array(series["failing"])
-            if bad.any():
-                axr.plot(x[bad], y[bad], "x", color="red", ms=9, mew=2)
-        if any(any(s["failing"]) for s in panel["errors"]):
-            axr.plot([], [], "x", color="red", ms=9, mew=2, label="outside its goal")
+            low, high = np.array(series["low"]), np.array(series["high"])
+            style = dict(fmt=markers[i % len(markers)], ms=4, capsize=2, label=series["label"])
+            if series["kind"] != "measure":
+                style.update(mfc="none", color="grey")
+            axr.errorbar(x, y, yerr=[np.nan_to_num(y - low), np.nan_to_num(high - y)], **style)
+            verdicts = np.array(series["verdicts"])
+            for verdict, mark in ((MISSED, dict(marker="x", color="red", ms=9, mew=2)),
+                                  (UNRESOLVED, dict(marker="o", mfc="none", color="darkorange", ms=11, mew=1.5))):
+                chosen = verdicts == verdict
+                if chosen.any():
+                    axr.plot(x[chosen], y[chosen], ls="none", **mark)
+        for verdict, mark in ((MISSED, dict(marker="x", color="red", ms=9, mew=2)),
+                              (UNRESOLVED, dict(marker="o", mfc="none", color="darkorange", ms=11, mew=1.5))):
+            if any(verdict in s["verdicts"] for s in panel["errors"]):
+                axr.plot([], [], ls="none", label=verdict, **mark)
         axr.axhspan(-1, 1, color="green", alpha=0.12, label="goal")
         axr.axhline(0, color="black", lw=0.8)
-        axr.set_xlabel(f"set increase [{k['unit']}]")
-        axr.set_ylabel("error / its bound")
+        axr.set_xlabel(f"set value [{k['unit']}]")
+        axr.set_ylabel("(reading - expected) / tolerance")
         axr.legend(fontsize=6)
         axr.grid(True, alpha=0.3)
     # wrapped to the figure's width: one knob's column is narrower than the title at 11 pt
     # (about 0.55 em per character)
     per_line = int(fig.get_figwidth() * 72 / (11 * 0.55))
-    fig.suptitle(textwrap.fill("loggp calibration: measured vs set; errors over their bound (goal band shaded)",
-                               per_line), fontsize=11)
+    title = (f"loggp calibration: readings against the armed baseline, 95 % intervals; goal {summary['goal']['precision']}"
+             + (f"; {summary['sentence']}" if summary.get("sentence") else ""))
+    fig.suptitle(textwrap.fill(title, per_line), fontsize=11)
     fig.tight_layout()
     return fig
 
 
+def _ns(us):
+    return f"{1000 * us:+.0f} ns"
+
+
+def noise_text(summary):
+    """The machine's noise, measured first: zero-knob rounds against each other, and the
+    host's detours when measured."""
+    parts = []
+    for p in ("o_s", "o_r", "g", "L", "G"):
+        n = summary["noise"].get(p) or {}
+        if n.get("median_abs") is not None:
+            parts.append(f"{p} {n['median_abs']:.3g} ns/B" if p in ("G", "G_T") else
+                         f"{p} {1000 * n['median_abs']:.0f} ns")
+    rounds = (summary["noise"].get("L") or {}).get("rounds", 0)
+    line = (f"machine noise: two zero-knob sets of one round differ by a median of {', '.join(parts)} "
+            f"({rounds} rounds)") if parts else "machine noise: not measured"
+    return line
+
+
+def armed_cost_text(summary):
+    parts = []
+    for p in ("o_s", "o_r", "g", "L", "G"):
+        c = summary["armed_cost"].get(p) or {}
+        interval = c.get("interval")
+        if not interval or interval.get("estimate") is None:
+            continue
+        if p == "G":
+            parts.append(f"G {interval['estimate']:+.3g} ns/B")
+        elif interval.get("low") is None:
+            parts.append(f"{p} {_ns(interval['estimate'])} (too few rounds for an interval)")
+        else:
+            parts.append(f"{p} {_ns(interval['estimate'])} [{1000 * interval['low']:+.0f}, {1000 * interval['high']:+.0f}]")
+    return ("armed layer's own cost (every knob at its smallest step, minus zero knobs; cancelled in every reading "
+            "below): " + (", ".join(parts) if parts else "not measured"))
+
+
+def _cell(value, low, high, unit):
+    places = 4 if unit == "ns/B" else 3
+    if value is None:
+        return "-"
+    if low is None or high is None:
+        return f"{value:+.{places}f}"
+    return f"{value:+.{places}f}±{max(value - low, high - value):.{places}f}"
+
+
 def report_text(summary):
-    # Each figure gets a space of its own before its field: "-0.0003426" fills ten columns.
-    lines = []
+    """The console report: noise first, then the armed cost, each knob's readings with their
+    intervals and verdicts, the lines that are not met with their reasons, and the sentence."""
+    lines = [noise_text(summary)]
+    if summary.get("detours") is not None:
+        lines.append(detours_line(summary["detours"]))
+    load_line = (summary.get("load") or {}).get("line")
+    if load_line:
+        lines.append(load_line)
+    lines.append(armed_cost_text(summary))
+    budget = summary.get("budget_s")
+    lines.append(f"goal: {summary['goal']['text']}"
+                 + (f"; budget {budget:g} s, used {summary.get('elapsed_s', 0):g} s" if budget else "")
+                 + ("; the budget ran out" if summary.get("budget_ran_out") else ""))
     for knob, k in summary["knobs"].items():
-        lines.append(f"{knob} [{k['unit']}]: {'PASS' if k['pass'] else 'FAIL'}  slope {k['slope']:.4f}  "
-                     f"intercept {k['intercept']:+.4f}  R^2 {k['r2']:.5f}  max |error| {k['max_abs_err']:.4g}")
-        lines.append(f"    {'set':>10}" + "".join(f" {v:>10g}" for v in k["values"]))
-        for param, meas in k["measures"].items():
-            expected = meas.get("expected")
-            if expected and any(abs(e - s) > 1e-9 for e, s in zip(expected, k["values"])):
+        slope = k.get("slope")
+        slope_text = ""
+        if slope and slope.get("estimate") is not None:
+            slope_text = (f"  slope of {slope['parameter']} {slope['estimate']:.4f}"
+                          + (f" [{slope['low']:.4f}, {slope['high']:.4f}]" if slope.get("low") is not None else ""))
+        lines.append(f"{knob} [{k['unit']}]: {k['verdict'].upper()}  ({k['runs']} runs){slope_text}")
+        # Each figure gets a space of its own before its field.
+        lines.append(f"    {'set':>10}" + "".join(f" {v:>16g}" for v in k["values"]))
+        for param, s in list(k["measures"].items()) + list(k["crosstalk"].items()):
+            # more than the armed step apart
+            if s["role"] == "primary" and any(abs(e - v) > 0.0011 for e, v in zip(s["expected"], k["values"])):
                 # g is not added to the natural interval (LogP): what is expected is not what is set
-                lines.append(f"    {'expected':>10}" + "".join(f" {v:>10.4g}" for v in expected))
-            lines.append(f"    {param:>10}" + "".join(f" {v:>10.4g}" for v in meas["measured"]))
-        for param, ct in k["crosstalk"].items():
-            lines.append(f"    {'~' + param:>10}" + "".join(f" {v:>10.3g}" for v in ct["moved"]))
-        for failure in k["failures"]:
-            lines.append(f"    MISS: {failure}")
+                lines.append(f"    {'expected':>10}" + "".join(f" {e:>+16.3f}" for e in s["expected"]))
+            name = param if s["role"] == "primary" else "~" + param
+            lines.append(f"    {name:>10}" + "".join(f" {_cell(v, lo, hi, s['unit']):>16}"
+                                                    for v, lo, hi in zip(s["measured"], s["low"], s["high"])))
+        lines.append(f"    {'verdict':>10}" + "".join(f" {p['verdict']:>16}" for p in k["points"]))
+        for reason in k["reasons"]:
+            lines.append(f"    {reason}")
     regimes = summary.get("baseline", {}).get("regimes")
     if regimes:
         lines.append("baseline T(m) = T0 + m/B:")
@@ -161,9 +244,78 @@ def report_text(summary):
             b = r["B_bytes_per_us"]
             lines.append(f"    {r['m_min']:>8}..{r['m_max']:<8} B  T0 {r['T0_us']:.3f} us  "
                          f"B {'inf' if b is None else f'{b:.1f}'} B/us")
-    lines.append("ALL KNOBS PASS" if summary["pass"] else
-                 "SOME KNOBS MISS THE GOAL (see MISS lines; ~param rows are cross-talk)")
+    lines.append(f"verdict: {summary['verdict'].upper()} (~param rows are cross-talk; each cell is the median "
+                 "reading ± its 95 % interval's half-width)")
+    if summary.get("sentence"):
+        lines.append(summary["sentence"])
     return "\n".join(lines)
+
+
+def detours_line(detours):
+    if not detours:
+        return "host detours: not measured (loggp-detours did not run)"
+    return (f"host detours: {detours['per_second']:.0f} a second, median {detours['median_us']:.1f} us, "
+            f"{100 * detours['lost_fraction']:.1f} % of a CPU (loggp-detours)")
+
+
+def closing_sentence(summary):
+    """One plain sentence: how closely the knobs apply here, and what the noise hides."""
+    readings = [(knob, v, p, s, i) for knob, k in summary["knobs"].items()
+                for group in (k["measures"], k["crosstalk"]) for p, s in group.items()
+                for i, v in enumerate(k["values"])]
+    if not readings:
+        return "Nothing was judged: no knob was measured."
+    by = {verdict: [r for r in readings if r[3]["verdicts"][r[4]] == verdict] for verdict in (MET, MISSED, UNRESOLVED)}
+    floor = [(summary["noise"].get(p) or {}).get("median_abs") for p in ("o_s", "o_r", "g", "L")]
+    floor = [f for f in floor if f is not None]
+    noise = f"zero-knob rounds differ by a median of up to {1000 * max(floor):.0f} ns" if floor else "not measured"
+
+    def reach(s, i):  # how far the interval reaches from the expectation, us
+        low, high = s["low"][i], s["high"][i]
+        if low is None or high is None:
+            return math.inf
+        return max(high - s["expected"][i], s["expected"][i] - low)
+    timed = {verdict: [r for r in rs if r[3]["unit"] == "us"] for verdict, rs in by.items()}
+    if timed[MET]:
+        head = (f"On this machine {len(by[MET])} of {len(readings)} readings show the knobs apply as set, to within "
+                f"{1000 * max(reach(s, i) for *_, s, i in timed[MET]):.0f} ns")
+    else:
+        head = f"On this machine none of {len(readings)} readings could be shown to apply as set"
+    if by[MISSED]:
+        names = ", ".join(f"{p} at {knob} = {v:g} {summary['knobs'][knob]['unit']}" for knob, v, p, _, _ in by[MISSED][:4])
+        head += (f"; {len(by[MISSED])} {'misses its' if len(by[MISSED]) == 1 else 'miss their'} goal "
+                 f"({names}{', ...' if len(by[MISSED]) > 4 else ''})")
+    if by[UNRESOLVED]:
+        widest = max((reach(s, i) for *_, s, i in timed[UNRESOLVED]), default=None)
+        if widest is None:
+            hidden = "per-byte differences finer than their goal"
+        elif math.isfinite(widest):
+            hidden = f"differences below about {1000 * widest:.0f} ns"
+        else:
+            hidden = "any difference (too few rounds for an interval)"
+        head += f"; {len(by[UNRESOLVED])} stay unresolved: the noise ({noise}) hides {hidden}"
+    else:
+        head += f"; the noise ({noise}) hid nothing the goal asks for"
+    return head + "."
+
+
+def verdicts_text(summary):
+    """verdicts.txt: the verdicts with their reasons, for a reader who opens the folder."""
+    lines = [f"verdict: {summary['verdict']}", summary.get("sentence", ""), "", noise_text(summary)]
+    if summary.get("detours") is not None:
+        lines.append(detours_line(summary["detours"]))
+    load_line = (summary.get("load") or {}).get("line")
+    if load_line:
+        lines.append(load_line)
+    lines += [armed_cost_text(summary), f"goal: {summary['goal']['text']}", ""]
+    for knob, k in summary["knobs"].items():
+        lines.append(f"{knob}: {k['verdict']} ({k['runs']} runs)")
+        for i, v in enumerate(k["values"]):
+            lines.append(f"  {knob} = {v:g} {k['unit']}: {k['points'][i]['verdict']}")
+            for p, s in list(k["measures"].items()) + list(k["crosstalk"].items()):
+                role = "" if s["role"] == "primary" else " (cross-talk)"
+                lines.append(f"    {p}{role}: {s['verdicts'][i]}: {s['reasons'][i]}")
+    return "\n".join(lines) + "\n"
 
 
 def write_outputs(out_dir, summary, rows, label_runs):
@@ -177,11 +329,12 @@ def write_outputs(out_dir, summary, rows, label_runs):
         if seen[name] > 1:
             name += f"-run{seen[name]}"  # a re-measured point
         write_text_atomic(probes / f"{name}.json", json.dumps(run, indent=1) + "\n")
-    fields = ["knob", "set_value", "unit", "parameter", "role", "param_unit", "measured", "increase",
-              "expected_increase", "error", "bound", "within_bound"]
+    fields = ["knob", "set_value", "unit", "parameter", "role", "param_unit", "expected_increase", "tolerance",
+              "increase", "low", "high", "precision_reached", "pairs", "verdict", "reason"]
     write_text_atomic(out_dir / "calibration.csv", rows_to_csv(rows, fields))
     write_text_atomic(out_dir / "probe_points.csv",
                              rows_to_csv(probe_rows(label_runs),
                                          ["knob", "set_value", "bytes", "T_us", "o_s_us", "o_r_us", "g_us", "L_us"]))
     write_text_atomic(out_dir / "calibration.json", json.dumps(summary, indent=2, allow_nan=False) + "\n")
+    write_text_atomic(out_dir / "verdicts.txt", verdicts_text(summary))
     plot_calibration(summary, out_dir / "calibration.png")

@@ -268,14 +268,31 @@ def verdict(interval, goal):
     return UNRESOLVED
 
 
-def reason(interval, goal, unit="", reached=True):
-    """One line that says why the verdict is what it is."""
+_SEVERITY = {MET: 0, UNRESOLVED: 1, MISSED: 2}
+
+
+def worst(verdicts):
+    """The verdict of several readings together: missed over unresolved over met; nothing
+    judged is unresolved."""
+    verdicts = list(verdicts)
+    return max(verdicts, key=_SEVERITY.__getitem__) if verdicts else UNRESOLVED
+
+
+def _number(value, places):
+    return f"{value:+.4g}" if places is None else f"{value:+.{places}f}"
+
+
+def reason(interval, goal, unit="", reached=True, places=None):
+    """One line that says why the verdict is what it is (places: fixed decimals for the
+    numbers, else four significant digits)."""
     v = verdict(interval, goal)
     u = f" {unit}" if unit else ""
-    goal_text = f"goal {goal.expected:+.4g} +- {goal.tolerance:.3g}{u}"
+    tolerance = f"{goal.tolerance:.3g}" if places is None else f"{goal.tolerance:.{places}f}"
+    goal_text = f"goal {_number(goal.expected, places)} +- {tolerance}{u}"
     if not interval.bounded:
         return f"only {interval.n} runs, too few for an interval (need {MIN_SAMPLES}); {goal_text}"
-    read = f"read {interval.estimate:+.4g}{u} in [{interval.low:+.4g}, {interval.high:+.4g}] ({interval.n} pairs)"
+    read = (f"read {_number(interval.estimate, places)}{u} in [{_number(interval.low, places)}, "
+            f"{_number(interval.high, places)}] ({interval.n} pairs)")
     if v == MET:
         return f"{read}: inside the {goal_text}"
     if v == MISSED:
@@ -333,11 +350,11 @@ class Outcome:
     verdict: str
     budget_ran_out: bool
 
-    def reason(self, unit=""):
-        return reason(self.interval, self.goal, unit, reached=not self.budget_ran_out)
+    def reason(self, unit="", places=None):
+        return reason(self.interval, self.goal, unit, reached=not self.budget_ran_out, places=places)
 
-    def as_dict(self, unit=""):
-        return {"verdict": self.verdict, "reason": self.reason(unit), "expected": self.goal.expected,
+    def as_dict(self, unit="", places=None):
+        return {"verdict": self.verdict, "reason": self.reason(unit, places), "expected": self.goal.expected,
                 "tolerance": self.goal.tolerance, "interval": self.interval.as_dict(),
                 "precision_reached": self.interval.as_dict()["half_width"],
                 "budget_ran_out": self.budget_ran_out}
