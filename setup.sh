@@ -132,12 +132,15 @@ peer_suite_setup() {
 export PATH="$venv/bin:$PATH"
 case "$action" in
   main)
-    # loggp main exits 3 when it ran to the end but a calibration point missed its accuracy goal
-    # (noise on a busy machine, or a known cross-talk; its MISS lines say which): a healthy installation, so exit 0.
+    # loggp main exits 3 when it ran to the end but a calibration reading missed its goal: its 95 %
+    # interval lies wholly outside it, measured against the armed baseline (so not the layer's own
+    # cost). That is a repeatable error of the knobs on this machine, or other work sharing the cores
+    # (the report says so first), not a broken installation: exit 0, naming where the reasons are.
+    # Readings the noise left unresolved do not count as missed.
     rc=0
     "$venv/bin/loggp" main || rc=$?
     if [ "$rc" -eq 3 ]; then
-      say "main: done; a calibration point missed its goal on this machine (see MISS above)"
+      say "main: done; a calibration reading missed its goal on this machine (reasons: results/main/calibration/verdicts.txt)"
       rc=0
     fi
     exit "$rc" ;;

@@ -662,7 +662,7 @@ def execute(args, sweeps, sizes, out_dir, runner=None, clock=time.monotonic, loa
     print(detours_text(host), flush=True)
     started = clock()
     summary, rows, label_runs = calibrate(sweeps, runner, probe_args, baseline_args, args.goal, args.budget_s,
-                                          clock=clock)
+                                          clock=clock, log=lambda *line: print(*line, flush=True))
     summary["elapsed_s"] = round(clock() - started, 1)
     summary["probe_args"] = probe_args
     summary["rounds_per_run"] = args.rounds

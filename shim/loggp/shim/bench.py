@@ -28,6 +28,7 @@ from loggp.knobs.files import write_text_atomic
 from loggp.knobs.programs import MissingProgram
 from loggp.shim import jitter_check
 
+from . import machine_load
 from . import pattern_model as model
 from . import run as runmod
 from .bench_knobs import PAIRINGS, knob_accuracy, print_knobs
@@ -100,6 +101,7 @@ def transparency(rounds, provider, reps, scale, armed, mpi="mpich"):
     specs = [(p, b, max(1, round(c * scale))) for p, b, c in TRANSPARENCY_SPECS]
     samples = {mode: {(p, b): [] for p, b, _ in specs} for mode in modes}
     load_start, detours = load_average(), host_detours()
+    watch = machine_load.LoadWatch().start()
     for r, order in enumerate(interleaved(rounds, modes)):
         for mode in order:
             knobs = ARMED.get(mode, ())
@@ -119,7 +121,8 @@ def transparency(rounds, provider, reps, scale, armed, mpi="mpich"):
                           "samples": samples[mode][(p, b)]})
     return {"np": NP, "mpi": mpi, "provider": provider or DEFAULT_PROVIDER[mpi], "rounds": rounds, "reps": reps,
             "armed": {mode: list(ARMED[mode]) for mode in modes if mode in ARMED},
-            "load_average": [load_start, load_average()], "detours": detours, "lines": lines}
+            "load_average": [load_start, load_average()], "detours": detours, "lines": lines,
+            "shared_cores": watch.end().line()}
 
 
 def goal_text(goal):
@@ -136,6 +139,8 @@ def print_transparency(result):
     print(f"load average (1 min) {result['load_average'][0]:.1f} at the start, {result['load_average'][1]:.1f} at the "
           "end: figures measured on a loaded machine are not results")
     print(detours_text(result.get("detours")))
+    if result.get("shared_cores"):
+        print(result["shared_cores"])
     print(f"  {'pattern':14s} {'mode':10s} {'ns':>9s} {'rate':>6s} {'time':>8s}  {'goal':15s} verdict")
     for line in result["lines"]:
         label = f"{line['pattern']} {line['bytes']} B"

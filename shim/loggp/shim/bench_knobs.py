@@ -4,6 +4,7 @@ LogGP predicts for that pattern (pattern_model.py)."""
 import statistics
 import sys
 
+from . import machine_load
 from . import pattern_model as model
 from .patterns_run import (DEFAULT_PROVIDER, NP, TARGET_NS, detours_text, host_detours, interleaved, load_average,
                            measure, measure_paired)
@@ -78,6 +79,7 @@ def knob_accuracy(knobs, values_us, g_sizes, rounds, provider, reps, scale, comp
     runs = {name: [] for name in names}
     first_base = None  # round 1 runs zero knobs first; knob runs size their counts by its predictions
     load_start, detours = load_average(), host_detours()
+    watch = machine_load.LoadWatch().start()
     for r, order in enumerate(interleaved(rounds, names)):
         for name in order:
             if name == "zero":
@@ -121,7 +123,8 @@ def knob_accuracy(knobs, values_us, g_sizes, rounds, provider, reps, scale, comp
             "compute_ns": compute_ns,
             "window": model.WINDOW, "ack_bytes": model.ACK_BYTES, "g_machine_ns": gaps,
             "g_machine_from": "given" if g_machine is not None else "plain window",
-            "load_average": [load_start, load_average()], "detours": detours, "rows": rows}
+            "load_average": [load_start, load_average()], "detours": detours, "rows": rows,
+            "shared_cores": watch.end().line()}
 
 
 KNOB_TERMS = (
@@ -164,6 +167,8 @@ def print_knobs(result):
     print(f"load average (1 min) {result['load_average'][0]:.1f} at the start, {result['load_average'][1]:.1f} at the "
           "end: figures measured on a loaded machine are not results")
     print(detours_text(result.get("detours")))
+    if result.get("shared_cores"):
+        print(result["shared_cores"])
     gaps = ", ".join(f"{size} B {gap:.0f} ns" for size, gap in sorted(result["g_machine_ns"].items()))
     print(f"g_machine ({result['g_machine_from']}): {gaps}")
     print(f"  {'setting':16s} {'bytes':>6s} {'pattern':9s} {'base':>9s} {'predicted':>10s} {'measured':>10s} "
