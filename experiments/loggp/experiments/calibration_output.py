@@ -63,13 +63,16 @@ def panel_contents(knob, k):
     interval drawn, so that a missed reading lies wholly outside the band; the title says
     met, missed or unresolved and names what was not met."""
     x = [float(v) for v in k["values"]]
-    not_met = []
+    not_met, unresolved = [], 0
     for group, suffix in ((k["measures"], ""), (k["crosstalk"], " cross-talk")):
         for p, s in group.items():
             verdict = worst_of(s["verdicts"])
-            if verdict != MET:
-                not_met.append(f"{p}{suffix} {verdict}")
-    title = f"{knob}: {k['verdict']}" + (f" ({', '.join(not_met)})" if not_met else "")
+            if verdict == MISSED:
+                not_met.append(f"{p}{suffix} missed")
+            unresolved += verdict == UNRESOLVED
+    # the missed readings by name, the unresolved ones by count: a title fits its column
+    named = not_met + ([f"{unresolved} unresolved"] if unresolved else [])
+    title = f"{knob}: {k['verdict']}" + (f" ({', '.join(named)})" if named else "")
     top = [{"label": p, "x": x, "y": _finite(m["measured"]), "low": _finite(m["low"]), "high": _finite(m["high"])}
            for p, m in k["measures"].items()]
     errors = []
@@ -81,11 +84,12 @@ def panel_contents(knob, k):
             errors.append({"label": p if kind == "measure" else f"{p} (cross-talk)", "kind": kind, "x": x,
                            "y": scaled(s["measured"]), "low": scaled(s["low"]), "high": scaled(s["high"]),
                            "verdicts": list(s["verdicts"])})
-    return {"title": title, "verdict": k["verdict"], "not_met": not_met, "top": top,
+    return {"title": title, "verdict": k["verdict"], "missed": not_met, "top": top,
             "expectation": k.get("expectation", {"x": [], "y": []}), "errors": errors}
 
 
 VERDICT_COLOURS = {MET: "green", MISSED: "red", UNRESOLVED: "darkorange"}
+ERROR_AXIS = 5.0  # the error panel shows +-5 tolerances
 
 
 def plot_calibration(summary, out_png):
@@ -120,14 +124,17 @@ def calibration_figure(summary):
                         fmt=markers[i % len(markers)], capsize=3, label=series["label"])
         curve = panel["expectation"]
         ax.plot(curve["x"], curve["y"], "k-", lw=0.8, label="expected (LogP)" if knob == "g" else "expected")
-        ax.set_title(panel["title"], color=VERDICT_COLOURS[panel["verdict"]], fontsize=9)
+        ax.set_title(textwrap.fill(panel["title"], 48), color=VERDICT_COLOURS[panel["verdict"]], fontsize=9)
         ax.set_xlabel(f"set value [{k['unit']}]")
         ax.set_ylabel(f"reading over the armed baseline [{k['unit']}]")
         ax.legend(fontsize=7)
         ax.grid(True, alpha=0.3)
+        # a noisy machine's intervals reach thousands of tolerances: the axis stops at ERROR_AXIS
+        # and points beyond it are drawn at its edge
         for i, series in enumerate(panel["errors"]):
-            x, y = np.array(series["x"]), np.array(series["y"])
-            low, high = np.array(series["low"]), np.array(series["high"])
+            x, y = np.array(series["x"]), np.clip(np.array(series["y"]), -ERROR_AXIS, ERROR_AXIS)
+            low = np.clip(np.array(series["low"]), -ERROR_AXIS, ERROR_AXIS)
+            high = np.clip(np.array(series["high"]), -ERROR_AXIS, ERROR_AXIS)
             style = dict(fmt=markers[i % len(markers)], ms=4, capsize=2, label=series["label"])
             if series["kind"] != "measure":
                 style.update(mfc="none", color="grey")
@@ -143,9 +150,10 @@ def calibration_figure(summary):
             if any(verdict in s["verdicts"] for s in panel["errors"]):
                 axr.plot([], [], ls="none", label=verdict, **mark)
         axr.axhspan(-1, 1, color="green", alpha=0.12, label="goal")
+        axr.set_ylim(-ERROR_AXIS * 1.1, ERROR_AXIS * 1.1)
         axr.axhline(0, color="black", lw=0.8)
         axr.set_xlabel(f"set value [{k['unit']}]")
-        axr.set_ylabel("(reading - expected) / tolerance")
+        axr.set_ylabel("(reading - expected) / tolerance,\nclipped at ±5")
         axr.legend(fontsize=6)
         axr.grid(True, alpha=0.3)
     # wrapped to the figure's width: one knob's column is narrower than the title at 11 pt
@@ -268,7 +276,7 @@ def closing_sentence(summary):
     by = {verdict: [r for r in readings if r[3]["verdicts"][r[4]] == verdict] for verdict in (MET, MISSED, UNRESOLVED)}
     floor = [(summary["noise"].get(p) or {}).get("median_abs") for p in ("o_s", "o_r", "g", "L")]
     floor = [f for f in floor if f is not None]
-    noise = f"zero-knob rounds differ by a median of up to {1000 * max(floor):.0f} ns" if floor else "not measured"
+    noise = f"zero-knob rounds differ by a median of up to {time_text(max(floor))}" if floor else "not measured"
 
     def reach(s, i):  # how far the interval reaches from the expectation, us
         low, high = s["low"][i], s["high"][i]
@@ -278,7 +286,7 @@ def closing_sentence(summary):
     timed = {verdict: [r for r in rs if r[3]["unit"] == "us"] for verdict, rs in by.items()}
     if timed[MET]:
         head = (f"On this machine {len(by[MET])} of {len(readings)} readings show the knobs apply as set, to within "
-                f"{1000 * max(reach(s, i) for *_, s, i in timed[MET]):.0f} ns")
+                f"{time_text(max(reach(s, i) for *_, s, i in timed[MET]))}")
     else:
         head = f"On this machine none of {len(readings)} readings could be shown to apply as set"
     if by[MISSED]:
@@ -286,17 +294,27 @@ def closing_sentence(summary):
         head += (f"; {len(by[MISSED])} {'misses its' if len(by[MISSED]) == 1 else 'miss their'} goal "
                  f"({names}{', ...' if len(by[MISSED]) > 4 else ''})")
     if by[UNRESOLVED]:
-        widest = max((reach(s, i) for *_, s, i in timed[UNRESOLVED]), default=None)
-        if widest is None:
+        reaches = sorted(reach(s, i) for *_, s, i in timed[UNRESOLVED])
+        typical = reaches[len(reaches) // 2] if reaches else None
+        if typical is None:
             hidden = "per-byte differences finer than their goal"
-        elif math.isfinite(widest):
-            hidden = f"differences below about {1000 * widest:.0f} ns"
+        elif math.isfinite(typical):
+            hidden = f"differences below about {time_text(typical)} (the median unresolved interval's reach)"
         else:
             hidden = "any difference (too few rounds for an interval)"
         head += f"; {len(by[UNRESOLVED])} stay unresolved: the noise ({noise}) hides {hidden}"
     else:
         head += f"; the noise ({noise}) hid nothing the goal asks for"
+    if (summary.get("load") or {}).get("line"):
+        head += "; other work shared the cores, so rerun alone before trusting a miss"
     return head + "."
+
+
+def time_text(us):
+    """A time for a sentence: ns below a microsecond, else us or ms."""
+    if us < 1:
+        return f"{1000 * us:.0f} ns"
+    return f"{us:.3g} us" if us < 1000 else f"{us / 1000:.3g} ms"
 
 
 def verdicts_text(summary):
