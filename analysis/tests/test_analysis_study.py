@@ -197,6 +197,13 @@ def test_calibration_input(tmp_path):
     path.write_text("{not json")
     with pytest.raises(calibration.CalibrationError, match="not JSON"):
         calibration.load(str(path))
+    # the verdict of a judged calibration; none for files without one
+    path.write_text(json.dumps({"verdict": "unresolved", "sentence": "noise", "regimes": []}))
+    assert calibration.verdict(str(tmp_path)) == {"verdict": "unresolved", "sentence": "noise",
+                                                  "verdicts_txt": str(tmp_path / "verdicts.txt")}
+    path.write_text(json.dumps({"pass": True}))
+    assert calibration.verdict(str(path)) is None
+    assert calibration.verdict(str(tmp_path / "absent.json")) is None
     # as `loggp calibrate --no-baseline` writes it: knobs judged, no baseline run to fit
     path.write_text(json.dumps({"schema": "loggp-calibration/1", "knobs": {"L": {}}, "pass": True}))
     with pytest.raises(calibration.CalibrationError, match="made with `loggp calibrate --no-baseline`; rerun"):
@@ -224,12 +231,15 @@ def test_report_writes_html_plots_and_csv(tmp_path):
     runs = synthetic_runs()
     write_store(results, runs)
     with open(os.path.join(results, "calibration.json"), "w") as f:
-        json.dump({"regimes": [{"m_min": 0, "m_max": 8192, "T0_us": 1.2,
-                                "B_bytes_per_us": 3000}]}, f)
+        json.dump({"regimes": [{"m_min": 0, "m_max": 8192, "T0_us": 1.2, "B_bytes_per_us": 3000}],
+                   "verdict": "missed", "sentence": "On this machine 1 of 2 readings <miss>."}, f)
     path = report.write(results)
     out = os.path.join(results, "report")
     assert path == os.path.join(out, "report.html")
     page = open(path).read()
+    # the knobs' own verdict here, where the reader looks first
+    assert "Calibration here: missed</b>. On this machine 1 of 2 readings &lt;miss&gt;." in page
+    assert os.path.join(results, "verdicts.txt") in page
     assert page.count("data:image/png;base64,") >= 4
     assert "calibration.json" in page and "unverified" in page and "model agrees" in page
     assert "Martin's figure set" in page and "T0 + n/B: where the messages fall" in page

@@ -371,6 +371,10 @@ def write(results_dir, calibration_path=None):
                    f"{100 * worst[1]:.0f} % (coefficient of variation, {html.escape(worst[0][0])}); "
                    f"trust only effects whose interval excludes 1, and use more repetitions "
                    f"or a quieter machine.</li>")
+    judged = calib.verdict(calibration_path) if calibration_path else None
+    if judged:  # the knobs' own verdict on this machine, before any figure that relies on them
+        warning = (f"<li><b>Calibration here: {judged['verdict']}</b>. {html.escape(judged['sentence'])} "
+                   f"(reasons: {html.escape(judged['verdicts_txt'])})</li>") + warning
     smoke = smoke_test_reasons(a.runs)
     if smoke:
         warning = (f"<li><b>A smoke test, not a measurement</b>: {html.escape('; '.join(smoke))}. Read it as a "

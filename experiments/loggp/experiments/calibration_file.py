@@ -72,3 +72,19 @@ def bandwidth(base_B, G_ns_per_byte):
     """B after adding G: 1/B' = 1/B + G."""
     inverse = (1.0 / base_B if base_B else 0.0) + G_ns_per_byte / 1000.0
     return 1.0 / inverse if inverse > 0 else math.inf
+
+
+def verdict(path):
+    """{"verdict", "sentence", "verdicts_txt"} of a calibration.json that `loggp calibrate`
+    judged (met, missed or unresolved), or None for one without verdicts or unreadable."""
+    if os.path.isdir(path):
+        path = os.path.join(path, "calibration.json")
+    try:
+        with open(path) as f:
+            data = json.load(f)
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or data.get("verdict") not in ("met", "missed", "unresolved"):
+        return None
+    return {"verdict": data["verdict"], "sentence": str(data.get("sentence", "")),
+            "verdicts_txt": os.path.join(os.path.dirname(os.path.abspath(path)), "verdicts.txt")}
