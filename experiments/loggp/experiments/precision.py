@@ -290,7 +290,7 @@ def reason(interval, goal, unit="", reached=True, places=None):
     tolerance = f"{goal.tolerance:.3g}" if places is None else f"{goal.tolerance:.{places}f}"
     goal_text = f"goal {_number(goal.expected, places)} +- {tolerance}{u}"
     if not interval.bounded:
-        return f"only {interval.n} runs, too few for an interval (need {MIN_SAMPLES}); {goal_text}"
+        return f"only {interval.n} pairs, too few for an interval (need {MIN_SAMPLES}); {goal_text}"
     read = (f"read {_number(interval.estimate, places)}{u} in [{_number(interval.low, places)}, "
             f"{_number(interval.high, places)}] ({interval.n} pairs)")
     if v == MET:
@@ -314,7 +314,7 @@ def describe_effect(interval, unit=""):
     """A difference or a slope as a reader should see it: its sign only when resolved."""
     u = f" {unit}" if unit else ""
     if not interval.bounded:
-        return f"no effect resolved ({interval.n} runs, too few for an interval)"
+        return f"no effect resolved ({interval.n} pairs, too few for an interval)"
     if sign(interval) == 0:
         bound = max(abs(interval.low), abs(interval.high))
         return f"no effect resolved, below {bound:.3g}{u}"
