@@ -31,12 +31,17 @@ COMMANDS = {
 def wiring(name):
     """What the root hands a part's command: `loggp run --testbed` launches through the
     root's testbed, which the shim cannot import; `loggp study` writes analysis's report,
-    which the harness below it cannot import."""
+    which the harness below it cannot import; `loggp bench` judges with experiments'
+    precision, above the shim."""
     if name == "run":
         from loggp.testbed import launch_plan
         return {"testbed_plan": launch_plan}
     if name == "study":
         return {"write_report": write_report}
+    if name == "bench":
+        # `bench knobs` judges its readings with the experiments' intervals and three verdicts
+        from loggp.experiments.precision import judge_differences
+        return {"judge": judge_differences}
     return {}
 
 

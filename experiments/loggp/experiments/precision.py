@@ -389,3 +389,14 @@ def repeat_to_precision(measure_pair, goals, budget_s, clock=time.monotonic, max
         v = verdict(interval, reading.goal)
         outcomes[key] = Outcome(reading.goal, interval, v, out_of_budget and not reading.settled())
     return outcomes, pairs
+
+
+def judge_differences(differences, expected, tolerance, unit="", places=None):
+    """A fixed set of paired differences judged against expected +- tolerance, as a plain
+    dict (verdict, reason, interval, precision reached): for a command that repeats a
+    given number of times rather than to a precision, and for the layers below this one,
+    which receive it as a callable."""
+    goal = Goal(expected, tolerance)
+    reading = Reading(goal, list(differences))
+    interval = reading.interval()
+    return Outcome(goal, interval, verdict(interval, goal), not reading.settled()).as_dict(unit, places)

@@ -203,6 +203,12 @@ class BenchCommand(Command):
     formatter_class = argparse.RawDescriptionHelpFormatter
     errors = ((runmod.RunError, 1), (MissingProgram, 1), (RuntimeError, 1), (subprocess.TimeoutExpired, 1))
 
+    def __init__(self, judge):
+        # judge(differences, expected, tolerance, unit) -> {"verdict", "reason", "interval", ..}:
+        # met, missed or unresolved from the readings' interval (loggp.experiments.precision,
+        # handed down by the root)
+        self.judge = judge
+
     def configure(self, p):
         sub = p.add_subparsers(dest="what", required=True)
         t = sub.add_parser("transparency", help="cost of libloggp.so at zero knobs and armed, per pattern",
@@ -275,7 +281,8 @@ class BenchCommand(Command):
             jitter_check.print_check(result)
         else:
             result = knob_accuracy(args.knobs, args.values_us, args.g_sizes, args.rounds, args.provider, args.reps,
-                                   args.scale, args.compute_ns, args.g_machine_ns, args.mpi, args.pairing)
+                                   args.scale, args.compute_ns, args.g_machine_ns, args.mpi, args.pairing,
+                                   judge=self.judge)
             print_knobs(result)
         if args.json:
             write_text_atomic(args.json, json.dumps(result, indent=1, default=str))

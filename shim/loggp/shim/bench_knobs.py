@@ -70,13 +70,20 @@ def base_from(figures, size, compute_ns, g_machine=None):
 
 
 def knob_accuracy(knobs, values_us, g_sizes, rounds, provider, reps, scale, compute_ns, g_machine=None, mpi="mpich",
-                  pairing="in-run"):
+                  pairing="in-run", judge=None):
+    """Each setting's increase per pattern beside LogGP's prediction. judge(differences,
+    expected, tolerance, unit) gives each line its verdict from the interval of its paired
+    differences: in-run, every repetition beside the one without the knob, over all rounds;
+    runs, each round's run minus its zero-knob run."""
+    if judge is None:
+        raise ValueError("knob_accuracy needs a judge of paired differences (loggp.experiments.precision)")
     settings = knob_settings(knobs, values_us, g_sizes)
     sizes = sorted({model.ACK_BYTES} | {s[2] for s in settings})
     base_specs = [(p, size, count_for(p, guess_ns(p, size, compute_ns), scale)) for size in sizes for p in PATTERNS]
     # a setting is its name and size: at the smallest G step two sizes share a name
     names = ["zero"] + [(s[0], s[2]) for s in settings]
     runs = {name: [] for name in names}
+    repetitions = {name: {} for name in names}  # in-run: every repetition's paired difference, all rounds
     first_base = None  # round 1 runs zero knobs first; knob runs size their counts by its predictions
     load_start, detours = load_average(), host_detours()
     watch = machine_load.LoadWatch().start()
@@ -92,6 +99,8 @@ def knob_accuracy(knobs, values_us, g_sizes, rounds, provider, reps, scale, comp
             if pairing == "in-run":
                 paired = measure_paired(specs, flags, provider=provider, reps=reps, compute_ns=compute_ns, mpi=mpi)
                 runs[name].append({key: statistics.median(diffs) for key, (_, diffs) in paired.items()})
+                for key, (_, diffs) in paired.items():
+                    repetitions[name].setdefault(key, []).extend(diffs)
             else:
                 runs[name].append(measure(specs, knobs=flags, provider=provider, reps=reps, compute_ns=compute_ns,
                                           mpi=mpi))
@@ -110,10 +119,15 @@ def knob_accuracy(knobs, values_us, g_sizes, rounds, provider, reps, scale, comp
                 spread = model.baseline_spread([z[(p, size)] for z in runs["zero"]])
             measured = statistics.median(increases)
             predicted = model.predicted_increase(p, base, increments)
-            verdict, tol = model.verdict(knob, predicted, measured, size)
+            tol = model.tolerance(knob, predicted, size)
+            pairs = repetitions[key][(p, size)] if pairing == "in-run" else increases
+            judged = judge(pairs, predicted, tol, "ns") if tol is not None else None
             rows.append({"setting": name, "knob": knob, "bytes": size, "pattern": p, "base_ns": zero[(p, size)],
                          "predicted_increase_ns": predicted, "measured_increase_ns": measured,
-                         "error_ns": measured - predicted, "tolerance_ns": tol, "verdict": verdict,
+                         "error_ns": measured - predicted, "tolerance_ns": tol,
+                         "verdict": judged["verdict"] if judged else "no goal",
+                         "reason": judged["reason"] if judged else "no goal for a pattern the knob should not move",
+                         "interval_ns": judged["interval"] if judged else None,
                          "spread_ns": spread, "unsteady": model.unsteady(spread, tol),
                          "increases": increases})
     gaps = {size: model.machine_gap(base_from(zero, size, compute_ns, g_machine))
@@ -142,12 +156,13 @@ KNOB_TERMS = (
                   "(a pattern the knob should not move): 100 ns"),
     ("spread", {"in-run": "max - min of this line's readings over the rounds",
                 "runs": "max - min of this line's zero-knob runs over the rounds"}),
-    ("verdict", {"in-run": "met / missed against the tolerance; * the spread is wider than the tolerance: the "
-                           "reading itself moved more between rounds than the line may err, so on this machine it "
-                           "cannot be judged",
-                 "runs": "met / missed against the tolerance; * the spread is wider than the tolerance: the "
-                         "baseline itself moved more between rounds than the line may err, so on this machine it "
-                         "cannot be judged"}),
+    ("verdict", {"in-run": "from the 95 % interval (order statistics) of every repetition's difference to the one "
+                           "beside it, all rounds: met, inside predicted +- tolerance; missed, wholly outside; "
+                           "unresolved, neither (too few repetitions, or noise); * the reading moved more between "
+                           "rounds than the tolerance",
+                 "runs": "from the 95 % interval (order statistics) of the rounds' differences: met, inside "
+                         "predicted +- tolerance; missed, wholly outside; unresolved, neither (too few rounds, or "
+                         "noise); * the zero-knob baseline moved more between rounds than the tolerance"}),
 )
 
 
@@ -181,10 +196,11 @@ def print_knobs(result):
               f"{row['predicted_increase_ns']:+10.1f} {row['measured_increase_ns']:+10.1f} {row['error_ns']:+8.1f} "
               f"{tol} {spread}  {row['verdict']}{'*' if row.get('unsteady') else ''}")
     judged = [row for row in result["rows"] if row["verdict"] != "no goal"]
-    met = sum(row["verdict"] == "met" for row in judged)
+    count = {v: sum(row["verdict"] == v for row in judged) for v in ("met", "missed", "unresolved")}
     unsteady = sum(bool(row.get("unsteady")) for row in judged)
     moved = "a reading" if pairing == "in-run" else "a baseline"
-    print(f"{met} of {len(judged)} lines met; {unsteady} had {moved} that moved more than their tolerance (*)")
+    print(f"{count['met']} of {len(judged)} lines met, {count['missed']} missed, {count['unresolved']} unresolved; "
+          f"{unsteady} had {moved} that moved more than their tolerance (*)")
     print("terms (ns):")
     for term, text in knob_terms(pairing):
         print(f"  {term:10s} {text}")

@@ -153,14 +153,6 @@ def tolerance(knob, predicted_ns, size):
     raise ValueError(f"unknown knob '{knob}'")
 
 
-def verdict(knob, predicted_ns, measured_ns, size):
-    """'met', 'missed' or 'no goal', with the tolerance used."""
-    tol = tolerance(knob, predicted_ns, size)
-    if tol is None:
-        return "no goal", None
-    return ("met" if abs(measured_ns - predicted_ns) <= tol else "missed"), tol
-
-
 def baseline_spread(zero_runs_ns):
     """How far a line's zero-knob runs lie apart over the rounds (max - min), or
     None with fewer than two."""
