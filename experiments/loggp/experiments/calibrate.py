@@ -531,8 +531,9 @@ def parser():
                         "must get: a percentage of the set value, a time, or both (the larger applies), e.g. "
                         "1%%, 20ns or 1%%,20ns (default 1%%,20ns)")
     p.add_argument("--budget", metavar="T",
-                   help=f"time to repeat runs in, with its unit (s, min, h), e.g. 90s or 5min; readings not "
-                        f"settled by then are unresolved (default {DEFAULT_BUDGET}; {QUICK_BUDGET} with --quick)")
+                   help=f"time to repeat runs in, with its unit (s, min, h), e.g. 90s or 5min; every knob runs "
+                        f"once whatever the budget, and readings not settled by its end are unresolved (default "
+                        f"{DEFAULT_BUDGET}; {QUICK_BUDGET} with --quick)")
     p.add_argument("--out", default="loggp-calibration", metavar="DIR", help="output directory")
     p.add_argument("--sizes", default=",".join(str(s) for s in CAL_SIZES),
                    help="probe sizes (bytes); at least two >= 8192 for G")
