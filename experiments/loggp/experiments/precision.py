@@ -7,11 +7,14 @@ Timings on a shared machine are skewed and heavy-tailed, so every interval here 
 order statistics, never from a mean and a standard deviation. Values carry whatever unit the
 caller uses; a `Precision`'s absolute part is in nanoseconds and `unit_ns` converts.
 
-Pure functions (the standard library only), so that any measuring command can use them."""
+Pure functions (the standard library, and loggp.knobs to read a time with its unit), so that
+any measuring command can use them."""
 import math
 import re
 import time
 from dataclasses import dataclass, field
+
+import loggp.knobs as knob_values
 
 Z95 = 1.96
 
@@ -216,8 +219,7 @@ def parse_precision(text, time_ns=None):
 
 
 def _knob_time_ns(text):
-    import loggp.knobs as knob_values  # the one parser of times with units
-    return knob_values.parse({"L": text})["L"]
+    return knob_values.parse({"L": text})["L"]  # the one parser of times with units
 
 
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)(s|min|h)")
