@@ -45,3 +45,15 @@ def test_watch_samples_at_start_and_end():
     watch = ml.LoadWatch(sampler=lambda: next(values)).start().end()
     assert watch.samples == [0.0, 1.9] and watch.line(cores=2)
     assert watch.as_dict(cores=2)["shared"] is True
+
+
+def test_loggp_run_samples_only_when_a_person_reads_it():
+    calls = []
+
+    def busy():
+        calls.append(1)
+        return 1.9
+    assert ml.before_run_line(False, busy) is None and not calls  # a study's runs pay nothing
+    line = ml.before_run_line(True, busy)
+    assert calls and "just before it started the program" in line and "carry its noise" in line
+    assert ml.before_run_line(True, lambda: 0.0) is None

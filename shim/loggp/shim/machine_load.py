@@ -55,7 +55,8 @@ def sample(seconds=SAMPLE_SECONDS, read=None, sleep=time.sleep):
     return others_cores(before, after, own1 - own0, os.sysconf("SC_CLK_TCK"), os.cpu_count() or 1)
 
 
-def shared_cores_line(samples, cores=None, share=BUSY_SHARE):
+def shared_cores_line(samples, cores=None, share=BUSY_SHARE, when="at its start and end",
+                      consequence="its noise is in every figure below"):
     """One line when other work used more than `share` of the cores in any sample
     (None: not measured), else None."""
     cores = cores or os.cpu_count() or 1
@@ -64,7 +65,20 @@ def shared_cores_line(samples, cores=None, share=BUSY_SHARE):
         return None
     shown = ", ".join(f"{s:.1f}" for s in known)
     return (f"other work shares the cores: it used {shown} of {cores} cores while this command measured "
-            f"nothing (at its start and end); its noise is in every figure below")
+            f"nothing ({when}); {consequence}")
+
+
+RUN_SAMPLE_SECONDS = 0.25
+
+
+def before_run_line(interactive, sampler=None):
+    """`loggp run`'s note, from a short sample just before it starts the program; only when
+    a person reads it (a study's runs, not interactive, are judged by the study)."""
+    if not interactive:
+        return None
+    share = (sampler or (lambda: sample(RUN_SAMPLE_SECONDS)))()
+    return shared_cores_line([share], when="just before it started the program",
+                             consequence="the program's timings will carry its noise")
 
 
 class LoadWatch:

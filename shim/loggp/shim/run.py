@@ -13,7 +13,7 @@ from loggp.knobs import ENVIRONMENT, KnobError, environment as knob_variables
 from loggp.knobs.command import Command, CommandError, Parser, positive_int
 from loggp.knobs.programs import find_program, prefix_path, which
 
-from . import abi, open_mpi, run_env, topology, trace_record
+from . import abi, machine_load, open_mpi, run_env, topology, trace_record
 
 # Command-line knob flags and the environment variables they set.
 KNOB_FLAGS = {
@@ -398,6 +398,9 @@ def execute(args, testbed_plan=None):
         note = oversubscription_note(args.np, len(os.sched_getaffinity(0)))
         if note:
             print(note, file=sys.stderr)
+        shared = machine_load.before_run_line(sys.stderr.isatty())
+        if shared:
+            print(f"loggp run: note: {shared}", file=sys.stderr)
     if args.dry_run:
         assignments = " ".join(f"{k}={shlex.quote(v)}" for k, v in additions.items())
         print(f"env {assignments} {shlex.join(cmd)}")
