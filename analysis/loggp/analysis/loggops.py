@@ -103,7 +103,33 @@ class _Rank:
 
 
 def simulate(programs, params):
-    """Times the programs (one per rank) under params; returns a Result."""
+    """Times the programs (one per rank) under params with the C core (loggp.analysis.native);
+    returns a Result, or raises DeadlockError."""
+    from . import native
+    status, end, compute, overhead, waiting, stuck = native.ops_sim(programs).run(params)
+    if status < 0:
+        raise ValueError("the replay core failed on these programs")
+    if status == 1:
+        raise deadlock([(me, int(s["op"]), _kind_peer(s)) for me, s in enumerate(stuck) if not s["finished"]],
+                       [me for me, s in enumerate(stuck) if s["finished"]])
+    return Result(end.tolist(), compute.tolist(), overhead.tolist(), waiting.tolist())
+
+
+def _kind_peer(stuck):
+    from . import native
+    kind = {native.ISEND: "isend", native.IRECV: "irecv"}.get(int(stuck["awaited_kind"]))
+    return None if kind is None else (kind, int(stuck["awaited_peer"]))
+
+
+def deadlock(stuck, finished):
+    """The DeadlockError of stuck [(rank, operation index, (kind, peer) or None)] ranks."""
+    said = "; ".join(f"rank {me} at operation {pc}" + (f" waits on its {w[0]} with rank {w[1]}" if w else "")
+                     for me, pc, w in stuck[:4])
+    return DeadlockError(f"the programs cannot finish: {said}", stuck, finished)
+
+
+def simulate_reference(programs, params):
+    """The same replay in Python: the C core's test oracle."""
     ranks = [_Rank(p) for p in programs]
     channels = {}   # (src, dst, key) -> (deque of _Send, deque of _Recv)
     p = params
@@ -185,10 +211,7 @@ def simulate(programs, params):
             progress |= run(me, ranks[me])
         pending = [me for me in pending if ranks[me].pc < len(ranks[me].program)]
         if pending and not progress:
-            stuck = [(me, ranks[me].pc, _awaited(ranks[me])) for me in pending]
-            said = "; ".join(f"rank {me} at operation {pc}" + (f" waits on its {w[0]} with rank {w[1]}" if w else "")
-                             for me, pc, w in stuck[:4])
-            raise DeadlockError(f"the programs cannot finish: {said}", stuck,
-                                [me for me in range(len(ranks)) if me not in pending])
+            raise deadlock([(me, ranks[me].pc, _awaited(ranks[me])) for me in pending],
+                           [me for me in range(len(ranks)) if me not in pending])
     return Result([st.t for st in ranks], [st.compute for st in ranks], [st.overhead for st in ranks],
                   [st.waiting for st in ranks])

@@ -1,0 +1,204 @@
+"""The replay core in C (analysis/replay/replay_core.c, installed as
+<prefix>/lib/libloggp-replay.so), loaded with ctypes: the LogGOPS replay of
+loggp.analysis.loggops on arrays of operations, and straight from trace files,
+read in chunks (TraceReplay), so a replay's memory follows the ranks and the
+messages in flight, not the trace's length."""
+import ctypes
+import math
+import os
+from pathlib import Path
+
+import numpy as np
+
+from loggp.knobs.programs import prefix_path
+
+from . import schedules
+
+LIBRARY = "libloggp-replay.so"
+CALC, ISEND, IRECV, WAIT, DONE = range(5)
+OP = np.dtype([("req", "<i8"), ("comm", "<i8"), ("tag", "<i8"), ("bytes", "<u8"), ("ns", "<f8"),
+               ("kind", "<i4"), ("peer", "<i4")])
+CHUNK_RECORDS = 4096  # records a rank's reader takes from its file at a time
+
+# the C side's call classes (replay_core.c: C_*) and its order of collectives (B_*)
+(C_OTHER, C_SEND, C_ISEND, C_IRECV, C_RECV, C_SENDRECV, C_WAIT, C_SEND_INIT, C_RECV_INIT, C_START, C_COLL,
+ C_IGNORED) = range(12)
+POSTING, FREEING = 1 << 16, 1 << 17
+BASES = ("Barrier", "Bcast", "Reduce", "Allreduce", "Allgather", "Allgatherv", "Alltoall", "Alltoallv", "Alltoallw",
+         "Gather", "Gatherv", "Scatter", "Scatterv", "Reduce_scatter", "Reduce_scatter_block", "Scan", "Exscan")
+ERR_IO, ERR_CORRUPT, ERR_UNPOSTED, ERR_COLLECTIVE, ERR_TRUNCATED, ERR_MEMORY = range(1, 7)
+
+
+class Err(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_int32), ("rank", ctypes.c_int32), ("record", ctypes.c_int64),
+                ("value", ctypes.c_uint64), ("value2", ctypes.c_uint64), ("start", ctypes.c_uint64),
+                ("end", ctypes.c_uint64), ("base_here", ctypes.c_int32), ("base_other", ctypes.c_int32)]
+
+
+STUCK = np.dtype([("op", "<i8"), ("call_number", "<i8"), ("call", "<i4"), ("finished", "<i4"),
+                  ("awaited_kind", "<i4"), ("awaited_peer", "<i4")])
+
+_lib = None
+
+
+class NativeMissing(RuntimeError):
+    pass
+
+
+def library():
+    """The loaded core; NativeMissing when ./setup.sh has not built it."""
+    global _lib
+    if _lib is not None:
+        return _lib
+    path = Path(os.environ.get("LOGGP_REPLAY_LIBRARY") or prefix_path("lib", LIBRARY))
+    try:
+        lib = ctypes.CDLL(str(path))
+    except OSError as err:
+        raise NativeMissing(f"the replay core {path} cannot be loaded ({err}): run ./setup.sh") from None
+    p, i32, i64, u64 = ctypes.c_void_p, ctypes.c_int32, ctypes.c_int64, ctypes.c_uint64
+    lib.lr_new_ops.restype = p
+    lib.lr_new_ops.argtypes = [i32, p, p, p]
+    lib.lr_new_trace.restype = p
+    lib.lr_new_trace.argtypes = [i32, ctypes.POINTER(ctypes.c_char_p), p, p, p, p, p, p, i64]
+    lib.lr_free.argtypes = [p]
+    lib.lr_error.argtypes = [p, ctypes.POINTER(Err)]
+    lib.lr_run.restype = ctypes.c_int
+    lib.lr_run.argtypes = [p, p, p, p, p, p, p]
+    lib.lr_messages.restype = i64
+    lib.lr_messages.argtypes = [p]
+    lib.lr_collectives.argtypes = [p, p]
+    lib.lr_unmodelled.argtypes = [p, p]
+    lib.lr_reader_stats.argtypes = [p, p, p]
+    lib.lr_schedule.restype = ctypes.c_int
+    lib.lr_schedule.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int, u64, ctypes.c_int, p, p, p, p,
+                                ctypes.c_int]
+    _lib = lib
+    return lib
+
+
+def _ptr(array):
+    return array.ctypes.data_as(ctypes.c_void_p)
+
+
+def params_array(params):
+    return np.array([params.o_s, params.o_r, params.g, params.G, params.L,
+                     params.S if math.isfinite(params.S) else np.inf], dtype=np.float64)
+
+
+class _Sim:
+    """One C replay state; run() times it under a parameter set."""
+
+    def __init__(self, handle, nranks, keep=()):
+        self.handle, self.nranks = handle, nranks
+        self._keep = keep  # arrays the C side points into
+
+    def __del__(self):
+        if getattr(self, "handle", None) and _lib is not None:
+            _lib.lr_free(self.handle)
+            self.handle = None
+
+    def error(self):
+        err = Err()
+        library().lr_error(self.handle, ctypes.byref(err))
+        return err
+
+    def run(self, params):
+        """(status, end, compute, overhead, waiting, stuck): status 0 done, 1 deadlock, -1 error."""
+        n = self.nranks
+        end, compute, overhead, waiting = (np.zeros(n) for _ in range(4))
+        stuck = np.zeros(n, dtype=STUCK)
+        status = library().lr_run(self.handle, _ptr(params_array(params)), _ptr(end), _ptr(compute),
+                                  _ptr(overhead), _ptr(waiting), _ptr(stuck))
+        return status, end, compute, overhead, waiting, stuck
+
+
+def encode(programs):
+    """Operation tuples (loggops' programs) as the core's arrays: (ops, rank_start, waits). Keys and
+    requests may be any hashables: each is numbered (keys over all ranks, requests per rank)."""
+    keys = {}
+    rows, starts, waits = [], [0], []
+    for program in programs:
+        reqs = {}
+
+        def number(req):
+            return reqs.setdefault(req, len(reqs))
+
+        for op in program:
+            kind = op[0]
+            if kind == "calc":
+                rows.append((0, 0, 0, 0, float(op[1]), CALC, 0))
+            elif kind in ("isend", "irecv"):
+                _, peer, key, nbytes, req = op
+                rows.append((number(req), keys.setdefault(key, len(keys)), 0, int(nbytes), 0.0,
+                             ISEND if kind == "isend" else IRECV, int(peer)))
+            elif kind == "wait":
+                rows.append((len(waits), 0, 0, 0, 0.0, WAIT, len(op[1])))
+                waits.extend(number(r) for r in op[1])
+            elif kind == "done":
+                rows.append((number(op[1]), 0, 0, 0, 0.0, DONE, 0))
+            else:
+                raise ValueError(f"unknown operation {kind!r}")
+        starts.append(len(rows))
+    return (np.array(rows, dtype=OP), np.array(starts, dtype=np.int64),
+            np.array(waits or [0], dtype=np.int64))
+
+
+def ops_sim(programs):
+    ops, starts, waits = encode(programs)
+    handle = library().lr_new_ops(len(programs), _ptr(ops), _ptr(starts), _ptr(waits))
+    if not handle:
+        raise MemoryError("the replay core is out of memory")
+    return _Sim(handle, len(programs), keep=(ops, starts, waits))
+
+
+def call_classes(names):
+    """The core's class of each call name (replay.py's branches, in its order)."""
+    from . import replay, trace
+    out = np.zeros(len(names), dtype=np.int32)
+    for k, name in enumerate(names):
+        base = schedules.base_name(name)
+        if name in replay.SENDS:
+            c = C_SEND
+        elif name in replay.ISENDS:
+            c = C_ISEND
+        elif name == "MPI_Irecv":
+            c = C_IRECV
+        elif name == "MPI_Recv":
+            c = C_RECV
+        elif name in ("MPI_Sendrecv", "MPI_Sendrecv_replace"):
+            c = C_SENDRECV
+        elif name in replay.WAITS:
+            c = C_WAIT
+        elif name in replay.SEND_INITS:
+            c = C_SEND_INIT
+        elif name == "MPI_Recv_init":
+            c = C_RECV_INIT
+        elif name in ("MPI_Start", "MPI_Startall"):
+            c = C_START
+        elif base is not None:
+            c = C_COLL | (BASES.index(base) << 8)
+        elif name in replay.IGNORED:
+            c = C_IGNORED
+        else:
+            c = C_OTHER
+        if name in trace.POSTING:
+            c |= POSTING
+        if name == "MPI_Request_free":
+            c |= FREEING
+        out[k] = c
+    return out
+
+
+def schedule(base, rank, size, nbytes, root=0):
+    """The C core's schedule of one collective, as schedules.schedule gives it (for tests)."""
+    cap = 2 * size + 8
+    rounds, ops, peers = (np.zeros(cap, dtype=np.int32) for _ in range(3))
+    sizes = np.zeros(cap, dtype=np.uint64)
+    n = library().lr_schedule(BASES.index(base), rank, size, int(nbytes), root, _ptr(rounds), _ptr(ops),
+                              _ptr(peers), _ptr(sizes), cap)
+    out = []
+    for k in range(n):
+        if k == 0 or rounds[k] != rounds[k - 1]:
+            out.append([])
+        out[-1].append(("recv" if ops[k] else "send", int(peers[k]), int(sizes[k])))
+    return out
