@@ -895,7 +895,7 @@ static int translate(sim *s, int32_t r)
             collective *co = AT(&s->coll_pool, collective, s->colls.vals[cs]);
             uint64_t nbytes = co->bytes;
             int root = co->root;
-            int cap = 2 * world + 8;
+            int cap = 3 * world + 8; /* a large Bcast: scatter (world - 1) + ring allgather 2 (world - 1) */
             int32_t *rounds = malloc((size_t)cap * sizeof *rounds), *kinds = malloc((size_t)cap * sizeof *kinds),
                     *peers = malloc((size_t)cap * sizeof *peers);
             uint64_t *sizes = malloc((size_t)cap * sizeof *sizes);

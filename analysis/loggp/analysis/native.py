@@ -191,7 +191,7 @@ def call_classes(names):
 
 def schedule(base, rank, size, nbytes, root=0):
     """The C core's schedule of one collective, as schedules.schedule gives it (for tests)."""
-    cap = 2 * size + 8
+    cap = 3 * size + 8
     rounds, ops, peers = (np.zeros(cap, dtype=np.int32) for _ in range(3))
     sizes = np.zeros(cap, dtype=np.uint64)
     n = library().lr_schedule(BASES.index(base), rank, size, int(nbytes), root, _ptr(rounds), _ptr(ops),
