@@ -202,3 +202,103 @@ def schedule(base, rank, size, nbytes, root=0):
             out.append([])
         out[-1].append(("recv" if ops[k] else "send", int(peers[k]), int(sizes[k])))
     return out
+
+
+class TraceReplay:
+    """A traced run replayed straight from its files (trace.open_folder), a chunk of records per
+    rank at a time: what `loggp predict` replays. Opening it reads every file once (each
+    collective's size over ranks, and a first replay that counts what is modelled), so a
+    damaged file, a mix of runs or a deadlock is said before any prediction.
+
+    ranks, traced_ns, messages, collectives (Counter), unmodelled (Counter): as replay.Programs."""
+
+    def __init__(self, files, chunk=CHUNK_RECORDS):
+        from collections import Counter
+
+        from . import loggops
+        self.files = list(files)
+        self.ranks = len(self.files)
+        self.traced_ns = float(max(f.finalize_ns - f.init_ns for f in self.files))
+        self.chunk = int(chunk)
+        classes = [call_classes(f.names) for f in self.files]
+        self._cls = np.concatenate(classes).astype(np.int32) if classes else np.zeros(1, np.int32)
+        self._cls_start = np.cumsum([0] + [len(c) for c in classes]).astype(np.int32)
+        paths = (ctypes.c_char_p * self.ranks)(*[os.fsencode(f.path) for f in self.files])
+        arrays = dict(
+            offsets=np.array([f.records_offset for f in self.files], dtype=np.uint64),
+            counts=np.array([f.count for f in self.files], dtype=np.int64),
+            init=np.array([f.init_ns for f in self.files], dtype=np.uint64),
+            finalize=np.array([f.finalize_ns for f in self.files], dtype=np.uint64))
+        handle = library().lr_new_trace(self.ranks, paths, _ptr(arrays["offsets"]), _ptr(arrays["counts"]),
+                                        _ptr(arrays["init"]), _ptr(arrays["finalize"]), _ptr(self._cls),
+                                        _ptr(self._cls_start), self.chunk)
+        if not handle:
+            raise MemoryError("the replay core is out of memory")
+        self._sim = _Sim(handle, self.ranks, keep=(paths, arrays))
+        self._raise_error()
+        self.simulate(loggops.Params())  # counts what is modelled, and finds what cannot be replayed
+        lib = library()
+        self.messages = int(lib.lr_messages(handle))
+        colls = np.zeros(32, dtype=np.int64)
+        lib.lr_collectives(handle, _ptr(colls))
+        self.collectives = Counter({BASES[b]: int(n) for b, n in enumerate(colls[:len(BASES)]) if n})
+        unmodelled = np.zeros(int(self._cls_start[-1]) + 1, dtype=np.int64)
+        lib.lr_unmodelled(handle, _ptr(unmodelled))
+        self.unmodelled = Counter()
+        for f, start in zip(self.files, self._cls_start):
+            for k, name in enumerate(f.names):
+                if unmodelled[start + k]:
+                    self.unmodelled[name] += int(unmodelled[start + k])
+
+    def simulate(self, params):
+        """A loggops.Result under params; DeadlockError said in the traces' MPI calls,
+        trace.TraceError for a record that cannot be replayed."""
+        from . import loggops, replay
+        status, end, compute, overhead, waiting, stuck = self._sim.run(params)
+        if status < 0:
+            self._raise_error()
+        if status == 1:
+            named, plain = [], []
+            for me, s in enumerate(stuck):
+                if s["finished"]:
+                    continue
+                call = int(s["call"])
+                name = self.files[me].names[call] if call >= 0 else "MPI_Finalize"
+                kind = {ISEND: "isend", IRECV: "irecv"}.get(int(s["awaited_kind"]))
+                awaited = None if kind is None else (kind, int(s["awaited_peer"]))
+                named.append((me, (name, int(s["call_number"])), awaited))
+                plain.append((me, int(s["op"]), awaited))
+            finished = [me for me, s in enumerate(stuck) if s["finished"]]
+            raise loggops.DeadlockError(replay.stuck_words(named, finished), plain, finished)
+        return loggops.Result(end.tolist(), compute.tolist(), overhead.tolist(), waiting.tolist())
+
+    def reader_stats(self):
+        """Per rank: the most records its reader held at once, and how many reads it made."""
+        peak, reads = np.zeros(self.ranks, dtype=np.int64), np.zeros(self.ranks, dtype=np.int64)
+        library().lr_reader_stats(self._sim.handle, _ptr(peak), _ptr(reads))
+        return peak, reads
+
+    def _raise_error(self):
+        from .trace import RECORD, TraceError
+        err = self._sim.error()
+        if not err.code:
+            return
+        f = self.files[err.rank] if 0 <= err.rank < self.ranks else None
+        path = f.path if f else "trace"
+        at = None if err.record < 0 or f is None else f.records_offset + err.record * RECORD.itemsize
+        if err.code == ERR_IO:
+            raise TraceError(path, None, f"cannot read: {os.strerror(err.value)}")
+        if err.code == ERR_CORRUPT:
+            raise TraceError(path, at, f"record {err.record} is corrupt (call {err.value}, kind {err.value2}, "
+                                       f"start {err.start}, end {err.end})")
+        if err.code == ERR_UNPOSTED:
+            raise TraceError(path, at, f"record {err.record}: request {err.value:#x} completes but was never posted")
+        if err.code == ERR_COLLECTIVE:
+            raise TraceError(path, at, f"collective {err.value2} on communicator {err.value:#x} is "
+                                       f"{BASES[err.base_here]} here but {BASES[err.base_other]} on another rank: "
+                                       "the traces are not of one run")
+        if err.code == ERR_TRUNCATED:
+            raise TraceError(path, at, "truncated: the file changed while it was replayed")
+        if err.code == ERR_MEMORY:
+            raise MemoryError("the replay core is out of memory")
+        raise RuntimeError(f"the replay core failed (code {err.code})")

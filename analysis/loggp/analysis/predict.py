@@ -14,7 +14,7 @@ from loggp.knobs.command import Command, CommandError, UsageError
 from loggp.knobs.files import write_text_atomic
 from loggp.shim import trace_record
 
-from . import loggops, otf2_import, replay, trace_input
+from . import loggops, native, otf2_import, replay, trace, trace_input
 
 KNOBS = ("o", "o_s", "o_r", "g", "G", "L")
 # The machine's own parameters when no probe result is given: MPICH over libfabric's
@@ -72,18 +72,20 @@ def _find_run(data):
     return None
 
 
-def load(folder, notes=None):
-    """The folder's traces (or an OTF2 archive's) as programs; ValueError (trace.TraceError)
-    naming what is wrong. notes (a list) gets what an OTF2 archive had that is left out."""
-    return replay.build(trace_input.read(folder, notes))
+def load(folder, notes=None, chunk=native.CHUNK_RECORDS):
+    """The folder's traces, replayed from their files a chunk of records at a time
+    (native.TraceReplay), or an OTF2 archive's, converted in memory (replay.Programs);
+    ValueError (trace.TraceError) naming what is wrong, loggops.DeadlockError when they
+    cannot be replayed to the end. notes (a list) gets what an OTF2 archive had that is left out."""
+    if otf2_import.is_archive(folder):
+        return replay.build(trace_input.read(folder, notes))
+    return native.TraceReplay(trace.open_folder(folder), chunk=chunk)
 
 
 def simulate(programs, machine, **deltas):
-    """The replay at machine plus deltas; a deadlock is said in the traces' MPI calls."""
-    try:
-        return loggops.simulate(programs.programs, machine.plus(**deltas))
-    except loggops.DeadlockError as err:
-        raise loggops.DeadlockError(replay.stuck_message(programs, err), err.stuck, err.finished) from None
+    """The replay (native.TraceReplay or replay.Programs) at machine plus deltas; a deadlock
+    is said in the traces' MPI calls."""
+    return programs.simulate(machine.plus(**deltas))
 
 
 def runtime(programs, machine, **deltas):
@@ -201,6 +203,8 @@ class PredictCommand(Command):
             programs = load(args.folder, notes)
         except ValueError as err:
             raise CommandError(str(err), exit_code=2) from None
+        except loggops.DeadlockError as err:
+            raise CommandError(f"{args.folder}: {err}") from None
         for note in notes:
             print(f"loggp predict: note: {note}", file=sys.stderr)
         machine = machine_from_probe(args.machine) if args.machine else DEFAULT_MACHINE
@@ -213,12 +217,12 @@ class PredictCommand(Command):
             base = simulate(programs, machine)
         except loggops.DeadlockError as err:
             raise CommandError(f"{args.folder}: {err}") from None
-        result = {"folder": str(args.folder), "ranks": len(programs.programs),
+        result = {"folder": str(args.folder), "ranks": programs.ranks,
                   "traced_s": programs.traced_ns * 1e-9, "replayed_s": base.runtime_ns * 1e-9,
                   "machine": vars(machine) | {"S": machine.S if math.isfinite(machine.S) else None},
                   "messages": programs.messages, "collectives": dict(programs.collectives),
                   "unmodelled": dict(programs.unmodelled), "knobs": {}}
-        print(f"{args.folder}: {len(programs.programs)} ranks, traced {programs.traced_ns * 1e-9:.4f} s, "
+        print(f"{args.folder}: {programs.ranks} ranks, traced {programs.traced_ns * 1e-9:.4f} s, "
               f"replayed at the machine's parameters {base.runtime_ns * 1e-9:.4f} s "
               f"({base.runtime_ns / programs.traced_ns:.2f} of traced); {programs.messages} messages")
         # a program's own timer (NPB's timed section) may cover less: its percentages come out larger

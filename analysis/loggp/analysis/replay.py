@@ -10,7 +10,7 @@ probes, and calls of unknown meaning."""
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
-from . import schedules
+from . import loggops, schedules
 from .trace import CALL, COMPLETE
 
 SENDS = {"MPI_Send", "MPI_Bsend", "MPI_Rsend", "MPI_Ssend"}
@@ -31,6 +31,17 @@ class Programs:
     unmodelled: Counter = field(default_factory=Counter)    # calls kept as their traced time
     # per rank, per operation: (MPI call, its number in the rank's trace from 1) it came from
     calls: list = field(default_factory=list)
+
+    @property
+    def ranks(self):
+        return len(self.programs)
+
+    def simulate(self, params):
+        """A loggops.Result under params; DeadlockError said in the traces' MPI calls."""
+        try:
+            return loggops.simulate(self.programs, params)
+        except loggops.DeadlockError as err:
+            raise loggops.DeadlockError(stuck_message(self, err), err.stuck, err.finished) from None
 
 
 def _collective_sizes(traces, world):
@@ -213,19 +224,25 @@ def _program(t, world, sizes, out):
 
 def stuck_message(programs, err):
     """A loggops.DeadlockError of these programs in the MPI calls of the traces."""
+    return stuck_words([(rank, programs.calls[rank][pc], awaited) for rank, pc, awaited in err.stuck],
+                       err.finished)
+
+
+def stuck_words(stuck, finished):
+    """What stuck ranks [(rank, (MPI call, its number in the trace), (kind, peer) awaited or None)]
+    wait for, in words."""
     said = []
-    for rank, pc, awaited in err.stuck[:4]:
-        name, number = programs.calls[rank][pc]
+    for rank, (name, number), awaited in stuck[:4]:
         line = f"rank {rank} is stuck in {name} (call {number} of its trace)"
         if awaited:
             kind, peer = awaited
             line += f", waiting for a message from rank {peer}" if kind == "irecv" else \
                 f", its message to rank {peer} never received"
         said.append(line)
-    if len(err.stuck) > 4:
-        said.append(f"{len(err.stuck) - 4} more ranks are stuck")
-    if err.finished:
-        said.append(f"rank{'s' if len(err.finished) > 1 else ''} {', '.join(map(str, err.finished))} "
+    if len(stuck) > 4:
+        said.append(f"{len(stuck) - 4} more ranks are stuck")
+    if finished:
+        said.append(f"rank{'s' if len(finished) > 1 else ''} {', '.join(map(str, finished))} "
                     "ran to the end")
     return ("the traces cannot be replayed to the end: " + "; ".join(said) + ". The ranks' traces are "
             "probably from different runs (a reused --trace folder, or one rank's file from another run): "

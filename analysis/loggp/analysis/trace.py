@@ -6,6 +6,7 @@ shim/src/pmpi/trace.h.
     traces = read_folder("DIR")            # every rank, rank order
     trace.records["start_ns"], trace.call_names(), trace.posts()
 """
+import os
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
@@ -97,13 +98,24 @@ def match_completions(records, names, path="trace", records_offset=0):
     return out
 
 
-def read(path):
-    """One rank's trace; TraceError naming the file and offset when it is not a whole trace."""
-    path = Path(path)
-    try:
-        data = path.read_bytes()
-    except OSError as err:
-        raise TraceError(path, None, f"cannot read: {err.strerror}") from None
+@dataclass
+class TraceFile:
+    """One rank's trace file as its header describes it; its records stay on disk
+    (iter_records reads them a chunk at a time)."""
+    path: Path
+    rank: int
+    size: int
+    init_ns: int
+    finalize_ns: int
+    clock_offset_ns: int
+    names: list
+    records_offset: int
+    count: int  # records in the file
+
+
+def _header(path, data, file_size):
+    """The TraceFile of a file whose first bytes are data (its header and name table, at
+    least) and whose size is file_size; TraceError naming the file and offset."""
     if len(data) < HEADER.itemsize:
         raise TraceError(path, len(data), f"truncated: {len(data)} bytes, shorter than the "
                                           f"{HEADER.itemsize}-byte header")
@@ -127,22 +139,91 @@ def read(path):
         raise TraceError(path, names_end - 1, "the call-name table does not end with NUL")
     names = names_blob[:-1].decode("ascii", "replace").split("\0")
     expected = names_end + int(h["records"]) * RECORD.itemsize
-    if len(data) != expected:
-        at = min(len(data), expected)
-        raise TraceError(path, at, f"{'truncated' if len(data) < expected else 'trailing bytes'}: the header "
-                                   f"says {h['records']} records ({expected} bytes), the file has {len(data)}")
-    records = np.frombuffer(data, RECORD, count=int(h["records"]), offset=names_end).copy()
-    bad = np.flatnonzero((records["call"] >= len(names)) | (records["kind"] > COMPLETE)
+    if file_size != expected:
+        at = min(file_size, expected)
+        raise TraceError(path, at, f"{'truncated' if file_size < expected else 'trailing bytes'}: the header "
+                                   f"says {h['records']} records ({expected} bytes), the file has {file_size}")
+    return TraceFile(path=path, rank=int(h["rank"]), size=int(h["size"]), init_ns=int(h["init_ns"]),
+                     finalize_ns=int(h["finalize_ns"]), clock_offset_ns=int(h["clock_offset_ns"]), names=names,
+                     records_offset=names_end, count=int(h["records"]))
+
+
+def _check_records(f, records, first):
+    """TraceError at the first record (numbered from first) that cannot be one."""
+    bad = np.flatnonzero((records["call"] >= len(f.names)) | (records["kind"] > COMPLETE)
                          | (records["end_ns"] < records["start_ns"]))
     if len(bad):
-        i = int(bad[0])
-        r = records[i]
-        raise TraceError(path, names_end + i * RECORD.itemsize,
+        i = first + int(bad[0])
+        r = records[int(bad[0])]
+        raise TraceError(f.path, f.records_offset + i * RECORD.itemsize,
                          f"record {i} is corrupt (call {r['call']}, kind {r['kind']}, "
                          f"start {r['start_ns']}, end {r['end_ns']})")
-    return Trace(path=path, rank=int(h["rank"]), size=int(h["size"]), init_ns=int(h["init_ns"]),
-                 finalize_ns=int(h["finalize_ns"]), clock_offset_ns=int(h["clock_offset_ns"]), names=names,
-                 records=records, records_offset=names_end)
+
+
+def open_trace(path):
+    """One rank's TraceFile (header and name table only); TraceError when it is not a whole trace."""
+    path = Path(path)
+    try:
+        with open(path, "rb") as fh:
+            size = os.fstat(fh.fileno()).st_size
+            data = fh.read(HEADER.itemsize)
+            if len(data) == HEADER.itemsize:
+                names_bytes = int(np.frombuffer(data, HEADER, count=1)[0]["names_bytes"])
+                data += fh.read(min(names_bytes, 1 << 20))
+    except OSError as err:
+        raise TraceError(path, None, f"cannot read: {err.strerror}") from None
+    return _header(path, data, size)
+
+
+def iter_records(f, chunk=65536):
+    """The records of TraceFile f, chunk records at a time (numpy arrays), each checked."""
+    try:
+        with open(f.path, "rb") as fh:
+            fh.seek(f.records_offset)
+            for first in range(0, f.count, chunk):
+                want = min(chunk, f.count - first)
+                data = fh.read(want * RECORD.itemsize)
+                if len(data) != want * RECORD.itemsize:
+                    raise TraceError(f.path, f.records_offset + first * RECORD.itemsize + len(data),
+                                     "truncated: the file changed while it was read")
+                records = np.frombuffer(data, RECORD)
+                _check_records(f, records, first)
+                yield records
+    except OSError as err:
+        raise TraceError(f.path, None, f"cannot read: {err.strerror}") from None
+
+
+def read(path):
+    """One rank's trace; TraceError naming the file and offset when it is not a whole trace."""
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except OSError as err:
+        raise TraceError(path, None, f"cannot read: {err.strerror}") from None
+    f = _header(path, data, len(data))
+    records = np.frombuffer(data, RECORD, count=f.count, offset=f.records_offset).copy()
+    _check_records(f, records, 0)
+    return Trace(path=path, rank=f.rank, size=f.size, init_ns=f.init_ns, finalize_ns=f.finalize_ns,
+                 clock_offset_ns=f.clock_offset_ns, names=f.names, records=records, records_offset=f.records_offset)
+
+
+def _one_run(folder, files):
+    """files (in rank order) when they are every rank of one job; TraceError otherwise."""
+    size = files[0].size
+    ranks = [f.rank for f in files]
+    if ranks != list(range(size)):
+        raise TraceError(folder, None, f"expected ranks 0..{size - 1}, found {ranks}")
+    return files
+
+
+def open_folder(folder):
+    """Every rank's TraceFile in folder, in rank order, records left on disk; TraceError when one
+    is missing, doubled or not a whole trace."""
+    folder = Path(folder)
+    files = sorted(folder.glob("trace.*.bin"))
+    if not files:
+        raise TraceError(folder, None, "no trace.<rank>.bin files")
+    return _one_run(folder, sorted((open_trace(f) for f in files), key=lambda t: t.rank))
 
 
 def read_folder(folder):
@@ -151,9 +232,4 @@ def read_folder(folder):
     files = sorted(folder.glob("trace.*.bin"))
     if not files:
         raise TraceError(folder, None, "no trace.<rank>.bin files")
-    traces = sorted((read(f) for f in files), key=lambda t: t.rank)
-    size = traces[0].size
-    ranks = [t.rank for t in traces]
-    if ranks != list(range(size)):
-        raise TraceError(folder, None, f"expected ranks 0..{size - 1}, found {ranks}")
-    return traces
+    return _one_run(folder, sorted((read(f) for f in files), key=lambda t: t.rank))

@@ -24,8 +24,8 @@ def trace_folder(results_dir, runs, curve):
 
 def _where(programs, machine, knob, delta):
     """Which part of the replay's slowest rank grows with the setting."""
-    base = loggops.simulate(programs.programs, machine)
-    high = loggops.simulate(programs.programs, machine.plus(**{knob: delta}))
+    base = predict.simulate(programs, machine)
+    high = predict.simulate(programs, machine, **{knob: delta})
     slow = max(range(len(high.end_ns)), key=high.end_ns.__getitem__)
     parts = {"waiting for messages": high.waiting_ns[slow] - base.waiting_ns[slow],
              "overheads": high.overhead_ns[slow] - base.overhead_ns[slow]}
