@@ -366,18 +366,17 @@ static int rec_get(sim *s, int32_t r, int64_t i, lr_rec *out)
         }
         while (i >= rd->base + rd->len) {
             int64_t want = rd->n - (rd->base + rd->len);
-            if (want > rd->chunk)
-                want = rd->chunk;
-            if (rd->len + want > rd->cap) {
-                int64_t cap = rd->len + want;
-                lr_rec *win = realloc(rd->win, (size_t)cap * sizeof *win);
+            if (rd->len == rd->cap) { /* full of records still needed (a long look-ahead): one chunk more */
+                lr_rec *win = realloc(rd->win, (size_t)(rd->cap + rd->chunk) * sizeof *win);
                 if (!win) {
                     fail(s, ERR_MEMORY, r, i);
                     return -1;
                 }
                 rd->win = win;
-                rd->cap = cap;
+                rd->cap += rd->chunk;
             }
+            if (want > rd->cap - rd->len)
+                want = rd->cap - rd->len;
             if (rd->cap > rd->peak)
                 rd->peak = rd->cap;
             int64_t first = rd->base + rd->len;

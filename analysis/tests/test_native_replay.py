@@ -3,6 +3,8 @@
 against schedules.py."""
 import random
 
+import numpy as np
+
 import pytest
 
 from loggp.analysis import loggops, native, schedules
@@ -81,3 +83,126 @@ def test_the_core_schedules_as_schedules_py(name, size, nbytes):
 
 def test_every_schedule_is_known_to_the_core():
     assert set(native.BASES) == set(schedules.SCHEDULES)
+
+
+# ---- traces: the core reading files against replay.build + the Python replay ----
+
+NAMES = ("MPI_Isend", "MPI_Send", "MPI_Irecv", "MPI_Recv", "MPI_Sendrecv", "MPI_Waitall", "MPI_Wait",
+         "MPI_Test", "MPI_Barrier", "MPI_Allreduce", "MPI_Bcast", "MPI_Alltoall", "MPI_Iallreduce",
+         "MPI_Request_free", "MPI_Iprobe", "MPI_Comm_rank")
+ANY_SOURCE, ANY_TAG, WORLD, OTHER_COMM = -2, -1, 0x44000000, 0x84000001
+
+
+def random_trace(rng, folder, ranks, events):
+    """Trace files of a random run that MPI could have made: messages (blocking or not, receives
+    by name or by wildcard, resolved by their completion), exchanges, collectives (some nonblocking),
+    freed requests, calls the replay does not model; request handles come back after completion."""
+    from loggp.analysis import synth, trace
+    call = {n: k for k, n in enumerate(NAMES)}
+    recs = [[] for _ in range(ranks)]
+    clock = [1000 + rng.randrange(100) for _ in range(ranks)]
+    pending = [[] for _ in range(ranks)]   # (handle, status or None)
+    free = [list(range(0x9c000000, 0x9c000000 + 6)) for _ in range(ranks)]
+
+    def add(me, name, peer=-1, tag=-1, nbytes=0, request=0, comm=WORLD, size=ranks, completions=()):
+        start = clock[me] + rng.choice([0, 0, rng.randrange(1, 20000)])
+        end = start + rng.randrange(0, 3000)
+        clock[me] = end
+        recs[me].append((start, end, nbytes, request, peer, tag, comm, size, call[name], 0, -1))
+        for k, (handle, status) in enumerate(completions):
+            p, t, b = status if status else (-1, -1, 0)
+            recs[me].append((start, end, b, handle, p, t, 0, 0, call[name], 1, k))
+
+    def handle(me):
+        if not free[me]:
+            wait_some(me, everything=True)
+        return free[me].pop(rng.randrange(len(free[me])))
+
+    def wait_some(me, everything=False):
+        if not pending[me]:
+            return
+        chosen = pending[me] if everything else rng.sample(pending[me], rng.randint(1, len(pending[me])))
+        pending[me] = [p for p in pending[me] if p not in chosen]
+        if len(chosen) == 1 and rng.random() < 0.5:
+            add(me, "MPI_Wait", completions=chosen)
+        else:
+            add(me, "MPI_Waitall", completions=chosen)
+        free[me] += [h for h, _ in chosen]
+
+    for _ in range(events):
+        what = rng.random()
+        if what < 0.55:
+            src, dst = rng.sample(range(ranks), 2)
+            tag, nbytes = rng.randrange(3), rng.choice([0, 8, 4096, 5000, 70000])
+            comm, size = (OTHER_COMM, ranks - 1) if rng.random() < 0.05 else (WORLD, ranks)
+            if rng.random() < 0.3:
+                add(src, "MPI_Send", dst, tag, nbytes, comm=comm, size=size)
+            else:
+                h = handle(src)
+                add(src, "MPI_Isend", dst, tag, nbytes, h, comm, size)
+                if rng.random() < 0.1:
+                    add(src, "MPI_Request_free", request=h)
+                    free[src].append(h)
+                else:
+                    pending[src].append((h, None))
+            asked = (ANY_SOURCE if rng.random() < 0.3 else src, ANY_TAG if rng.random() < 0.3 else tag)
+            if rng.random() < 0.3:
+                add(dst, "MPI_Recv", *asked, nbytes, comm=comm, size=size, completions=[(0, (src, tag, nbytes))])
+            else:
+                h = handle(dst)
+                add(dst, "MPI_Irecv", *asked, 70000, h, comm, size)
+                pending[dst].append((h, (src, tag, nbytes)))
+        elif what < 0.62:
+            a, b = rng.sample(range(ranks), 2)
+            nbytes = rng.choice([8, 9000])
+            for me, peer in ((a, b), (b, a)):
+                add(me, "MPI_Sendrecv", peer, 5, nbytes, completions=[(0, (peer, 5, nbytes))])
+        elif what < 0.7:
+            name = rng.choice(["MPI_Barrier", "MPI_Allreduce", "MPI_Bcast", "MPI_Alltoall", "MPI_Iallreduce"])
+            root = rng.randrange(ranks)
+            for me in range(ranks):
+                nbytes = 0 if name == "MPI_Barrier" else rng.choice([8, 300, 20000])
+                if name == "MPI_Iallreduce":
+                    h = handle(me)
+                    add(me, name, -1, -1, nbytes, h)
+                    pending[me].append((h, None))
+                else:
+                    add(me, name, root if name == "MPI_Bcast" else -1, -1, nbytes)
+        elif what < 0.8:
+            me = rng.randrange(ranks)
+            add(me, rng.choice(["MPI_Iprobe", "MPI_Comm_rank", "MPI_Test"]), ANY_SOURCE, ANY_TAG)
+        else:
+            wait_some(rng.randrange(ranks))
+    for me in range(ranks):
+        wait_some(me, everything=True)
+        out = np.array(recs[me], dtype=trace.RECORD)
+        synth.write_rank(folder / f"trace.{me}.bin", me, ranks, out, 1000, clock[me] + 500, names=NAMES)
+
+
+@pytest.mark.parametrize("seed", range(25))
+def test_the_core_replays_random_traces_as_the_python_replay(tmp_path, seed):
+    from loggp.analysis import predict, replay, trace
+    rng = random.Random(seed)
+    random_trace(rng, tmp_path, rng.randint(2, 5), rng.randint(5, 150))
+    params = Params(o_s=rng.uniform(0, 500), o_r=rng.uniform(0, 500), g=rng.choice([0.0, 300.0]),
+                    G=rng.choice([0.0, 0.05, 1.0]), L=rng.uniform(0, 5000), S=4096)
+    programs = replay.build(trace.read_folder(tmp_path))
+    want = loggops.simulate_reference(programs.programs, params)
+    streamed = predict.load(tmp_path, chunk=rng.choice([1, 7, 4096]))
+    got = streamed.simulate(params)
+    for part in ("end_ns", "compute_ns", "overhead_ns", "waiting_ns"):
+        assert getattr(got, part) == pytest.approx(getattr(want, part), rel=1e-12, abs=1e-6), part
+    assert (streamed.messages, streamed.collectives, streamed.unmodelled) == \
+        (programs.messages, programs.collectives, programs.unmodelled)
+    assert streamed.traced_ns == programs.traced_ns
+
+
+def test_random_traces_use_wildcards_and_every_kind_of_call(tmp_path):
+    from loggp.analysis import predict, trace
+    random_trace(random.Random(1), tmp_path, 4, 300)
+    t = trace.read_folder(tmp_path)
+    calls = {n for x in t for n in x.call_names()}
+    assert set(NAMES) <= calls
+    assert any(((x.records["peer"] == ANY_SOURCE) & (x.records["kind"] == 0)).any() for x in t)
+    loaded = predict.load(tmp_path)
+    assert loaded.unmodelled and loaded.collectives and loaded.messages

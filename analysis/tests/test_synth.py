@@ -1,0 +1,65 @@
+"""Synthetic traces (loggp.analysis.synth) replay to the critical path their pattern
+gives in closed form, and the replay reads them a chunk of records at a time."""
+import numpy as np
+import pytest
+
+from loggp.analysis import loggops, predict, replay, synth, trace
+from loggp.analysis.loggops import Params
+
+MACHINES = [Params(o_s=150.0, o_r=150.0, g=100.0, G=0.05, L=300.0, S=4096),
+            Params(o_s=1000.0, o_r=200.0, g=0.0, G=1.0, L=10000.0, S=1 << 20),
+            Params(o_s=0.0, o_r=0.0, g=0.0, G=0.0, L=0.0)]
+
+
+@pytest.mark.parametrize("name, size", [("halo", 2), ("halo", 8), ("halo", 12), ("halo", 27), ("ring", 2),
+                                        ("ring", 5), ("alltoall", 3), ("alltoall", 8)])
+@pytest.mark.parametrize("machine", range(len(MACHINES)))
+def test_a_generated_trace_replays_to_its_critical_path(tmp_path, name, size, machine):
+    pattern = synth.Pattern(name, size, phases=4, nbytes=2048, compute_ns=25000)
+    pattern.write(tmp_path)
+    params = MACHINES[machine]
+    replayed = predict.load(tmp_path).simulate(params).runtime_ns
+    assert replayed == pytest.approx(pattern.critical_path_ns(params), rel=1e-12)
+    # and the Python replay of the same trace agrees
+    programs = replay.build(trace.read_folder(tmp_path))
+    assert loggops.simulate_reference(programs.programs, params).runtime_ns == pytest.approx(replayed, rel=1e-12)
+
+
+def test_the_critical_path_grows_with_each_parameter():
+    pattern = synth.Pattern("halo", 27, phases=2, nbytes=1024, compute_ns=1000)
+    base = pattern.critical_path_ns(MACHINES[1])  # L long enough not to hide behind the overheads
+    for knob in ("o_s", "o_r", "L", "G"):
+        assert pattern.critical_path_ns(MACHINES[1].plus(**{knob: 10.0})) > base, knob
+
+
+def test_the_grid_and_its_neighbours():
+    assert synth.grid(4096) == (16, 16, 16) and synth.grid(12) == (3, 2, 2) and synth.grid(7) == (7, 1, 1)
+    assert sorted(p for p, _ in synth.neighbours(0, (3, 3, 3))) == [1, 2, 3, 6, 9, 18]
+    assert [d for _, d in synth.neighbours(0, (7, 1, 1))] == [0, 1]
+
+
+def test_an_unknown_pattern_is_refused(tmp_path):
+    with pytest.raises(ValueError, match="unknown pattern 'mesh'"):
+        synth.Pattern("mesh", 4, 1, 8, 0).write(tmp_path)
+
+
+def test_the_reader_holds_one_chunk_per_rank_however_long_the_trace(tmp_path):
+    pattern = synth.Pattern("halo", 8, phases=200, nbytes=64, compute_ns=1000)
+    per_rank = pattern.write(tmp_path)
+    chunk = 64
+    assert per_rank > 20 * chunk
+    replayed = predict.load(tmp_path, chunk=chunk)
+    replayed.simulate(MACHINES[0])
+    peak, reads = replayed.reader_stats()
+    assert (peak == chunk).all()                        # never more than a chunk held
+    assert (reads >= 3 * -(-per_rank // chunk)).all()   # the scan, the count and this replay each read it all
+    whole = predict.load(tmp_path, chunk=per_rank)
+    assert whole.simulate(MACHINES[0]).runtime_ns == replayed.simulate(MACHINES[0]).runtime_ns
+
+
+def test_the_python_reader_yields_chunks(tmp_path):
+    synth.Pattern("ring", 3, phases=10, nbytes=64, compute_ns=10).write(tmp_path)
+    f = trace.open_trace(tmp_path / "trace.1.bin")
+    chunks = list(trace.iter_records(f, chunk=16))
+    assert max(len(c) for c in chunks) == 16 and sum(len(c) for c in chunks) == f.count
+    assert np.array_equal(np.concatenate(chunks), trace.read(f.path).records)
