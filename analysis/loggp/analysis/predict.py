@@ -10,11 +10,11 @@ import sys
 from pathlib import Path
 
 from loggp.knobs import KnobError, parse as parse_knobs
-from loggp.knobs.command import Command, CommandError, UsageError
+from loggp.knobs.command import Command, CommandError, UsageError, positive_int
 from loggp.knobs.files import write_text_atomic
 from loggp.shim import trace_record
 
-from . import loggops, native, otf2_import, replay, trace, trace_input
+from . import loggops, native, otf2_import, predict_jobs, replay, trace, trace_input
 
 KNOBS = ("o", "o_s", "o_r", "g", "G", "L")
 # The machine's own parameters when no probe result is given: MPICH over libfabric's
@@ -179,6 +179,8 @@ class PredictCommand(Command):
             p.add_argument(f"--{flag}", metavar="V|A:B:S", once=True,
                            help=f"delta of {what}: one value or a sweep START:STOP:STEP (default: not predicted)")
         p.add_argument("--json", metavar="FILE", help="also write the predictions as JSON (default: none)")
+        p.add_argument("--jobs", metavar="N", type=positive_int, default=1,
+                       help="replays run in up to N processes, settings split among them (default: 1)")
 
     def check(self, args):
         args.sweeps = {}
@@ -230,14 +232,14 @@ class PredictCommand(Command):
         if programs.unmodelled:
             kept = ", ".join(f"{n} x{c}" for n, c in programs.unmodelled.most_common(5))
             print(f"  kept at their traced time (not modelled): {kept}")
+        highs = {knob: max(max(deltas) * 10, 1000.0 if knob == "G" else 1e6) for knob, deltas in args.sweeps.items()}
+        evaluated = predict_jobs.evaluate(programs, args.folder, machine, args.sweeps, highs, args.jobs)
         for knob, deltas in args.sweeps.items():
             unit, scale = ("ns/B", 1.0) if knob == "G" else ("us", 1e-3)
-            points = slowdowns(programs, machine, knob, deltas)
-            high = max(max(deltas) * 10, 1000.0 if knob == "G" else 1e6)
+            points, tolerances = evaluated[knob]
             row = {"points": [{"delta": d * scale, "slowdown_percent": 100 * s} for d, s in points],
                    "slope_percent_per_unit": slope([(d * scale, 100 * s) for d, s in points]), "unit": unit,
-                   "tolerance": {f"{int(t * 100)}%": _scaled(tolerance(programs, machine, knob, t, high), scale)
-                                 for t in (0.01, 0.05)}}
+                   "tolerance": {f"{int(t * 100)}%": _scaled(tolerances[t], scale) for t in predict_jobs.TARGETS}}
             result["knobs"][knob] = row
             print(f"{knob}: slope {row['slope_percent_per_unit']:.3f} %/{unit}; reaches 1 % at "
                   f"{_show(row['tolerance']['1%'], unit)}, 5 % at {_show(row['tolerance']['5%'], unit)}")
