@@ -1,0 +1,78 @@
+"""Replay speed and memory against ranks and trace length (docs/predict.md, "Speed
+and memory"): for each size it writes a synthetic trace (loggp.analysis.synth),
+then, in a fresh process per size, opens it and times REPEAT replays at the
+default machine on one core: records per second (records of all ranks over the
+median replay's wall time) and the process's peak RSS, beside its RSS before
+opening the trace. Run it alone on the machine: other jobs make the times noise.
+
+    python analysis/bench/replay_speed.py --pattern halo --ranks 64,512,4096 --phases 100
+    python analysis/bench/replay_speed.py --pattern halo --ranks 64 --phases 100,1000,10000
+"""
+import argparse
+import json
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+
+def measure(folder, repeat):
+    """In this process: {records, seconds (median), records_per_s, rss_before_kib, rss_peak_kib}."""
+    from loggp.analysis import predict
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # the interpreter and its libraries
+    programs = predict.load(folder)
+    records = sum(f.count for f in programs.files)
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        programs.simulate(predict.DEFAULT_MACHINE)
+        times.append(time.perf_counter() - start)
+    seconds = statistics.median(times)
+    return {"records": records, "seconds": seconds, "records_per_s": records / seconds,
+            "rss_before_kib": before, "rss_peak_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--pattern", default="halo", choices=("halo", "ring", "alltoall"))
+    ap.add_argument("--ranks", default="64", help="comma-separated rank counts")
+    ap.add_argument("--phases", default="100", help="comma-separated phase counts (trace length)")
+    ap.add_argument("--bytes", type=int, default=4096)
+    ap.add_argument("--compute-ns", type=int, default=20000)
+    ap.add_argument("--repeat", type=int, default=5, help="replays per size; the median is reported")
+    ap.add_argument("--scratch", default=None, help="where traces are written (default: a temporary folder)")
+    ap.add_argument("--one", help=argparse.SUPPRESS)  # measure this folder in this process
+    args = ap.parse_args()
+    if args.one:
+        print(json.dumps(measure(args.one, args.repeat)))
+        return
+    try:
+        ranks = [int(x) for x in args.ranks.split(",")]
+        phases = [int(x) for x in args.phases.split(",")]
+    except ValueError:
+        sys.exit(f"replay_speed.py: --ranks {args.ranks} / --phases {args.phases}: comma-separated whole numbers")
+    from loggp.analysis import synth
+    print("| pattern | ranks | records per rank | records | replay (s, median) | M records/s | "
+          "peak RSS (MiB) | RSS before opening (MiB) |")
+    print("|---|---|---|---|---|---|---|---|")
+    for n in ranks:
+        for p in phases:
+            folder = tempfile.mkdtemp(prefix="replay-speed-", dir=args.scratch)
+            try:
+                per_rank = synth.Pattern(args.pattern, n, p, args.bytes, args.compute_ns).write(folder)
+                out = subprocess.run([sys.executable, os.path.abspath(__file__), "--one", folder,
+                                      "--repeat", str(args.repeat)], capture_output=True, text=True, check=True)
+                m = json.loads(out.stdout)
+            finally:
+                shutil.rmtree(folder, ignore_errors=True)
+            print(f"| {args.pattern} | {n} | {per_rank} | {m['records']} | {m['seconds']:.3f} | "
+                  f"{m['records_per_s'] / 1e6:.2f} | {m['rss_peak_kib'] / 1024:.0f} | "
+                  f"{m['rss_before_kib'] / 1024:.0f} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
