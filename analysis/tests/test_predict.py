@@ -102,16 +102,37 @@ def test_a_damaged_trace_is_named(base_trace, tmp_path):
 def test_traces_of_different_runs_are_refused(base_trace, tmp_path):
     other = tmp_path / "other"
     traced(other, n=3)
-    (tmp_path / "mixed").mkdir()
-    (tmp_path / "mixed" / "trace.0.bin").write_bytes((base_trace / "trace.0.bin").read_bytes())
-    (tmp_path / "mixed" / "trace.1.bin").write_bytes((other / "trace.1.bin").read_bytes())
+    mixed = tmp_path / "mixed"
+    mixed.mkdir()
+    (mixed / "trace.0.bin").write_bytes((base_trace / "trace.0.bin").read_bytes())
+    (mixed / "trace.1.bin").write_bytes((other / "trace.1.bin").read_bytes())
+    ids = [trace.open_trace(mixed / f"trace.{r}.bin").run_id for r in (0, 1)]
+    assert ids[0] != ids[1] and 0 not in ids
+    with pytest.raises(trace.TraceError, match="the traces are of 2 different runs"):
+        trace.read_folder(mixed)
+    proc = run([installed("loggp"), "predict", mixed, "--L", "1us"])
+    assert proc.returncode == 2 and proc.stderr.splitlines() == [
+        f"loggp predict: {mixed}: the traces are of 2 different runs: trace.0.bin is run {ids[0]:#018x}; "
+        f"trace.1.bin is run {ids[1]:#018x}. Trace the program again into an empty folder"]
+
+    # stamped alike (a file whose header was rewritten), the replay still finds they do not fit
+    data = bytearray((mixed / "trace.1.bin").read_bytes())
+    at = trace.HEADER.fields["run_id"][1]
+    data[at:at + 8] = ids[0].to_bytes(8, "little")
+    (mixed / "trace.1.bin").write_bytes(bytes(data))
     with pytest.raises((ValueError, Exception)):
-        predict.runtime(replay.build(trace.read_folder(tmp_path / "mixed")), predict.DEFAULT_MACHINE)
-    proc = run([installed("loggp"), "predict", tmp_path / "mixed", "--L", "1us"])
+        predict.runtime(replay.build(trace.read_folder(mixed)), predict.DEFAULT_MACHINE)
+    proc = run([installed("loggp"), "predict", mixed, "--L", "1us"])
     assert proc.returncode == 1 and len(proc.stderr.splitlines()) == 1, proc.stderr
-    assert f"loggp predict: {tmp_path / 'mixed'}: the traces cannot be replayed to the end: rank 0 is stuck in MPI_" \
+    assert f"loggp predict: {mixed}: the traces cannot be replayed to the end: rank 0 is stuck in MPI_" \
         in proc.stderr and "(call " in proc.stderr and "waiting for a message from rank 1" in proc.stderr
     assert "probably from different runs" in proc.stderr and "((" not in proc.stderr
+
+
+def test_every_rank_of_a_run_has_its_id_and_transport(base_trace):
+    files = trace.open_folder(base_trace)
+    assert len({f.run_id for f in files}) == 1 and files[0].run_id != 0
+    assert {f.transport for f in files} == {"libfabric:shm"}
 
 
 def test_a_trace_taken_off_the_default_machine_is_said(base_trace, tmp_path):

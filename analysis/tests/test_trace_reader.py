@@ -84,3 +84,36 @@ def test_a_folder_error_names_no_offset(tmp_path, good):
     with pytest.raises(tr.TraceError) as info:
         tr.read_folder(tmp_path)
     assert str(info.value) == f"{tmp_path}: expected ranks 0..1, found [0, 0]"
+
+
+def version_1(data):
+    """A version 2 trace as version 1 wrote it: no run id, no transport."""
+    v1 = bytearray(data[:tr.HEADER_V1.itemsize]) + data[tr.HEADER.itemsize:]
+    v1[8:12] = (1).to_bytes(4, "little")
+    v1[12:16] = tr.HEADER_V1.itemsize.to_bytes(4, "little")
+    return bytes(v1)
+
+
+def test_a_version_1_trace_still_reads(tmp_path, good):
+    new = tr.read(damaged(tmp_path, good))
+    old = tr.read(damaged(tmp_path, version_1(good)))
+    assert old.run_id is None and old.transport is None and new.run_id and new.transport
+    assert (old.records == new.records).all() and old.names == new.names
+
+
+def test_a_folder_of_version_1_and_2_traces_is_two_runs(tmp_path, good):
+    (tmp_path / "trace.0.bin").write_bytes(good)
+    (tmp_path / "trace.1.bin").write_bytes(version_1(good))
+    data = bytearray((tmp_path / "trace.1.bin").read_bytes())
+    data[24:28] = (1).to_bytes(4, "little")  # rank 1
+    (tmp_path / "trace.1.bin").write_bytes(bytes(data))
+    with pytest.raises(tr.TraceError) as info:
+        tr.open_folder(tmp_path)
+    assert "2 different runs" in str(info.value) and "trace.1.bin is a version 1 trace" in str(info.value)
+
+
+def test_a_wrong_version_is_named_with_its_offset(tmp_path, good):
+    data = bytearray(good)
+    data[8:12] = (9).to_bytes(4, "little")
+    err = error_of(damaged(tmp_path, bytes(data)))
+    assert err.offset == 8 and "format version 9, this reader knows 1, 2" in str(err)

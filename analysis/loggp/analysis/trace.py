@@ -14,15 +14,18 @@ from pathlib import Path
 import numpy as np
 
 MAGIC = b"LGPTRACE"
-VERSION = 1
+VERSION = 2          # written by libloggp.so; version 1 (no run id, no transport) is still read
 CLOCK_MONOTONIC = 1
 CALL, COMPLETE = 0, 1
 
-HEADER = np.dtype([
+HEADER_V1 = np.dtype([
     ("magic", "S8"), ("version", "<u4"), ("header_bytes", "<u4"), ("record_bytes", "<u4"),
     ("names_bytes", "<u4"), ("rank", "<i4"), ("size", "<i4"), ("clock", "<u4"), ("reserved", "<u4"),
     ("records", "<u8"), ("init_ns", "<u8"), ("finalize_ns", "<u8"), ("clock_offset_ns", "<i8"),
 ])
+# version 2 adds the run's id (the same in every rank's file of one run) and its transport
+HEADER = np.dtype(HEADER_V1.descr + [("run_id", "<u8"), ("transport", "S32")])
+HEADERS = {1: HEADER_V1, 2: HEADER}
 RECORD = np.dtype([
     ("start_ns", "<u8"), ("end_ns", "<u8"), ("bytes", "<u8"), ("request", "<u8"),
     ("peer", "<i4"), ("tag", "<i4"), ("comm_id", "<u4"), ("comm_size", "<u4"),
@@ -56,6 +59,8 @@ class Trace:
     names: list  # call index -> "MPI_Send", ...
     records: np.ndarray  # dtype RECORD
     records_offset: int  # where the first record starts in the file
+    run_id: int = None   # None: a version 1 file, which has none
+    transport: str = None  # "libfabric:shm", "pmpi"; None: not recorded
 
     def call_names(self):
         """Each record's call as a name (numpy array of str)."""
@@ -111,30 +116,36 @@ class TraceFile:
     names: list
     records_offset: int
     count: int  # records in the file
+    run_id: int = None
+    transport: str = None
 
 
 def _header(path, data, file_size):
     """The TraceFile of a file whose first bytes are data (its header and name table, at
     least) and whose size is file_size; TraceError naming the file and offset."""
-    if len(data) < HEADER.itemsize:
+    if len(data) < 12:
+        raise TraceError(path, len(data), f"truncated: {len(data)} bytes, shorter than the header")
+    if data[:8] != MAGIC:
+        raise TraceError(path, 0, f"not a loggp trace (magic {data[:8]!r}, expected {MAGIC!r})")
+    version = int.from_bytes(data[8:12], "little")
+    layout = HEADERS.get(version)
+    if layout is None:
+        raise TraceError(path, 8, f"format version {version}, this reader knows {', '.join(map(str, HEADERS))}")
+    if len(data) < layout.itemsize:
         raise TraceError(path, len(data), f"truncated: {len(data)} bytes, shorter than the "
-                                          f"{HEADER.itemsize}-byte header")
-    h = np.frombuffer(data, HEADER, count=1)[0]
-    if bytes(h["magic"]) != MAGIC:
-        raise TraceError(path, 0, f"not a loggp trace (magic {bytes(h['magic'])!r}, expected {MAGIC!r})")
-    if h["version"] != VERSION:
-        raise TraceError(path, 8, f"format version {h['version']}, this reader knows {VERSION}")
-    if h["header_bytes"] != HEADER.itemsize or h["record_bytes"] != RECORD.itemsize:
+                                          f"{layout.itemsize}-byte header")
+    h = np.frombuffer(data, layout, count=1)[0]
+    if h["header_bytes"] != layout.itemsize or h["record_bytes"] != RECORD.itemsize:
         raise TraceError(path, 12, f"header of {h['header_bytes']} bytes and records of {h['record_bytes']}, "
-                                   f"expected {HEADER.itemsize} and {RECORD.itemsize}")
+                                   f"expected {layout.itemsize} and {RECORD.itemsize}")
     if h["clock"] != CLOCK_MONOTONIC:
         raise TraceError(path, 32, f"unknown clock {h['clock']}")
     if not 0 <= h["rank"] < h["size"]:
         raise TraceError(path, 24, f"rank {h['rank']} outside a job of size {h['size']}")
-    names_end = HEADER.itemsize + int(h["names_bytes"])
+    names_end = layout.itemsize + int(h["names_bytes"])
     if names_end > len(data):
         raise TraceError(path, len(data), f"truncated inside the call-name table (ends at {names_end})")
-    names_blob = data[HEADER.itemsize:names_end]
+    names_blob = data[layout.itemsize:names_end]
     if not names_blob.endswith(b"\0"):
         raise TraceError(path, names_end - 1, "the call-name table does not end with NUL")
     names = names_blob[:-1].decode("ascii", "replace").split("\0")
@@ -145,7 +156,9 @@ def _header(path, data, file_size):
                                    f"says {h['records']} records ({expected} bytes), the file has {file_size}")
     return TraceFile(path=path, rank=int(h["rank"]), size=int(h["size"]), init_ns=int(h["init_ns"]),
                      finalize_ns=int(h["finalize_ns"]), clock_offset_ns=int(h["clock_offset_ns"]), names=names,
-                     records_offset=names_end, count=int(h["records"]))
+                     records_offset=names_end, count=int(h["records"]),
+                     run_id=int(h["run_id"]) if version >= 2 else None,
+                     transport=(bytes(h["transport"]).decode("ascii", "replace") or None) if version >= 2 else None)
 
 
 def _check_records(f, records, first):
@@ -167,8 +180,8 @@ def open_trace(path):
         with open(path, "rb") as fh:
             size = os.fstat(fh.fileno()).st_size
             data = fh.read(HEADER.itemsize)
-            if len(data) == HEADER.itemsize:
-                names_bytes = int(np.frombuffer(data, HEADER, count=1)[0]["names_bytes"])
+            if len(data) >= 24:  # names_bytes, in every version's header
+                names_bytes = int.from_bytes(data[20:24], "little")
                 data += fh.read(min(names_bytes, 1 << 20))
     except OSError as err:
         raise TraceError(path, None, f"cannot read: {err.strerror}") from None
@@ -204,16 +217,32 @@ def read(path):
     records = np.frombuffer(data, RECORD, count=f.count, offset=f.records_offset).copy()
     _check_records(f, records, 0)
     return Trace(path=path, rank=f.rank, size=f.size, init_ns=f.init_ns, finalize_ns=f.finalize_ns,
-                 clock_offset_ns=f.clock_offset_ns, names=f.names, records=records, records_offset=f.records_offset)
+                 clock_offset_ns=f.clock_offset_ns, names=f.names, records=records, records_offset=f.records_offset,
+                 run_id=f.run_id, transport=f.transport)
 
 
 def _one_run(folder, files):
-    """files (in rank order) when they are every rank of one job; TraceError otherwise."""
+    """files (in rank order) when they are every rank of one run; TraceError otherwise,
+    before anything replays them."""
     size = files[0].size
     ranks = [f.rank for f in files]
     if ranks != list(range(size)):
         raise TraceError(folder, None, f"expected ranks 0..{size - 1}, found {ranks}")
+    runs = {}
+    for f in files:
+        runs.setdefault(f.run_id, []).append(Path(f.path).name)
+    if len(runs) > 1:
+        said = "; ".join(f"{_files(names)} {'are' if len(names) > 1 else 'is'} "
+                         f"{'a version 1 trace, without one' if run is None else f'run {run:#018x}'}"
+                         for run, names in runs.items())
+        raise TraceError(folder, None, f"the traces are of {len(runs)} different runs: {said}. Trace the "
+                                       "program again into an empty folder")
     return files
+
+
+def _files(names, shown=4):
+    more = f" and {len(names) - shown} more" if len(names) > shown else ""
+    return ", ".join(names[:shown]) + more
 
 
 def open_folder(folder):

@@ -209,6 +209,7 @@ static void after_init(void)
     if (!failed && loggp_world_rank == 0)
         failed = loggp_clear_earlier_runs() != 0;
     loggp_stop_if_any_failed(failed);
+    loggp_trace_share_run_id();
     /* a trace needs the wrappers' books: the same one branch decides */
     loggp_bookkeeping = profile_dir() != NULL || loggp_engine == ENGINE_PMPI || loggp_tracing;
     loggp_print_banner(loggp_world_rank, loggp_engine);

@@ -12,9 +12,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "ofi.h"
 #include "pmpi.h"
 
 /* 4096 records of 56 bytes: 224 KiB per rank, whatever the run's length. */
@@ -27,7 +30,7 @@ static struct {
     int fd;
     int failed; /* a write failed: errno kept, the file is dropped at close */
     int error;
-    uint64_t records, init_ns;
+    uint64_t records, init_ns, run_id;
     uint32_t names_bytes;
     size_t used;
     loggp_trace_record buffer[BUFFER_RECORDS];
@@ -190,6 +193,19 @@ fail:
     return -1;
 }
 
+void loggp_trace_share_run_id(void)
+{
+    uint64_t id = 0;
+    if (loggp_world_rank == 0) {
+        if (getrandom(&id, sizeof id, 0) != (ssize_t)sizeof id) /* no entropy: time and pid differ per run */
+            id = loggp_now_ns() ^ ((uint64_t)getpid() << 40) ^ (uint64_t)time(NULL);
+        if (id == 0)
+            id = 1;
+    }
+    pmpi.Bcast(&id, (int)sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);
+    trace.run_id = id;
+}
+
 void loggp_trace_discard(void)
 {
     if (!loggp_tracing)
@@ -216,8 +232,13 @@ void loggp_trace_close(void)
         .names_bytes = trace.names_bytes, .rank = loggp_world_rank, .size = loggp_world_size,
         .clock = LOGGP_TRACE_CLOCK_MONOTONIC, .records = trace.records, .init_ns = trace.init_ns,
         .finalize_ns = finalize_ns, .clock_offset_ns = clock.synchronised ? -clock.offset_ns : 0,
+        .run_id = trace.run_id,
     };
     memcpy(h.magic, LOGGP_TRACE_MAGIC, sizeof h.magic);
+    if (loggp_engine == ENGINE_LIBFABRIC)
+        snprintf(h.transport, sizeof h.transport, "libfabric:%s", loggp_ofi_provider());
+    else
+        snprintf(h.transport, sizeof h.transport, "pmpi");
     int bad = trace.failed;
     errno = trace.error;
     if (!bad)

@@ -16,7 +16,7 @@
 #pragma GCC visibility push(hidden)
 
 #define LOGGP_TRACE_MAGIC "LGPTRACE"
-#define LOGGP_TRACE_VERSION 1u
+#define LOGGP_TRACE_VERSION 2u
 #define LOGGP_TRACE_CLOCK_MONOTONIC 1u /* ns of CLOCK_MONOTONIC (TSC-extrapolated, delay.h) */
 
 /* What a record says (its kind field). */
@@ -39,6 +39,8 @@ typedef struct {
     uint64_t init_ns;      /* when MPI_Init returned */
     uint64_t finalize_ns;  /* when MPI_Finalize was called */
     int64_t clock_offset_ns; /* this rank's clock minus rank 0's (0: unknown or rank 0) */
+    uint64_t run_id;       /* one value for every rank of one run, drawn by rank 0 (0: unknown) */
+    char transport[32];    /* how the messages went: "libfabric:<provider>" or "pmpi", NUL-padded */
 } loggp_trace_header;
 
 typedef struct {
@@ -60,6 +62,9 @@ extern int loggp_tracing;
 /* Opens this rank's trace if LOGGP_TRACE asks for one (after MPI_Init);
  * on failure prints why and returns -1. */
 int loggp_trace_open(void);
+/* Rank 0 draws the run's id and every rank takes it (collective over MPI_COMM_WORLD,
+ * whether tracing or not, so no rank can wait for another that does not trace). */
+void loggp_trace_share_run_id(void);
 /* Writes the header and puts the file under its final name. */
 void loggp_trace_close(void);
 /* Drops an open trace's temporary file: the run stops before it began. */
