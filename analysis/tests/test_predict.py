@@ -141,11 +141,20 @@ def test_a_trace_taken_off_the_default_machine_is_said(base_trace, tmp_path):
     assert recorded["provider"] == "shm" and recorded["one_host"] and not recorded["open_mpi"]
     assert trace_record.unlike_default(recorded) is None
     proc = run([installed("loggp"), "predict", base_trace, "--L", "1us"])
-    assert proc.returncode == 0 and "note:" not in proc.stderr, proc.stderr
+    assert proc.returncode == 0 and proc.stderr.splitlines() == [
+        "loggp predict: note: no --machine: the replay uses loggp's default parameters (MPICH over libfabric's "
+        "shm provider, measured on loggp's development machine), not this machine's; measure them with "
+        "`loggp probe --L 0us --json FILE` (any knob runs it under `loggp run`, as the trace ran) and give "
+        "--machine FILE"], proc.stderr
 
     for f in base_trace.glob("trace.*.bin"):
         (tmp_path / f.name).write_bytes(f.read_bytes())
-    trace_record.write(tmp_path, {**recorded, "open_mpi": True, "provider": "tcp"})
+    trace_record.write(tmp_path, {**recorded, "open_mpi": True})
+    for f in tmp_path.glob("trace.*.bin"):  # as a run over tcp stamps its headers
+        data = bytearray(f.read_bytes())
+        at = trace.HEADER.fields["transport"][1]
+        data[at:at + 32] = b"libfabric:tcp;ofi_rxm".ljust(32, b"\0")
+        f.write_bytes(bytes(data))
     proc = run([installed("loggp"), "predict", tmp_path, "--L", "1us"])
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr.splitlines() == [
@@ -157,6 +166,34 @@ def test_a_trace_taken_off_the_default_machine_is_said(base_trace, tmp_path):
                                                   "G_ns_per_byte": 0.05}}))
     proc = run([installed("loggp"), "predict", tmp_path, "--L", "1us", "--machine", probe_json])
     assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+
+
+@pytest.mark.parametrize("preload, transport, refused", [
+    ("none", "libfabric:shm", "the probe ran without libloggp.so"),
+    ("libloggp preloaded", "libfabric:shm", None),
+    ("libloggp preloaded", "pmpi", "the probe ran through libloggp.so"),
+    ("none", "pmpi", None),
+    (None, "libfabric:shm", None),   # a probe file that does not say
+])
+def test_a_probe_of_another_transport_is_refused(base_trace, tmp_path, preload, transport, refused):
+    for f in base_trace.glob("trace.*.bin"):
+        data = bytearray(f.read_bytes())
+        at = trace.HEADER.fields["transport"][1]
+        data[at:at + 32] = transport.encode().ljust(32, b"\0")
+        (tmp_path / f.name).write_bytes(bytes(data))
+    probe = {"schema": "loggp-probe/1", "summary": {"o_s_us": 0.1, "o_r_us": 0.1, "g_us": 0.1, "L_us": 0.3,
+                                                    "G_ns_per_byte": 0.05}}
+    if preload:
+        probe["preload"] = preload
+    probe_json = tmp_path / "probe.json"
+    probe_json.write_text(json.dumps(probe))
+    proc = run([installed("loggp"), "predict", tmp_path, "--L", "1us", "--machine", probe_json])
+    if refused:
+        advice = "loggp probe --L 0us" if transport != "pmpi" else "loggp probe --json FILE` (no knob"
+        assert proc.returncode == 2 and refused in proc.stderr and advice in proc.stderr, proc.stderr
+        assert f"--machine {probe_json}" in proc.stderr and transport in proc.stderr
+    else:
+        assert proc.returncode == 0 and proc.stderr == "", proc.stderr
 
 
 @pytest.mark.parametrize("changes, said", [

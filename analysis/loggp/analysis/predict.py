@@ -14,7 +14,7 @@ from loggp.knobs.command import Command, CommandError, UsageError, positive_int
 from loggp.knobs.files import write_text_atomic
 from loggp.shim import trace_record
 
-from . import loggops, native, otf2_import, predict_jobs, replay, trace, trace_input
+from . import loggops, machine_check, native, otf2_import, predict_jobs, replay, trace, trace_input
 
 KNOBS = ("o", "o_s", "o_r", "g", "G", "L")
 # The machine's own parameters when no probe result is given: MPICH over libfabric's
@@ -210,11 +210,19 @@ class PredictCommand(Command):
         for note in notes:
             print(f"loggp predict: note: {note}", file=sys.stderr)
         machine = machine_from_probe(args.machine) if args.machine else DEFAULT_MACHINE
-        unlike = None if args.machine else trace_record.unlike_default(trace_record.read(args.folder))
+        recorded = trace_record.read(args.folder)
+        transport = machine_check.trace_transport(getattr(programs, "files", ()), recorded)  # none: OTF2
+        if args.machine:
+            machine_check.check(args.machine, json.loads(Path(args.machine).read_text()), transport)
+        header_says = machine_check.as_run_record(transport) or {}
+        unlike = None if args.machine else trace_record.unlike_default(
+            {**recorded, **header_says} if recorded else header_says or None)
         if unlike:
             print(f"loggp predict: note: this trace ran {unlike}; the default machine parameters are MPICH's "
                   "over libfabric's shm provider on one host: give the traced machine's own with --machine "
                   "(`loggp probe --json FILE` under the same MPI and provider)", file=sys.stderr)
+        elif not args.machine:
+            print(f"loggp predict: note: {machine_check.DEFAULTS_NOTE}", file=sys.stderr)
         try:
             base = simulate(programs, machine)
         except loggops.DeadlockError as err:
