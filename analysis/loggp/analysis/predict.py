@@ -14,7 +14,7 @@ from loggp.knobs.command import Command, CommandError, UsageError, positive_int
 from loggp.knobs.files import write_text_atomic
 from loggp.shim import trace_record
 
-from . import loggops, machine_check, native, otf2_import, predict_jobs, replay, trace, trace_input
+from . import loggops, machine_check, native, otf2_import, predict_jobs, replay, trace, trace_input, trust
 
 KNOBS = ("o", "o_s", "o_r", "g", "G", "L")
 # The machine's own parameters when no probe result is given: MPICH over libfabric's
@@ -229,6 +229,7 @@ class PredictCommand(Command):
             raise CommandError(f"{args.folder}: {err}") from None
         result = {"folder": str(args.folder), "ranks": programs.ranks,
                   "traced_s": programs.traced_ns * 1e-9, "replayed_s": base.runtime_ns * 1e-9,
+                  "explained_share": base.runtime_ns / programs.traced_ns if programs.traced_ns else None,
                   "machine": vars(machine) | {"S": machine.S if math.isfinite(machine.S) else None},
                   "messages": programs.messages, "collectives": dict(programs.collectives),
                   "unmodelled": dict(programs.unmodelled), "knobs": {}}
@@ -237,22 +238,38 @@ class PredictCommand(Command):
               f"({base.runtime_ns / programs.traced_ns:.2f} of traced); {programs.messages} messages")
         # a program's own timer (NPB's timed section) may cover less: its percentages come out larger
         print("  slowdowns below are percentages of the whole traced run, MPI_Init to MPI_Finalize")
+        print(f"  {trust.explained(base.runtime_ns, programs.traced_ns)}")
+        machines = {"mid": machine}
+        halves = trust.probe_halves(args.machine) if args.machine else {}
+        if halves:
+            machines["low"], machines["high"] = trust.corners(machine, halves)
+            print(f"  intervals: the replay at both ends of the probe's 95 % intervals of {', '.join(halves)} "
+                  "(L, G and the eager limit are fits without one)")
+        else:
+            print("  figures to two significant digits: " + ("the probe gives no interval" if args.machine else
+                                                             "the default parameters are not this machine's"))
         if programs.unmodelled:
             kept = ", ".join(f"{n} x{c}" for n, c in programs.unmodelled.most_common(5))
             print(f"  kept at their traced time (not modelled): {kept}")
         highs = {knob: max(max(deltas) * 10, 1000.0 if knob == "G" else 1e6) for knob, deltas in args.sweeps.items()}
-        evaluated = predict_jobs.evaluate(programs, args.folder, machine, args.sweeps, highs, args.jobs)
+        evaluated = predict_jobs.evaluate(programs, args.folder, machines, args.sweeps, highs, args.jobs)
         for knob, deltas in args.sweeps.items():
             unit, scale = ("ns/B", 1.0) if knob == "G" else ("us", 1e-3)
-            points, tolerances = evaluated[knob]
+            curves, tolerances = evaluated[knob]
+            points = curves["mid"]
             row = {"points": [{"delta": d * scale, "slowdown_percent": 100 * s} for d, s in points],
                    "slope_percent_per_unit": slope([(d * scale, 100 * s) for d, s in points]), "unit": unit,
                    "tolerance": {f"{int(t * 100)}%": _scaled(tolerances[t], scale) for t in predict_jobs.TARGETS}}
+            if halves:
+                for k, pt in enumerate(row["points"]):
+                    ends = [100 * curves[m][k][1] for m in machines]
+                    pt["slowdown_interval_percent"] = [min(ends), max(ends)]
             result["knobs"][knob] = row
-            print(f"{knob}: slope {row['slope_percent_per_unit']:.3f} %/{unit}; reaches 1 % at "
+            print(f"{knob}: slope {row['slope_percent_per_unit']:.3g} %/{unit}; reaches 1 % at "
                   f"{_show(row['tolerance']['1%'], unit)}, 5 % at {_show(row['tolerance']['5%'], unit)}")
             for pt in row["points"]:
-                print(f"  {knob} +{pt['delta']:g} {unit}: {pt['slowdown_percent']:+.2f} %")
+                print(f"  {knob} +{pt['delta']:g} {unit}: "
+                      f"{trust.show_percent(pt['slowdown_percent'], *pt.get('slowdown_interval_percent', ()))}")
         if args.json:
             write_text_atomic(args.json, json.dumps(result, indent=1))
         return 0
