@@ -82,20 +82,13 @@ typedef struct {
     size_t cap, n;
 } map3;
 
-static uint64_t mix(uint64_t h)
-{
-    h ^= h >> 31;
-    h *= 0x7fb5d329728ea185ull;
-    h ^= h >> 27;
-    h *= 0x81dadef4bc2dd44dull;
-    h ^= h >> 33;
-    return h;
-}
-
 static size_t slot_of(const map3 *m, key3 k)
 {
-    return (size_t)mix(k.a * 0x9e3779b97f4a7c15ull ^ mix(k.b + 0x632be59bd9b4e019ull) ^ (k.c * 0xc2b2ae3d27d4eb4full))
-           & (m->cap - 1);
+    uint64_t h = k.a * 0x9e3779b97f4a7c15ull ^ k.b * 0xc2b2ae3d27d4eb4full ^ k.c * 0x165667b19e3779f9ull;
+    h ^= h >> 32;
+    h *= 0xd6e8feb86659fd93ull;
+    h ^= h >> 32;
+    return (size_t)h & (m->cap - 1);
 }
 
 static int same(key3 x, key3 y) { return x.a == y.a && x.b == y.b && x.c == y.c; }
@@ -347,11 +340,32 @@ static void fail(sim *s, int code, int32_t r, int64_t record)
 
 /* ---- the reader ---- */
 
-/* The record i of rank r (a copy), reading further chunks as needed; 0 on success. */
-static int rec_get(sim *s, int32_t r, int64_t i, lr_rec *out)
+static int rec_load(sim *s, int32_t r, int64_t i);
+
+/* The record i of rank r, in the window (valid until the next read); NULL on error. */
+static inline const lr_rec *rec_peek(sim *s, int32_t r, int64_t i)
 {
     reader *rd = &s->ranks[r].rd;
-    if (i >= rd->base + rd->len) {
+    if (i >= rd->base + rd->len && rec_load(s, r, i) != 0)
+        return NULL;
+    return &rd->win[i - rd->base];
+}
+
+/* The record i of rank r (a copy), reading further chunks as needed; 0 on success. */
+static inline int rec_get(sim *s, int32_t r, int64_t i, lr_rec *out)
+{
+    const lr_rec *x = rec_peek(s, r, i);
+    if (!x)
+        return -1;
+    *out = *x;
+    return 0;
+}
+
+/* Reads chunks until record i is in the window, dropping the records before keep. */
+static int rec_load(sim *s, int32_t r, int64_t i)
+{
+    reader *rd = &s->ranks[r].rd;
+    {
         int64_t drop = rd->keep - rd->base;
         if (drop > rd->len)
             drop = rd->len;
@@ -414,7 +428,6 @@ static int rec_get(sim *s, int32_t r, int64_t i, lr_rec *out)
             rd->len += want;
         }
     }
-    *out = rd->win[i - rd->base];
     return 0;
 }
 
@@ -673,16 +686,15 @@ static int64_t completion_of(sim *s, int32_t r, int64_t i, uint64_t handle, lr_r
     int64_t older = f ? f->count : 0; /* live posts of the handle before this one take completions first */
     rank *rk = &s->ranks[r];
     for (int64_t j = i + 1; j < rk->rd.n; j++) {
-        lr_rec x;
-        if (rec_get(s, r, j, &x) != 0)
+        const lr_rec *x = rec_peek(s, r, j);
+        if (!x)
             return -2;
-        if (x.request != handle)
+        if (x->request != handle)
             continue;
-        int32_t c = cls_of(s, r, x.call);
-        if (x.kind == 1 || (c & CLS_FREEING)) {
+        if (x->kind == 1 || (cls_of(s, r, x->call) & CLS_FREEING)) {
             if (older == 0) {
-                if (x.kind == 1) {
-                    *out = x;
+                if (x->kind == 1) {
+                    *out = *x;
                     return j;
                 }
                 return -1;

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from loggp.knobs.programs import prefix_path
+from loggp.knobs.programs import MissingProgram, prefix_path
 
 from . import schedules
 
@@ -41,8 +41,8 @@ STUCK = np.dtype([("op", "<i8"), ("call_number", "<i8"), ("call", "<i4"), ("fini
 _lib = None
 
 
-class NativeMissing(RuntimeError):
-    pass
+class NativeMissing(MissingProgram):
+    """The core is not installed (exit 2, naming the file and ./setup.sh)."""
 
 
 def library():
@@ -50,7 +50,7 @@ def library():
     global _lib
     if _lib is not None:
         return _lib
-    path = Path(os.environ.get("LOGGP_REPLAY_LIBRARY") or prefix_path("lib", LIBRARY))
+    path = prefix_path("lib", LIBRARY)
     try:
         lib = ctypes.CDLL(str(path))
     except OSError as err:
