@@ -22,7 +22,9 @@
 
 #define API __attribute__((visibility("default")))
 
-enum { OP_CALC = 0, OP_ISEND = 1, OP_IRECV = 2, OP_WAIT = 3, OP_DONE = 4 };
+/* OP_FORGET: the trace freed the request (MPI_Request_free): nothing will wait for it, so its
+ * entry goes (traces only; it changes no time). */
+enum { OP_CALC = 0, OP_ISEND = 1, OP_IRECV = 2, OP_WAIT = 3, OP_DONE = 4, OP_FORGET = 5 };
 
 /* One operation (Python's numpy dtype native.OP mirrors it). */
 typedef struct {
@@ -470,8 +472,8 @@ static void wake(sim *s, int32_t r)
 
 static void complete(sim *s, int32_t r, int64_t req, double at)
 {
-    request *q = req_make(s, r, req);
-    if (!q)
+    request *q = req_find(s, r, req, NULL);
+    if (!q) /* freed (OP_FORGET): nobody waits for it */
         return;
     q->done = 1;
     q->at = at;
@@ -778,7 +780,7 @@ static int translate(sim *s, int32_t r)
         if ((c & CLS_POSTING) && rec.request)
             fifo_push(s, r, rec.request, i);
         else if ((c & CLS_FREEING) && rec.request && fifo_of(s, r, rec.request, 0))
-            fifo_pop(s, r, rec.request);
+            emit_simple(s, rk, OP_FORGET, 0, 0, 0, 0, fifo_pop(s, r, rec.request) * 4);
         /* the completions that follow the call */
         int64_t j = i + 1, first_wait = rk->nwaits;
         lr_rec first_completion = {0};
@@ -954,11 +956,21 @@ static int translate(sim *s, int32_t r)
 
 /* ---- the replay ---- */
 
-/* Runs rank r until it waits for what is not known yet, or ends; -1 on error. */
+/* Operations a rank runs before the others get a turn: a rank that never waits (sends it
+ * frees, say) would otherwise post its whole trace before any receiver takes a message. */
+#define QUANTUM 64
+
+static void wake(sim *s, int32_t r);
+
+/* Runs rank r until it waits for what is not known yet, ends, or has had its turn; -1 on error. */
 static int run_rank(sim *s, int32_t r)
 {
     rank *rk = &s->ranks[r];
-    for (;;) {
+    for (int turn = 0;; turn++) {
+        if (turn == QUANTUM && s->ready_n > 0) {
+            wake(s, r);
+            return 0;
+        }
         if (rk->pos == rk->nops) {
             if (!s->traces) {
                 rk->finished = 1;
@@ -1056,6 +1068,14 @@ static int run_rank(sim *s, int32_t r)
                 return -1;
             q->done = 1;
             q->at = rk->t;
+            break;
+        }
+        case OP_FORGET: {
+            long slot;
+            if (req_find(s, r, op->req, &slot)) {
+                pool_give(&s->req_pool, s->reqs.vals[slot]);
+                map_del(&s->reqs, slot);
+            }
             break;
         }
         default:
@@ -1546,4 +1566,15 @@ API int lr_schedule(int base, int rank, int size, uint64_t nbytes, int root, int
                     int32_t *peers, uint64_t *bytes, int cap)
 {
     return schedule(base, rank, size, nbytes, root, rounds, ops, peers, bytes, cap);
+}
+
+/* The most entries each part of the replay's state held at once: requests, channels, unmatched
+ * messages, live posts of handles, collective instances (for tests of bounded memory). */
+API void lr_state_peak(const sim *s, int64_t *out)
+{
+    out[0] = (int64_t)s->req_pool.n;
+    out[1] = (int64_t)s->chan_pool.n;
+    out[2] = (int64_t)s->pend_pool.n;
+    out[3] = (int64_t)s->node_pool.n;
+    out[4] = (int64_t)s->coll_pool.n;
 }

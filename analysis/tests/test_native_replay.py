@@ -206,3 +206,29 @@ def test_random_traces_use_wildcards_and_every_kind_of_call(tmp_path):
     assert any(((x.records["peer"] == ANY_SOURCE) & (x.records["kind"] == 0)).any() for x in t)
     loaded = predict.load(tmp_path)
     assert loaded.unmodelled and loaded.collectives and loaded.messages
+
+
+@pytest.mark.parametrize("nbytes", [8, 70000])
+def test_freed_requests_leave_the_replay(tmp_path, nbytes):
+    """Isend + MPI_Request_free in a loop: nothing waits for those requests, and the replay
+    forgets each, and takes turns between ranks, so its state stays the same however long the loop."""
+    from loggp.analysis import predict, synth, trace
+    call = {n: k for k, n in enumerate(NAMES)}
+    peaks = []
+    for n in (1000, 10000):
+        sends, recvs = [], []
+        for k in range(n):
+            t = 1000 + 10 * k
+            sends += [(t, t + 1, nbytes, 0x9c000001, 1, 0, WORLD, 2, call["MPI_Isend"], 0, -1),
+                      (t + 2, t + 3, 0, 0x9c000001, -1, -1, 0, 0, call["MPI_Request_free"], 0, -1)]
+            recvs += [(t, t + 5, nbytes, 0, 0, 0, WORLD, 2, call["MPI_Recv"], 0, -1),
+                      (t, t + 5, nbytes, 0, 0, 0, 0, 0, call["MPI_Recv"], 1, -1)]
+        folder = tmp_path / str(n)
+        folder.mkdir()
+        for rank, recs in enumerate((sends, recvs)):
+            synth.write_rank(folder / f"trace.{rank}.bin", rank, 2, np.array(recs, dtype=trace.RECORD), 1000,
+                             1000 + 10 * n + 10, names=NAMES)
+        replayed = predict.load(folder)
+        replayed.simulate(Params(o_s=100.0, L=1000.0, S=4096))
+        peaks.append(replayed.state_peak())
+    assert peaks[0] == peaks[1] and peaks[0]["requests"] <= 100 and peaks[0]["unmatched"] <= 100

@@ -57,6 +57,20 @@ def test_the_reader_holds_one_chunk_per_rank_however_long_the_trace(tmp_path):
     assert whole.simulate(MACHINES[0]).runtime_ns == replayed.simulate(MACHINES[0]).runtime_ns
 
 
+@pytest.mark.parametrize("name", ["halo", "ring", "alltoall"])
+def test_the_replay_state_does_not_grow_with_the_trace(tmp_path, name):
+    peaks = []
+    for phases in (5, 50):
+        folder = tmp_path / str(phases)
+        synth.Pattern(name, 8, phases=phases, nbytes=64, compute_ns=1000).write(folder)
+        replayed = predict.load(folder)
+        replayed.simulate(MACHINES[0])
+        peaks.append(replayed.state_peak())
+    short, long = peaks
+    assert short.pop("collectives") * 10 == long.pop("collectives")  # one entry per instance, kept
+    assert short == long and short["requests"] > 0
+
+
 def test_the_python_reader_yields_chunks(tmp_path):
     synth.Pattern("ring", 3, phases=10, nbytes=64, compute_ns=10).write(tmp_path)
     f = trace.open_trace(tmp_path / "trace.1.bin")

@@ -69,6 +69,7 @@ def library():
     lib.lr_collectives.argtypes = [p, p]
     lib.lr_unmodelled.argtypes = [p, p]
     lib.lr_reader_stats.argtypes = [p, p, p]
+    lib.lr_state_peak.argtypes = [p, p]
     lib.lr_schedule.restype = ctypes.c_int
     lib.lr_schedule.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int, u64, ctypes.c_int, p, p, p, p,
                                 ctypes.c_int]
@@ -277,6 +278,12 @@ class TraceReplay:
         peak, reads = np.zeros(self.ranks, dtype=np.int64), np.zeros(self.ranks, dtype=np.int64)
         library().lr_reader_stats(self._sim.handle, _ptr(peak), _ptr(reads))
         return peak, reads
+
+    def state_peak(self):
+        """The most entries the replay's state held at once since opening: {part: count}."""
+        out = np.zeros(5, dtype=np.int64)
+        library().lr_state_peak(self._sim.handle, _ptr(out))
+        return dict(zip(("requests", "channels", "unmatched", "live_posts", "collectives"), out.tolist()))
 
     def _raise_error(self):
         from .trace import RECORD, TraceError
