@@ -268,7 +268,7 @@ typedef struct { /* the n-th collective on a communicator, over all ranks */
 
 /* ---- reading a rank's trace in chunks ---- */
 typedef struct {
-    int fd;
+    char *path;         /* opened for each chunk: thousands of ranks would exceed the open-file limit */
     uint64_t records_offset;
     int64_t n;          /* records in the file */
     lr_rec *win;        /* records [base, base + len) */
@@ -398,22 +398,31 @@ static int rec_load(sim *s, int32_t r, int64_t i)
             int64_t first = rd->base + rd->len;
             size_t bytes = (size_t)want * sizeof(lr_rec), got = 0;
             char *to = (char *)(rd->win + rd->len);
+            int fd = open(rd->path, O_RDONLY | O_CLOEXEC);
+            if (fd < 0) {
+                fail(s, ERR_IO, r, -1);
+                s->err.value = (uint64_t)errno;
+                return -1;
+            }
             while (got < bytes) {
-                ssize_t n = pread(rd->fd, to + got, bytes - got,
+                ssize_t n = pread(fd, to + got, bytes - got,
                                   (off_t)(rd->records_offset + (uint64_t)first * sizeof(lr_rec) + got));
                 if (n < 0 && errno == EINTR)
                     continue;
                 if (n < 0) {
                     fail(s, ERR_IO, r, first);
                     s->err.value = (uint64_t)errno;
+                    close(fd);
                     return -1;
                 }
                 if (n == 0) {
                     fail(s, ERR_TRUNCATED, r, first + (int64_t)(got / sizeof(lr_rec)));
+                    close(fd);
                     return -1;
                 }
                 got += (size_t)n;
             }
+            close(fd);
             rd->reads++;
             int32_t ncalls = s->cls_start[r + 1] - s->cls_start[r];
             for (int64_t k = 0; k < want; k++) {
@@ -1152,8 +1161,6 @@ static sim *sim_new(int32_t nranks)
         free(s);
         return NULL;
     }
-    for (int32_t r = 0; r < nranks; r++)
-        s->ranks[r].rd.fd = -1;
     return s;
 }
 
@@ -1165,8 +1172,7 @@ API void lr_free(sim *s)
         rank *rk = &s->ranks[r];
         if (s->traces) {
             free(rk->ops);
-            if (rk->rd.fd >= 0)
-                close(rk->rd.fd);
+            free(rk->rd.path);
         }
         free(rk->waits);
         free(rk->rd.win);
@@ -1291,11 +1297,10 @@ API sim *lr_new_trace(int32_t nranks, const char *const *paths, const uint64_t *
         rk->rd.chunk = s->chunk;
         rk->init_ns = init_ns[r];
         rk->finalize_ns = finalize_ns[r];
-        rk->rd.fd = open(paths[r], O_RDONLY | O_CLOEXEC);
-        if (rk->rd.fd < 0) {
-            fail(s, ERR_IO, r, -1);
-            s->err.value = (uint64_t)errno;
-            return s;
+        rk->rd.path = strdup(paths[r]);
+        if (!rk->rd.path) {
+            lr_free(s);
+            return NULL;
         }
     }
     scan_collectives(s);
