@@ -47,10 +47,12 @@ def rows(results_dir, runs, curves):
             try:
                 cache[folder] = predict.load(folder)
             except ValueError as err:
-                cache[folder] = str(err)
+                cache[folder] = f"trace unreadable: {err}"
+            except loggops.DeadlockError as err:  # found by the replay opening it counts
+                cache[folder] = f"replay failed: {err}"
         programs = cache[folder]
         if isinstance(programs, str):
-            out.append([c.label, c.knob, c.fit.slope, c.model_slope, None, None, f"trace unreadable: {programs}"])
+            out.append([c.label, c.knob, c.fit.slope, c.model_slope, None, None, programs])
             continue
         per_ns = analyze.NS_PER_UNIT[c.unit]
         deltas = [p.value * per_ns for p in c.points if p.value > 0]
