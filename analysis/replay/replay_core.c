@@ -125,7 +125,7 @@ static long map_find(const map3 *m, key3 k)
 static int map_grow(map3 *m)
 {
     map3 bigger = {0};
-    bigger.cap = m->cap ? m->cap * 2 : 64;
+    bigger.cap = m->cap ? m->cap * 2 : 16;
     bigger.keys = malloc(bigger.cap * sizeof *bigger.keys);
     bigger.vals = malloc(bigger.cap * sizeof *bigger.vals);
     bigger.used = calloc(bigger.cap, 1);
@@ -288,6 +288,8 @@ typedef struct {
     size_t ops_cap, waits_cap;
     double t, nic_tx, nic_rx, compute, overhead, waiting;
     int64_t missing;    /* requests its current wait still needs */
+    map3 reqs;          /* req -> request (small, so a rank's requests stay in cache) */
+    map3 chans;         /* (src, comm, tag) -> channel of messages to this rank */
     int finished, queued;
     /* traces */
     reader rd;
@@ -316,9 +318,7 @@ struct sim {
     pool coll_pool;
     /* the run */
     double o_s, o_r, g, G, L, S;
-    map3 reqs;              /* (rank, req) -> request */
-    pool req_pool;
-    map3 chans;             /* (src << 32 | dst, comm, tag) -> channel */
+    pool req_pool;          /* requests (each rank's map points into it) */
     pool chan_pool, pend_pool;
     map3 aux;               /* (rank, handle, 0): post_fifo; (rank, handle, 1): persistent; (rank, comm, 2): seq */
     pool fifo_pool, node_pool, pers_pool;
@@ -446,10 +446,11 @@ static int rec_load(sim *s, int32_t r, int64_t i)
 
 static request *req_find(sim *s, int32_t r, int64_t req, long *slot)
 {
-    long at = map_find(&s->reqs, (key3){(uint64_t)r, (uint64_t)req, 0});
+    map3 *m = &s->ranks[r].reqs;
+    long at = map_find(m, (key3){(uint64_t)req, 0, 0});
     if (slot)
         *slot = at;
-    return at < 0 ? NULL : AT(&s->req_pool, request, s->reqs.vals[at]);
+    return at < 0 ? NULL : AT(&s->req_pool, request, m->vals[at]);
 }
 
 /* The request's entry, made (not done) if new; NULL when out of memory. */
@@ -459,7 +460,7 @@ static request *req_make(sim *s, int32_t r, int64_t req)
     if (q)
         return q;
     int64_t i = pool_take(&s->req_pool);
-    if (i < 0 || map_put(&s->reqs, (key3){(uint64_t)r, (uint64_t)req, 0}, (uint32_t)i) != 0) {
+    if (i < 0 || map_put(&s->ranks[r].reqs, (key3){(uint64_t)req, 0, 0}, (uint32_t)i) != 0) {
         fail(s, ERR_MEMORY, r, -1);
         return NULL;
     }
@@ -509,16 +510,17 @@ static void match(sim *s, const pending *snd, const pending *rcv)
 /* A send (is_send) or receive meets the oldest partner on its channel, or queues. */
 static void post(sim *s, int is_send, int32_t src, int32_t dst, int64_t comm, int64_t tag, pending item)
 {
-    key3 k = {(uint64_t)(uint32_t)src << 32 | (uint32_t)dst, (uint64_t)comm, (uint64_t)tag};
-    long slot = map_find(&s->chans, k);
-    channel *ch = slot < 0 ? NULL : AT(&s->chan_pool, channel, s->chans.vals[slot]);
+    map3 *chans = &s->ranks[dst].chans;
+    key3 k = {(uint64_t)(uint32_t)src, (uint64_t)comm, (uint64_t)tag};
+    long slot = map_find(chans, k);
+    channel *ch = slot < 0 ? NULL : AT(&s->chan_pool, channel, chans->vals[slot]);
     if (ch && ch->head >= 0 && ch->sends != is_send) {
         int64_t first = ch->head;
         pending other = *AT(&s->pend_pool, pending, first);
         ch->head = other.next;
         if (ch->head < 0) { /* empty: forget the channel (collectives make one per instance) */
-            pool_give(&s->chan_pool, s->chans.vals[slot]);
-            map_del(&s->chans, slot);
+            pool_give(&s->chan_pool, chans->vals[slot]);
+            map_del(chans, slot);
         }
         pool_give(&s->pend_pool, first);
         if (is_send)
@@ -536,7 +538,7 @@ static void post(sim *s, int is_send, int32_t src, int32_t dst, int64_t comm, in
     *AT(&s->pend_pool, pending, pi) = item;
     if (!ch) {
         int64_t ci = pool_take(&s->chan_pool);
-        if (ci < 0 || map_put(&s->chans, k, (uint32_t)ci) != 0) {
+        if (ci < 0 || map_put(chans, k, (uint32_t)ci) != 0) {
             fail(s, ERR_MEMORY, src, -1);
             return;
         }
@@ -1066,8 +1068,8 @@ static int run_rank(sim *s, int32_t r)
                     rk->waiting += at - rk->t;
                     rk->t = at;
                 }
-                pool_give(&s->req_pool, s->reqs.vals[slot]);
-                map_del(&s->reqs, slot);
+                pool_give(&s->req_pool, rk->reqs.vals[slot]);
+                map_del(&rk->reqs, slot);
             }
             break;
         }
@@ -1082,8 +1084,8 @@ static int run_rank(sim *s, int32_t r)
         case OP_FORGET: {
             long slot;
             if (req_find(s, r, op->req, &slot)) {
-                pool_give(&s->req_pool, s->reqs.vals[slot]);
-                map_del(&s->reqs, slot);
+                pool_give(&s->req_pool, rk->reqs.vals[slot]);
+                map_del(&rk->reqs, slot);
             }
             break;
         }
@@ -1098,8 +1100,6 @@ static int run_rank(sim *s, int32_t r)
 
 static void reset_run(sim *s)
 {
-    map_clear(&s->reqs);
-    map_clear(&s->chans);
     map_clear(&s->aux);
     pool_reset(&s->req_pool);
     pool_reset(&s->chan_pool);
@@ -1114,6 +1114,8 @@ static void reset_run(sim *s)
     memset(&s->err, 0, sizeof s->err);
     for (int32_t r = 0; r < s->nranks; r++) {
         rank *rk = &s->ranks[r];
+        map_clear(&rk->reqs);
+        map_clear(&rk->chans);
         rk->pos = rk->op_base = 0;
         rk->t = rk->compute = rk->overhead = rk->waiting = 0.0;
         rk->nic_tx = rk->nic_rx = -INFINITY;
@@ -1176,9 +1178,9 @@ API void lr_free(sim *s)
         }
         free(rk->waits);
         free(rk->rd.win);
+        map_free(&rk->reqs);
+        map_free(&rk->chans);
     }
-    map_free(&s->reqs);
-    map_free(&s->chans);
     map_free(&s->aux);
     map_free(&s->colls);
     free(s->req_pool.items);
