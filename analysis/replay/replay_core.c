@@ -648,13 +648,12 @@ static post_fifo *fifo_of(sim *s, int32_t r, uint64_t handle, int make)
 
 static void fifo_push(sim *s, int32_t r, uint64_t handle, int64_t post_at)
 {
-    post_fifo *f = fifo_of(s, r, handle, 1);
-    int64_t ni = f ? pool_take(&s->node_pool) : -1;
-    if (ni < 0) {
+    int64_t ni = pool_take(&s->node_pool);
+    post_fifo *f = ni < 0 ? NULL : fifo_of(s, r, handle, 1);
+    if (!f) {
         fail(s, ERR_MEMORY, r, post_at);
         return;
     }
-    f = fifo_of(s, r, handle, 0); /* the pool may have moved */
     post_node *n = AT(&s->node_pool, post_node, ni);
     n->next = -1;
     n->post = post_at;
