@@ -67,8 +67,7 @@ def test_the_replay_state_does_not_grow_with_the_trace(tmp_path, name):
         replayed.simulate(MACHINES[0])
         peaks.append(replayed.state_peak())
     short, long = peaks
-    assert short.pop("collectives") * 10 == long.pop("collectives")  # one entry per instance, kept
-    assert short == long and short["requests"] > 0
+    assert short == long and short["requests"] > 0  # collectives too: only those some rank has not reached
 
 
 def test_the_python_reader_yields_chunks(tmp_path):

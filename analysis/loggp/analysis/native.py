@@ -18,7 +18,7 @@ LIBRARY = "libloggp-replay.so"
 CALC, ISEND, IRECV, WAIT, DONE = range(5)
 OP = np.dtype([("req", "<i8"), ("comm", "<i8"), ("tag", "<i8"), ("bytes", "<u8"), ("ns", "<f8"),
                ("kind", "<i4"), ("peer", "<i4")])
-CHUNK_RECORDS = 4096  # records a rank's reader takes from its file at a time
+CHUNK_RECORDS = 1024  # records a rank's reader takes from its file at a time (56 KiB: 224 MiB at 4096 ranks)
 
 # the C side's call classes (replay_core.c: C_*) and its order of collectives (B_*)
 (C_OTHER, C_SEND, C_ISEND, C_IRECV, C_RECV, C_SENDRECV, C_WAIT, C_SEND_INIT, C_RECV_INIT, C_START, C_COLL,
