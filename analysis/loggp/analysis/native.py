@@ -6,7 +6,6 @@ messages in flight, not the trace's length."""
 import ctypes
 import math
 import os
-from pathlib import Path
 
 import numpy as np
 

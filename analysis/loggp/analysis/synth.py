@@ -11,11 +11,10 @@ Each phase starts with `compute_ns` of computation. Every rank does the same
 work at the same time, so the replay's length is phases x (compute + one
 phase's communication), which critical_path_ns computes from the pattern alone.
 
-    python -m loggp.analysis.synth halo DIR --ranks 512 --phases 1000 --bytes 4096 --compute 20us
+    Pattern("halo", 512, phases=1000, nbytes=4096, compute_ns=20000).write("DIR")
+    python analysis/bench/gen_traces.py halo DIR --ranks 512 --phases 1000   # the same, from a shell
 """
-import argparse
 import os
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -126,6 +125,10 @@ class Pattern:
 
     def write(self, folder):
         """Every rank's trace into folder (made if missing); returns the records per rank."""
+        if self.size < 2:
+            raise ValueError(f"{self.size} ranks: a pattern needs at least 2")
+        if self.name not in ("halo", "ring", "alltoall"):
+            raise ValueError(f"unknown pattern {self.name!r}: expected halo, ring or alltoall")
         folder = Path(folder)
         folder.mkdir(parents=True, exist_ok=True)
         run_id = int.from_bytes(os.urandom(8), "little") or 1
