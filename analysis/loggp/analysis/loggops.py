@@ -24,6 +24,8 @@ Requests are any hashable names, unique per rank. Times are ns."""
 from collections import deque
 from dataclasses import dataclass, replace
 
+from . import native
+
 
 @dataclass(frozen=True)
 class Params:
@@ -105,7 +107,6 @@ class _Rank:
 def simulate(programs, params):
     """Times the programs (one per rank) under params with the C core (loggp.analysis.native);
     returns a Result, or raises DeadlockError."""
-    from . import native
     status, end, compute, overhead, waiting, stuck = native.ops_sim(programs).run(params)
     if status < 0:
         raise ValueError("the replay core failed on these programs")
@@ -116,7 +117,6 @@ def simulate(programs, params):
 
 
 def _kind_peer(stuck):
-    from . import native
     kind = {native.ISEND: "isend", native.IRECV: "irecv"}.get(int(stuck["awaited_kind"]))
     return None if kind is None else (kind, int(stuck["awaited_peer"]))
 

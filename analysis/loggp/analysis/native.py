@@ -11,7 +11,7 @@ import numpy as np
 
 from loggp.knobs.programs import MissingProgram, prefix_path
 
-from . import schedules
+from . import loggops, replay, schedules, trace
 
 LIBRARY = "libloggp-replay.so"
 CALC, ISEND, IRECV, WAIT, DONE = range(5)
@@ -153,7 +153,6 @@ def ops_sim(programs):
 
 def call_classes(names):
     """The core's class of each call name (replay.py's branches, in its order)."""
-    from . import replay, trace
     out = np.zeros(len(names), dtype=np.int32)
     for k, name in enumerate(names):
         base = schedules.base_name(name)
@@ -215,7 +214,6 @@ class TraceReplay:
     def __init__(self, files, chunk=CHUNK_RECORDS):
         from collections import Counter
 
-        from . import loggops
         self.files = list(files)
         self.ranks = len(self.files)
         self.traced_ns = float(max(f.finalize_ns - f.init_ns for f in self.files))
@@ -253,7 +251,6 @@ class TraceReplay:
     def simulate(self, params):
         """A loggops.Result under params; DeadlockError said in the traces' MPI calls,
         trace.TraceError for a record that cannot be replayed."""
-        from . import loggops, replay
         status, end, compute, overhead, waiting, stuck = self._sim.run(params)
         if status < 0:
             self._raise_error()
@@ -285,26 +282,26 @@ class TraceReplay:
         return dict(zip(("requests", "channels", "unmatched", "live_posts", "collectives"), out.tolist()))
 
     def _raise_error(self):
-        from .trace import RECORD, TraceError
         err = self._sim.error()
         if not err.code:
             return
         f = self.files[err.rank] if 0 <= err.rank < self.ranks else None
         path = f.path if f else "trace"
-        at = None if err.record < 0 or f is None else f.records_offset + err.record * RECORD.itemsize
+        at = None if err.record < 0 or f is None else f.records_offset + err.record * trace.RECORD.itemsize
         if err.code == ERR_IO:
-            raise TraceError(path, None, f"cannot read: {os.strerror(err.value)}")
+            raise trace.TraceError(path, None, f"cannot read: {os.strerror(err.value)}")
         if err.code == ERR_CORRUPT:
-            raise TraceError(path, at, f"record {err.record} is corrupt (call {err.value}, kind {err.value2}, "
+            raise trace.TraceError(path, at, f"record {err.record} is corrupt (call {err.value}, kind {err.value2}, "
                                        f"start {err.start}, end {err.end})")
         if err.code == ERR_UNPOSTED:
-            raise TraceError(path, at, f"record {err.record}: request {err.value:#x} completes but was never posted")
+            raise trace.TraceError(path, at, f"record {err.record}: request {err.value:#x} completes but was "
+                                             "never posted")
         if err.code == ERR_COLLECTIVE:
-            raise TraceError(path, at, f"collective {err.value2} on communicator {err.value:#x} is "
+            raise trace.TraceError(path, at, f"collective {err.value2} on communicator {err.value:#x} is "
                                        f"{BASES[err.base_here]} here but {BASES[err.base_other]} on another rank: "
                                        "the traces are not of one run")
         if err.code == ERR_TRUNCATED:
-            raise TraceError(path, at, "truncated: the file changed while it was replayed")
+            raise trace.TraceError(path, at, "truncated: the file changed while it was replayed")
         if err.code == ERR_MEMORY:
             raise MemoryError("the replay core is out of memory")
         raise RuntimeError(f"the replay core failed (code {err.code})")

@@ -212,8 +212,9 @@ class PredictCommand(Command):
         machine = machine_from_probe(args.machine) if args.machine else DEFAULT_MACHINE
         recorded = trace_record.read(args.folder)
         transport = machine_check.trace_transport(getattr(programs, "files", ()), recorded)  # none: OTF2
+        probe = json.loads(Path(args.machine).read_text()) if args.machine else None  # read and checked above
         if args.machine:
-            machine_check.check(args.machine, json.loads(Path(args.machine).read_text()), transport)
+            machine_check.check(args.machine, probe, transport)
         header_says = machine_check.as_run_record(transport) or {}
         unlike = None if args.machine else trace_record.unlike_default(
             {**recorded, **header_says} if recorded else header_says or None)
@@ -240,7 +241,7 @@ class PredictCommand(Command):
         print("  slowdowns below are percentages of the whole traced run, MPI_Init to MPI_Finalize")
         print(f"  {trust.explained(base.runtime_ns, programs.traced_ns)}")
         machines = {"mid": machine}
-        halves = trust.probe_halves(args.machine) if args.machine else {}
+        halves = trust.probe_halves(_find_run(probe)) if args.machine else {}
         if halves:
             machines["low"], machines["high"] = trust.corners(machine, halves)
             print(f"  intervals: the replay at both ends of the probe's 95 % intervals of {', '.join(halves)} "

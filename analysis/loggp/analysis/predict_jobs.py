@@ -4,6 +4,8 @@ and each tolerance's bisection) split across N processes, each with its own
 replay of the trace (replays share nothing, so each process reads the files itself)."""
 from concurrent.futures import ProcessPoolExecutor
 
+from . import predict
+
 TARGETS = (0.01, 0.05)  # the slowdowns whose tolerance (smallest delta reaching it) is searched
 
 _worker = {}
@@ -18,7 +20,6 @@ def tasks(sweeps, highs, machines):
 
 
 def _run(programs, machines, task):
-    from . import predict
     if task[0] == "point":
         _, knob, delta, m = task
         return predict.slowdowns(programs, machines[m], knob, [delta])[0]
@@ -27,7 +28,6 @@ def _run(programs, machines, task):
 
 
 def _start(folder, machines):
-    from . import predict
     _worker["programs"], _worker["machines"] = predict.load(folder), machines
 
 

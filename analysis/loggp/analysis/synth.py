@@ -20,41 +20,27 @@ from pathlib import Path
 
 import numpy as np
 
-from . import trace
+from loggp.knobs.files import write_text_atomic
+
+from . import trace, trace_write
 
 # The call-name table of every synthetic trace (a record's call indexes it).
 NAMES = ("MPI_Isend", "MPI_Irecv", "MPI_Waitall", "MPI_Alltoall", "MPI_Send", "MPI_Recv", "MPI_Sendrecv",
          "MPI_Barrier", "MPI_Allreduce", "MPI_Bcast", "MPI_Request_free", "MPI_Iprobe", "MPI_Wait",
          "MPI_Comm_rank")
 CALL = {name: k for k, name in enumerate(NAMES)}
-WORLD = 0x44000000  # MPICH's MPI_COMM_WORLD handle
+WORLD = trace_write.WORLD
 CALL_NS = 100       # each MPI call's own traced length (the replay models it instead)
 REQUEST = 0x98000000  # request handles, k-th post of an exchange: come back each phase, as MPI's do
 INIT_NS = 1_000_000_000
 
 
 def write_rank(path, rank, size, records, init_ns, finalize_ns, run_id=0, names=NAMES):
-    """One rank's trace file, written whole under a temporary name then renamed."""
-    path = Path(path)
-    names = b"".join(n.encode() + b"\0" for n in names)
-    header = np.zeros(1, dtype=trace.HEADER)
-    header["magic"] = trace.MAGIC
-    header["version"] = trace.VERSION
-    header["header_bytes"] = trace.HEADER.itemsize
-    header["record_bytes"] = trace.RECORD.itemsize
-    header["names_bytes"] = len(names)
-    header["rank"], header["size"] = rank, size
-    header["clock"] = trace.CLOCK_MONOTONIC
-    header["records"] = len(records)
-    header["init_ns"], header["finalize_ns"] = init_ns, finalize_ns
-    if "run_id" in trace.HEADER.names:
-        header["run_id"] = run_id
-    tmp = path.with_name(f".{path.name}.tmp.{os.getpid()}")
-    with open(tmp, "wb") as fh:
-        fh.write(header.tobytes())
-        fh.write(names)
-        fh.write(np.ascontiguousarray(records, dtype=trace.RECORD).tobytes())
-    os.replace(tmp, path)
+    """One rank's trace file (loggp.analysis.trace_write's encoding), written atomically."""
+    t = trace.Trace(path=Path(path), rank=rank, size=size, init_ns=int(init_ns), finalize_ns=int(finalize_ns),
+                    clock_offset_ns=0, names=list(names), records=np.asarray(records, dtype=trace.RECORD),
+                    records_offset=0, run_id=run_id)
+    write_text_atomic(path, trace_write.encode(t))
 
 
 def records(n):

@@ -25,8 +25,9 @@ DEFAULTS = {"start_ns": 0, "end_ns": 0, "bytes": 0, "request": 0, "peer": -1, "t
 _FIELDS = set(DEFAULTS) | {"call"}
 
 
-def make(rank, size, init_ns, finalize_ns, rows, path=None, clock_offset_ns=0):
-    """A Trace of one rank; rows: dicts with "call" (a name) and any RECORD field."""
+def make(rank, size, init_ns, finalize_ns, rows, path=None, clock_offset_ns=0, run_id=0):
+    """A Trace of one rank; rows: dicts with "call" (a name) and any RECORD field; run_id the
+    same for every rank of one run (0: unknown)."""
     names = []
     index = {}
     for i, row in enumerate(rows):
@@ -42,7 +43,7 @@ def make(rank, size, init_ns, finalize_ns, rows, path=None, clock_offset_ns=0):
     return trace.Trace(path=Path(path) if path else Path(f"trace.{rank}.bin"), rank=rank, size=size,
                        init_ns=int(init_ns), finalize_ns=int(finalize_ns), clock_offset_ns=int(clock_offset_ns),
                        names=names, records=records,
-                       records_offset=trace.HEADER.itemsize + len(_names_blob(names)))
+                       records_offset=trace.HEADER.itemsize + len(_names_blob(names)), run_id=run_id)
 
 
 def _names_blob(names):
@@ -57,7 +58,8 @@ def encode(t):
                          ("header_bytes", trace.HEADER.itemsize), ("record_bytes", trace.RECORD.itemsize),
                          ("names_bytes", len(blob)), ("rank", t.rank), ("size", t.size),
                          ("clock", trace.CLOCK_MONOTONIC), ("records", len(t.records)), ("init_ns", t.init_ns),
-                         ("finalize_ns", t.finalize_ns), ("clock_offset_ns", t.clock_offset_ns)):
+                         ("finalize_ns", t.finalize_ns), ("clock_offset_ns", t.clock_offset_ns),
+                         ("run_id", t.run_id or 0), ("transport", (t.transport or "").encode("ascii"))):
         header[0][field] = value
     return header.tobytes() + blob + np.ascontiguousarray(t.records, dtype=trace.RECORD).tobytes()
 

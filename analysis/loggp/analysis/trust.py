@@ -2,9 +2,7 @@
 share of the traced time the replay explains, the interval the probe's own
 confidence intervals give the machine's parameters, and figures rounded to
 what those inputs support."""
-import json
 import math
-from pathlib import Path
 
 from . import loggops
 
@@ -13,15 +11,10 @@ from . import loggops
 WITH_INTERVAL = {"o_s": "o_s_us", "o_r": "o_r_us", "g": "g_us"}
 
 
-def probe_halves(path):
-    """{parameter: 95 % CI half-width in ns} from `loggp probe --json` output, for the parameters
-    it gives one for (at its summary's size); {} when the file has none."""
-    from .predict import _find_run
-    try:
-        run = _find_run(json.loads(Path(path).read_text()))
-    except (OSError, ValueError):
-        return {}
-    if run is None:
+def probe_halves(run):
+    """{parameter: 95 % CI half-width in ns} from a `loggp probe --json` result (the part with its
+    summary and sizes), for the parameters it gives one for (at its summary's size); {} for none."""
+    if not isinstance(run, dict) or not isinstance(run.get("summary"), dict):
         return {}
     at = run["summary"].get("at_bytes")
     sizes = [s for s in run.get("sizes") or () if isinstance(s, dict)]
