@@ -7,6 +7,7 @@ opening the trace. Run it alone on the machine: other jobs make the times noise.
 
     python analysis/bench/replay_speed.py --pattern halo --ranks 64,512,4096 --phases 100
     python analysis/bench/replay_speed.py --pattern halo --ranks 64 --phases 100,1000,10000
+    python analysis/bench/replay_speed.py --pattern halo --ranks 64 --phases 100 --reference   # the Python replay
 """
 import argparse
 import json
@@ -20,16 +21,28 @@ import tempfile
 import time
 
 
-def measure(folder, repeat):
-    """In this process: {records, seconds (median), records_per_s, rss_before_kib, rss_peak_kib}."""
-    from loggp.analysis import predict
+def measure(folder, repeat, reference=False):
+    """In this process: {records, seconds (median), records_per_s, rss_before_kib, rss_peak_kib};
+    reference: the Python replay (loggops.simulate_reference on replay.build's programs, whose
+    building is not timed), the C core's test oracle, for comparison."""
+    from loggp.analysis import loggops, predict, replay, trace
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # the interpreter and its libraries
-    programs = predict.load(folder)
-    records = sum(f.count for f in programs.files)
+    if reference:
+        programs = replay.build(trace.read_folder(folder))
+        records = sum(f.count for f in trace.open_folder(folder))
+
+        def once():
+            loggops.simulate_reference(programs.programs, predict.DEFAULT_MACHINE)
+    else:
+        programs = predict.load(folder)
+        records = sum(f.count for f in programs.files)
+
+        def once():
+            programs.simulate(predict.DEFAULT_MACHINE)
     times = []
     for _ in range(repeat):
         start = time.perf_counter()
-        programs.simulate(predict.DEFAULT_MACHINE)
+        once()
         times.append(time.perf_counter() - start)
     seconds = statistics.median(times)
     return {"records": records, "seconds": seconds, "records_per_s": records / seconds,
@@ -45,10 +58,11 @@ def main():
     ap.add_argument("--compute-ns", type=int, default=20000)
     ap.add_argument("--repeat", type=int, default=5, help="replays per size; the median is reported")
     ap.add_argument("--scratch", default=None, help="where traces are written (default: a temporary folder)")
+    ap.add_argument("--reference", action="store_true", help="time the Python replay instead (small traces)")
     ap.add_argument("--one", help=argparse.SUPPRESS)  # measure this folder in this process
     args = ap.parse_args()
     if args.one:
-        print(json.dumps(measure(args.one, args.repeat)))
+        print(json.dumps(measure(args.one, args.repeat, args.reference)))
         return
     try:
         ranks = [int(x) for x in args.ranks.split(",")]
@@ -65,11 +79,12 @@ def main():
             try:
                 per_rank = synth.Pattern(args.pattern, n, p, args.bytes, args.compute_ns).write(folder)
                 out = subprocess.run([sys.executable, os.path.abspath(__file__), "--one", folder,
-                                      "--repeat", str(args.repeat)], capture_output=True, text=True, check=True)
+                                      "--repeat", str(args.repeat)] + ["--reference"] * args.reference,
+                                     capture_output=True, text=True, check=True)
                 m = json.loads(out.stdout)
             finally:
                 shutil.rmtree(folder, ignore_errors=True)
-            print(f"| {args.pattern} | {n} | {per_rank} | {m['records']} | {m['seconds']:.3f} | "
+            print(f"| {args.pattern}{' (Python)' if args.reference else ''} | {n} | {per_rank} | {m['records']} | {m['seconds']:.3f} | "
                   f"{m['records_per_s'] / 1e6:.2f} | {m['rss_peak_kib'] / 1024:.0f} | "
                   f"{m['rss_before_kib'] / 1024:.0f} |", flush=True)
 
