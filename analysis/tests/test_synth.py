@@ -76,3 +76,23 @@ def test_the_python_reader_yields_chunks(tmp_path):
     chunks = list(trace.iter_records(f, chunk=16))
     assert max(len(c) for c in chunks) == 16 and sum(len(c) for c in chunks) == f.count
     assert np.array_equal(np.concatenate(chunks), trace.read(f.path).records)
+
+
+@pytest.mark.parametrize("field, value, said", [
+    ("kind", 9, "is corrupt (call"),
+    ("call", 999, "is corrupt (call 999"),
+])
+def test_a_corrupt_record_deep_in_a_streamed_trace_is_named_by_file_and_offset(tmp_path, field, value, said):
+    synth.Pattern("ring", 3, phases=50, nbytes=64, compute_ns=10).write(tmp_path)
+    f = trace.open_trace(tmp_path / "trace.2.bin")
+    k = f.count - 5  # past the first chunks
+    at = f.records_offset + k * trace.RECORD.itemsize
+    data = bytearray(f.path.read_bytes())
+    offset = at + trace.RECORD.fields[field][1]
+    size = trace.RECORD.fields[field][0].itemsize
+    data[offset:offset + size] = value.to_bytes(size, "little")
+    f.path.write_bytes(bytes(data))
+    with pytest.raises(trace.TraceError) as info:
+        predict.load(tmp_path, chunk=16)
+    assert info.value.path == str(f.path) and info.value.offset == at
+    assert f"record {k} {said}" in str(info.value)
