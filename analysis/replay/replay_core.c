@@ -46,7 +46,7 @@ typedef struct {
 _Static_assert(sizeof(lr_rec) == 56, "a trace record is 56 bytes");
 
 /* What went wrong (Python turns it into a message naming the file and offset). */
-enum { ERR_NONE = 0, ERR_IO, ERR_CORRUPT, ERR_UNPOSTED, ERR_COLLECTIVE, ERR_TRUNCATED, ERR_MEMORY, ERR_DEADLOCK };
+enum { ERR_NONE = 0, ERR_IO, ERR_CORRUPT, ERR_UNPOSTED, ERR_COLLECTIVE, ERR_TRUNCATED, ERR_MEMORY };
 typedef struct {
     int32_t code, rank;
     int64_t record;       /* index of the record in the rank's trace */
@@ -1374,7 +1374,7 @@ API void lr_error(const sim *s, lr_err *out) { *out = s->err; }
 API int lr_run(sim *s, const double *params, double *end, double *compute, double *overhead, double *waiting,
                lr_stuck *stuck)
 {
-    if (s->err.code && s->err.code != ERR_DEADLOCK)
+    if (s->err.code) /* the trace cannot be read: every run would fail the same way */
         return -1;
     s->o_s = params[0], s->o_r = params[1], s->g = params[2], s->G = params[3], s->L = params[4];
     s->S = params[5];
