@@ -6,6 +6,7 @@ messages in flight, not the trace's length."""
 import ctypes
 import math
 import os
+from collections import Counter
 
 import numpy as np
 
@@ -212,13 +213,16 @@ class TraceReplay:
     ranks, traced_ns, messages, collectives (Counter), unmodelled (Counter): as replay.Programs."""
 
     def __init__(self, files, chunk=CHUNK_RECORDS):
-        from collections import Counter
-
         self.files = list(files)
         self.ranks = len(self.files)
         self.traced_ns = float(max(f.finalize_ns - f.init_ns for f in self.files))
         self.chunk = int(chunk)
-        classes = [call_classes(f.names) for f in self.files]
+        known = {}  # the ranks of one run share one name table (trace._NAME_TABLES): classed once
+        classes = []
+        for f in self.files:
+            if id(f.names) not in known:
+                known[id(f.names)] = call_classes(f.names)
+            classes.append(known[id(f.names)])
         self._cls = np.concatenate(classes).astype(np.int32) if classes else np.zeros(1, np.int32)
         self._cls_start = np.cumsum([0] + [len(c) for c in classes]).astype(np.int32)
         paths = (ctypes.c_char_p * self.ranks)(*[os.fsencode(f.path) for f in self.files])

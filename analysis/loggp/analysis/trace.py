@@ -120,6 +120,10 @@ class TraceFile:
     transport: str = None
 
 
+# name tables seen, by their bytes: the thousands of ranks of one run share one list
+_NAME_TABLES = {}
+
+
 def _header(path, data, file_size):
     """The TraceFile of a file whose first bytes are data (its header and name table, at
     least) and whose size is file_size; TraceError naming the file and offset."""
@@ -148,7 +152,7 @@ def _header(path, data, file_size):
     names_blob = data[layout.itemsize:names_end]
     if not names_blob.endswith(b"\0"):
         raise TraceError(path, names_end - 1, "the call-name table does not end with NUL")
-    names = names_blob[:-1].decode("ascii", "replace").split("\0")
+    names = _NAME_TABLES.setdefault(names_blob, names_blob[:-1].decode("ascii", "replace").split("\0"))
     expected = names_end + int(h["records"]) * RECORD.itemsize
     if file_size != expected:
         at = min(file_size, expected)
