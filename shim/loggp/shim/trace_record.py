@@ -1,7 +1,8 @@
 """DIR/run.json beside a trace: how `loggp run --trace DIR` ran the program (its MPI,
-the engine asked for, the libfabric provider, one host or several). The trace files
-themselves do not say; `loggp predict` reads this to tell when its default machine
-parameters (MPICH over libfabric's shm provider, one host) do not describe the run."""
+the engine asked for, the libfabric provider, one host or several). The trace files'
+headers say only the transport each rank used; `loggp predict` reads both to tell when
+its default machine parameters (MPICH over libfabric's shm provider, one host) do not
+describe the run."""
 import json
 from pathlib import Path
 
