@@ -292,6 +292,7 @@ typedef struct {
     int64_t missing;    /* requests its current wait still needs */
     map3 reqs;          /* req -> request (small, so a rank's requests stay in cache) */
     map3 chans;         /* (src, comm, tag) -> channel of messages to this rank */
+    map3 aux;           /* (handle, 0): its live posts; (handle, 1): a persistent request; (comm, 2): collectives */
     int finished, queued;
     /* traces */
     reader rd;
@@ -322,7 +323,6 @@ struct sim {
     double o_s, o_r, g, G, L, S;
     pool req_pool;          /* requests (each rank's map points into it) */
     pool chan_pool, pend_pool;
-    map3 aux;               /* (rank, handle, 0): post_fifo; (rank, handle, 1): persistent; (rank, comm, 2): seq */
     pool fifo_pool, node_pool, pers_pool;
     int32_t *ready;
     int64_t ready_head, ready_n;
@@ -631,14 +631,14 @@ static int32_t cls_of(sim *s, int32_t r, uint16_t call) { return s->cls[s->cls_s
 
 static post_fifo *fifo_of(sim *s, int32_t r, uint64_t handle, int make)
 {
-    key3 k = {(uint64_t)r, handle, 0};
-    long slot = map_find(&s->aux, k);
+    key3 k = {handle, 0, 0};
+    long slot = map_find(&s->ranks[r].aux, k);
     if (slot >= 0)
-        return AT(&s->fifo_pool, post_fifo, s->aux.vals[slot]);
+        return AT(&s->fifo_pool, post_fifo, s->ranks[r].aux.vals[slot]);
     if (!make)
         return NULL;
     int64_t i = pool_take(&s->fifo_pool);
-    if (i < 0 || map_put(&s->aux, k, (uint32_t)i) != 0) {
+    if (i < 0 || map_put(&s->ranks[r].aux, k, (uint32_t)i) != 0) {
         fail(s, ERR_MEMORY, r, -1);
         return NULL;
     }
@@ -671,11 +671,11 @@ static void fifo_push(sim *s, int32_t r, uint64_t handle, int64_t post_at)
 /* The oldest live post of handle, removed; -1 if none. */
 static int64_t fifo_pop(sim *s, int32_t r, uint64_t handle)
 {
-    key3 k = {(uint64_t)r, handle, 0};
-    long slot = map_find(&s->aux, k);
+    key3 k = {handle, 0, 0};
+    long slot = map_find(&s->ranks[r].aux, k);
     if (slot < 0)
         return -1;
-    int64_t fi = s->aux.vals[slot];
+    int64_t fi = s->ranks[r].aux.vals[slot];
     post_fifo *f = AT(&s->fifo_pool, post_fifo, fi);
     int64_t ni = f->head;
     post_node *n = AT(&s->node_pool, post_node, ni);
@@ -685,7 +685,7 @@ static int64_t fifo_pop(sim *s, int32_t r, uint64_t handle)
     pool_give(&s->node_pool, ni);
     if (f->head < 0) {
         pool_give(&s->fifo_pool, fi);
-        map_del(&s->aux, slot);
+        map_del(&s->ranks[r].aux, slot);
     }
     return at;
 }
@@ -867,14 +867,14 @@ static int translate(sim *s, int32_t r)
             break;
         case C_SEND_INIT:
         case C_RECV_INIT: {
-            key3 k = {(uint64_t)r, rec.request, 1};
-            long slot = map_find(&s->aux, k);
+            key3 k = {rec.request, 1, 0};
+            long slot = map_find(&rk->aux, k);
             int64_t pi;
             if (slot >= 0)
-                pi = s->aux.vals[slot];
+                pi = rk->aux.vals[slot];
             else {
                 pi = pool_take(&s->pers_pool);
-                if (pi < 0 || map_put(&s->aux, k, (uint32_t)pi) != 0) {
+                if (pi < 0 || map_put(&rk->aux, k, (uint32_t)pi) != 0) {
                     fail(s, ERR_MEMORY, r, i);
                     return -1;
                 }
@@ -883,8 +883,8 @@ static int translate(sim *s, int32_t r)
             break;
         }
         case C_START: {
-            long slot = map_find(&s->aux, (key3){(uint64_t)r, rec.request, 1});
-            const lr_rec *made = slot < 0 ? NULL : &AT(&s->pers_pool, persistent, s->aux.vals[slot])->rec;
+            long slot = map_find(&rk->aux, (key3){rec.request, 1, 0});
+            const lr_rec *made = slot < 0 ? NULL : &AT(&s->pers_pool, persistent, rk->aux.vals[slot])->rec;
             if (!made || (int32_t)made->comm_size != world)
                 modelled = 0;
             else {
@@ -902,16 +902,16 @@ static int translate(sim *s, int32_t r)
                 modelled = 0;
                 break;
             }
-            key3 sk = {(uint64_t)r, rec.comm_id, 2};
-            long slot = map_find(&s->aux, sk);
-            uint32_t seq = slot < 0 ? 0 : s->aux.vals[slot];
+            key3 sk = {rec.comm_id, 2, 0};
+            long slot = map_find(&rk->aux, sk);
+            uint32_t seq = slot < 0 ? 0 : rk->aux.vals[slot];
             if (slot < 0) {
-                if (map_put(&s->aux, sk, 1) != 0) {
+                if (map_put(&rk->aux, sk, 1) != 0) {
                     fail(s, ERR_MEMORY, r, i);
                     return -1;
                 }
             } else
-                s->aux.vals[slot]++;
+                rk->aux.vals[slot]++;
             /* the instance as every rank recorded it, or as the scan found it where they differ */
             long cs = map_find(&s->colls, (key3){rec.comm_id, seq, 0});
             uint64_t nbytes = rec.bytes;
@@ -1102,7 +1102,6 @@ static int run_rank(sim *s, int32_t r)
 
 static void reset_run(sim *s)
 {
-    map_clear(&s->aux);
     pool_reset(&s->req_pool);
     pool_reset(&s->chan_pool);
     pool_reset(&s->pend_pool);
@@ -1118,6 +1117,7 @@ static void reset_run(sim *s)
         rank *rk = &s->ranks[r];
         map_clear(&rk->reqs);
         map_clear(&rk->chans);
+        map_clear(&rk->aux);
         rk->pos = rk->op_base = 0;
         rk->t = rk->compute = rk->overhead = rk->waiting = 0.0;
         rk->nic_tx = rk->nic_rx = -INFINITY;
@@ -1182,8 +1182,8 @@ API void lr_free(sim *s)
         free(rk->rd.win);
         map_free(&rk->reqs);
         map_free(&rk->chans);
+        map_free(&rk->aux);
     }
-    map_free(&s->aux);
     map_free(&s->colls);
     free(s->req_pool.items);
     free(s->chan_pool.items);
