@@ -73,7 +73,6 @@ enum { C_OTHER = 0, C_SEND, C_ISEND, C_IRECV, C_RECV, C_SENDRECV, C_WAIT, C_SEND
 #define ANY_SOURCE (-2)
 #define ANY_TAG (-1)
 #define COLL_TAG (INT64_C(1) << 40)     /* collective messages' tags: apart from any MPI tag */
-#define COLL_REQ (INT64_C(1) << 62)     /* requests inside a collective's schedule */
 
 /* ---- an open-addressing map of three 64-bit words to a 32-bit value ---- */
 typedef struct { uint64_t a, b, c; } key3;
@@ -229,6 +228,7 @@ typedef struct {
     int64_t post;     /* operation index of its post (for saying what a stuck rank waits for) */
     int32_t peer;
     uint8_t done, is_recv, kind, in_wait;
+    uint8_t forgotten;  /* freed by the trace before it completed: dropped when it does */
 } request;
 
 /* A posted send or receive no partner took yet. */
@@ -302,7 +302,6 @@ typedef struct {
     int64_t call_number;
     int32_t call;
     int eof;
-    int64_t coll_counter;
 } rank;
 
 struct sim {
@@ -448,6 +447,8 @@ static int rec_load(sim *s, int32_t r, int64_t i)
 
 static request *req_find(sim *s, int32_t r, int64_t req, long *slot)
 {
+    if (s->traces)
+        return AT(&s->req_pool, request, req);
     map3 *m = &s->ranks[r].reqs;
     long at = map_find(m, (key3){(uint64_t)req, 0, 0});
     if (slot)
@@ -455,9 +456,26 @@ static request *req_find(sim *s, int32_t r, int64_t req, long *slot)
     return at < 0 ? NULL : AT(&s->req_pool, request, m->vals[at]);
 }
 
+/* Traces name a request by its entry in req_pool, allocated when its post is turned into
+ * operations (req_alloc); hand-made programs by a number each rank maps (req_find, req_make). */
+static int64_t req_alloc(sim *s, int32_t r)
+{
+    int64_t i = pool_take(&s->req_pool);
+    if (i < 0) {
+        fail(s, ERR_MEMORY, r, -1);
+        return -1;
+    }
+    request *q = AT(&s->req_pool, request, i);
+    memset(q, 0, sizeof *q);
+    q->peer = -1;
+    return i;
+}
+
 /* The request's entry, made (not done) if new; NULL when out of memory. */
 static request *req_make(sim *s, int32_t r, int64_t req)
 {
+    if (s->traces)
+        return AT(&s->req_pool, request, req);
     request *q = req_find(s, r, req, NULL);
     if (q)
         return q;
@@ -482,11 +500,27 @@ static void wake(sim *s, int32_t r)
     s->ready_n++;
 }
 
+/* The request leaves: nothing refers to it any more (waited for, or freed and complete). */
+static void req_drop(sim *s, int32_t r, int64_t req)
+{
+    long slot;
+    if (s->traces)
+        pool_give(&s->req_pool, req);
+    else if (req_find(s, r, req, &slot)) {
+        pool_give(&s->req_pool, s->ranks[r].reqs.vals[slot]);
+        map_del(&s->ranks[r].reqs, slot);
+    }
+}
+
 static void complete(sim *s, int32_t r, int64_t req, double at)
 {
     request *q = req_find(s, r, req, NULL);
-    if (!q) /* freed (OP_FORGET): nobody waits for it */
+    if (!q)
         return;
+    if (q->forgotten) { /* freed by the trace: nobody waits for it */
+        req_drop(s, r, req);
+        return;
+    }
     q->done = 1;
     q->at = at;
     if (q->in_wait) {
@@ -719,22 +753,30 @@ static int64_t completion_of(sim *s, int32_t r, int64_t i, uint64_t handle, lr_r
     return -1;
 }
 
-static int add_send(sim *s, rank *rk, const lr_rec *rec, int64_t req)
+/* *req, allocated on first use (-1: not yet). */
+static int64_t req_of(sim *s, rank *rk, int64_t *req)
+{
+    if (*req < 0)
+        *req = req_alloc(s, (int32_t)(rk - s->ranks));
+    return *req;
+}
+
+static int add_send(sim *s, rank *rk, const lr_rec *rec, int64_t *req)
 {
     if (rec->peer < 0)
         return 0;
-    emit_simple(s, rk, OP_ISEND, rec->peer, rec->comm_id, rec->tag, rec->bytes, req);
+    emit_simple(s, rk, OP_ISEND, rec->peer, rec->comm_id, rec->tag, rec->bytes, req_of(s, rk, req));
     s->messages++;
     return 1;
 }
 
-static int add_recv(sim *s, rank *rk, const lr_rec *rec, const lr_rec *got, int64_t req)
+static int add_recv(sim *s, rank *rk, const lr_rec *rec, const lr_rec *got, int64_t *req)
 {
     if (!got)
         got = rec;
     if (got->peer < 0 || got->peer == ANY_SOURCE || got->tag == ANY_TAG)
         return 0;
-    emit_simple(s, rk, OP_IRECV, got->peer, rec->comm_id, got->tag, rec->bytes, req);
+    emit_simple(s, rk, OP_IRECV, got->peer, rec->comm_id, got->tag, rec->bytes, req_of(s, rk, req));
     return 1;
 }
 
@@ -780,7 +822,9 @@ static int translate(sim *s, int32_t r)
         rk->prev_end = (int64_t)rec.end_ns;
         int cls = c & 0xff, base = (c >> 8) & 0xff;
         int local = (int32_t)rec.comm_size == world;
-        int64_t me_req = i * 4;
+        /* this call's request (a post's is what later completions name), allocated when used */
+        int64_t me_req = -1;
+        int posted = (c & CLS_POSTING) && rec.request;
         /* a receive's completion, read ahead before this post joins its handle's live posts */
         lr_rec got;
         int64_t got_at = -1;
@@ -789,10 +833,10 @@ static int translate(sim *s, int32_t r)
             if (got_at == -2)
                 return -1;
         }
-        if ((c & CLS_POSTING) && rec.request)
-            fifo_push(s, r, rec.request, i);
+        if (posted)
+            fifo_push(s, r, rec.request, req_of(s, rk, &me_req));
         else if ((c & CLS_FREEING) && rec.request && fifo_of(s, r, rec.request, 0))
-            emit_simple(s, rk, OP_FORGET, 0, 0, 0, 0, fifo_pop(s, r, rec.request) * 4);
+            emit_simple(s, rk, OP_FORGET, 0, 0, 0, 0, fifo_pop(s, r, rec.request));
         /* the completions that follow the call */
         int64_t j = i + 1, first_wait = rk->nwaits;
         lr_rec first_completion = {0};
@@ -806,13 +850,13 @@ static int translate(sim *s, int32_t r)
             if (ncompl++ == 0)
                 first_completion = x;
             if (x.request) {
-                int64_t posted = fifo_pop(s, r, x.request);
-                if (posted < 0) {
+                int64_t req = fifo_pop(s, r, x.request);
+                if (req < 0) {
                     fail(s, ERR_UNPOSTED, r, j);
                     s->err.value = x.request;
                     return -1;
                 }
-                if (cls == C_WAIT && emit_wait_req(s, rk, posted * 4) != 0)
+                if (cls == C_WAIT && emit_wait_req(s, rk, req) != 0)
                     return -1;
             }
         }
@@ -823,9 +867,10 @@ static int translate(sim *s, int32_t r)
         case C_ISEND:
             if (!local)
                 modelled = 0;
-            else if (!add_send(s, rk, &rec, me_req))
-                emit_simple(s, rk, OP_DONE, 0, 0, 0, 0, me_req);
-            else if (cls == C_SEND) {
+            else if (!add_send(s, rk, &rec, &me_req)) {
+                if (posted)
+                    emit_simple(s, rk, OP_DONE, 0, 0, 0, 0, me_req);
+            } else if (cls == C_SEND) {
                 int64_t w = rk->nwaits;
                 emit_wait_req(s, rk, me_req);
                 emit_wait(s, rk, w);
@@ -834,13 +879,13 @@ static int translate(sim *s, int32_t r)
         case C_IRECV:
             if (!local)
                 modelled = 0;
-            else if (!add_recv(s, rk, &rec, got_at >= 0 ? &got : NULL, me_req))
+            else if (!add_recv(s, rk, &rec, got_at >= 0 ? &got : NULL, &me_req) && posted)
                 emit_simple(s, rk, OP_DONE, 0, 0, 0, 0, me_req);
             break;
         case C_RECV:
             if (!local)
                 modelled = 0;
-            else if (ncompl && add_recv(s, rk, &rec, &first_completion, me_req)) {
+            else if (ncompl && add_recv(s, rk, &rec, &first_completion, &me_req)) {
                 int64_t w = rk->nwaits;
                 emit_wait_req(s, rk, me_req);
                 emit_wait(s, rk, w);
@@ -850,11 +895,11 @@ static int translate(sim *s, int32_t r)
             if (!local)
                 modelled = 0;
             else {
-                int64_t w = rk->nwaits;
-                if (add_send(s, rk, &rec, me_req + 1))
-                    emit_wait_req(s, rk, me_req + 1);
-                if (ncompl && add_recv(s, rk, &rec, &first_completion, me_req + 2))
-                    emit_wait_req(s, rk, me_req + 2);
+                int64_t w = rk->nwaits, send_req = -1, recv_req = -1;
+                if (add_send(s, rk, &rec, &send_req))
+                    emit_wait_req(s, rk, send_req);
+                if (ncompl && add_recv(s, rk, &rec, &first_completion, &recv_req))
+                    emit_wait_req(s, rk, recv_req);
                 if (rk->nwaits > w)
                     emit_wait(s, rk, w);
             }
@@ -890,9 +935,9 @@ static int translate(sim *s, int32_t r)
             else {
                 lr_rec m = *made;
                 int ok = (cls_of(s, r, m.call) & 0xff) == C_SEND_INIT
-                             ? add_send(s, rk, &m, me_req)
-                             : add_recv(s, rk, &m, got_at >= 0 ? &got : NULL, me_req);
-                if (!ok)
+                             ? add_send(s, rk, &m, &me_req)
+                             : add_recv(s, rk, &m, got_at >= 0 ? &got : NULL, &me_req);
+                if (!ok && posted)
                     emit_simple(s, rk, OP_DONE, 0, 0, 0, 0, me_req);
             }
             break;
@@ -933,7 +978,7 @@ static int translate(sim *s, int32_t r)
             int n = schedule(base, r, world, nbytes, root, rounds, kinds, peers, sizes, cap);
             int64_t w = rk->nwaits;
             for (int k = 0; k < n; k++) {
-                int64_t req = COLL_REQ + rk->coll_counter++;
+                int64_t req = req_alloc(s, r);
                 emit_simple(s, rk, kinds[k] ? OP_IRECV : OP_ISEND, peers[k], rec.comm_id, COLL_TAG + seq, sizes[k],
                             req);
                 s->messages += kinds[k] == 0;
@@ -944,7 +989,7 @@ static int translate(sim *s, int32_t r)
                 }
             }
             free(rounds), free(kinds), free(peers), free(sizes);
-            if (rec.request)
+            if (posted)
                 emit_simple(s, rk, OP_DONE, 0, 0, 0, 0, me_req);
             if (base < 32)
                 s->collectives[base]++;
@@ -958,7 +1003,7 @@ static int translate(sim *s, int32_t r)
         if (!modelled) {
             emit_calc(s, rk, (int64_t)(rec.end_ns - rec.start_ns));
             s->unmodelled[s->cls_start[r] + rec.call]++;
-            if (rec.request)
+            if (posted) /* done within the time kept, when a completion names it */
                 emit_simple(s, rk, OP_DONE, 0, 0, 0, 0, me_req);
         }
         if (s->err.code)
@@ -1055,8 +1100,7 @@ static int run_rank(sim *s, int32_t r)
                 return 0;
             }
             for (int32_t k = 0; k < op->peer; k++) {
-                long slot;
-                request *q = req_find(s, r, list[k], &slot);
+                request *q = req_find(s, r, list[k], NULL);
                 if (!q) /* the same request twice in one wait: waited for already */
                     continue;
                 double at = q->at;
@@ -1070,8 +1114,7 @@ static int run_rank(sim *s, int32_t r)
                     rk->waiting += at - rk->t;
                     rk->t = at;
                 }
-                pool_give(&s->req_pool, rk->reqs.vals[slot]);
-                map_del(&rk->reqs, slot);
+                req_drop(s, r, list[k]);
             }
             break;
         }
@@ -1083,12 +1126,12 @@ static int run_rank(sim *s, int32_t r)
             q->at = rk->t;
             break;
         }
-        case OP_FORGET: {
-            long slot;
-            if (req_find(s, r, op->req, &slot)) {
-                pool_give(&s->req_pool, rk->reqs.vals[slot]);
-                map_del(&rk->reqs, slot);
-            }
+        case OP_FORGET: { /* a complete one leaves now; one still in flight when it completes */
+            request *q = req_find(s, r, op->req, NULL);
+            if (q && q->done)
+                req_drop(s, r, op->req);
+            else if (q)
+                q->forgotten = 1;
             break;
         }
         default:
@@ -1132,7 +1175,6 @@ static void reset_run(sim *s)
             rk->call_number = 0;
             rk->call = -1;
             rk->eof = 0;
-            rk->coll_counter = 0;
             rk->rd.base = rk->rd.len = rk->rd.keep = 0;
         } else {
             rk->ops = (lr_op *)(s->all_ops + s->rank_start[r]);
