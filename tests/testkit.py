@@ -51,3 +51,48 @@ def figures(proc):
         if sep:
             out[key.strip()] = float(value)
     return out
+
+
+# ---- is this machine judgeable? ------------------------------------------------------
+# Timing tests judge a knob against baselines measured in the same test, never against
+# a fixed number of microseconds: the next machine may be twice as slow or twice as
+# fast. What tells a loaded machine is the baselines' own spread and the CPU share a
+# polling rank got. A loaded measurement is taken again (the tolerance is never
+# widened); a machine that stays loaded skips the test, saying why.
+LOAD_RATIO = 2.0       # a baseline more than twice the quickest one alike was slowed by another job
+MIN_CPU_SHARE = 0.6    # a polling rank that got under 60 % of a core shared it
+TOLERANCE_REL = 0.15   # a knob's effect within 15 % of what LogGP expects ...
+NOISE_OF_BASELINE = 0.4  # ... or within 0.4 x the unperturbed figure, whichever is larger
+
+
+def spread(samples):
+    """How many times its quickest the slowest of figures measured alike is (1 = no spread)."""
+    quickest = min(samples)
+    return max(samples) / quickest if quickest > 0 else float("inf")
+
+
+def load_reason(baselines, cpu_shares=(), quickest=None):
+    """'' when figures measured alike (the baselines of one test) are steady enough to judge a
+    knob against, else why not: one of them more than LOAD_RATIO x the quickest (of these, or
+    `quickest` seen earlier in the test), or a rank that got under MIN_CPU_SHARE of a core."""
+    alike = [*baselines, *([] if quickest is None else [quickest])]
+    if spread(alike) > LOAD_RATIO:
+        listed = ", ".join(f"{b:.2f}" for b in baselines)
+        return f"baselines {listed} reach more than {LOAD_RATIO:g}x the quickest, {min(alike):.2f}"
+    share = min(cpu_shares, default=1.0)
+    if share < MIN_CPU_SHARE:
+        return f"a rank got {share:.2f} of a core (< {MIN_CPU_SHARE:g})"
+    return ""
+
+
+def tolerance(expected, baseline):
+    """How far a measured effect may sit from LogGP's expectation: 15 % of it, or, for effects
+    small against the machine's own figure, a share of that unperturbed figure (which scales
+    with the machine's speed, as its noise does)."""
+    return max(TOLERANCE_REL * abs(expected), NOISE_OF_BASELINE * abs(baseline))
+
+
+def cpu_share(figures_of_a_run):
+    """CPU time over wall time of rank 0, from figures that print both, else 1."""
+    wall = figures_of_a_run.get("wall_s")
+    return figures_of_a_run["cpu_s"] / wall if wall else 1.0

@@ -264,7 +264,7 @@ def test_the_late_pattern_times_the_receive_call_alone_after_the_wait():
     lines = [json.loads(line) for line in proc.stdout.splitlines()]
     assert [(r["pattern"], r["unit"], r["wait_ns"]) for r in lines] == [("late", "ns/recv", 2000000)] * 3
     # the answer has long arrived: the call takes microseconds, not the 2 ms spell before it
-    assert 0 < min(r["ns"] for r in lines) < 200000, lines
+    assert 0 < min(r["ns"] for r in lines) < 0.1 * 2000000, lines  # a tenth of the spell, on any machine
 
 
 # ---- loggp-layer-cost: the layer's own ns per call on a provider that does nothing ----------

@@ -6,16 +6,17 @@ trip (half round trip g/2), and an 8 B stream runs at g_total per message.
 
 Each attempt measures the gapped runs interleaved with zero-knob runs of the
 same pattern and takes medians over rounds. The expectation holds only while
-the machine's natural interval is well below g and the ranks get their CPUs:
-a miss is retried after a pause, a bounded number of times, and the failure
-says whether the baselines showed a loaded machine; the tolerance is never
-widened."""
+the machine's natural interval stays below g_total by more than the tolerance
+(measured here, not assumed) and the ranks get their CPUs (judged by the
+baselines' spread and CPU share, tests.testkit): a miss is retried after a
+pause, a bounded number of times; the tolerance is never widened. A machine
+loaded in every attempt, or too slow for a case's g, skips saying so."""
 import statistics
 import time
 
 import pytest
 
-from tests.testkit import built, figures, installed, run
+from tests.testkit import built, cpu_share, figures, installed, load_reason, run, tolerance
 
 ROUNDS = 3
 ATTEMPTS = 6
@@ -26,11 +27,6 @@ def timing(*args, knobs=()):
     proc = run([installed("loggp"), "run", "-n", "2", "--quiet", "--engine", "libfabric", *knobs, "--",
                 built("shim/tests/loggp-test-timing"), *args], timeout=180)
     return figures(proc)
-
-
-def tolerance_us(expected_us):
-    """About 15 % or 300 ns, whichever is larger: g/2 and 2g both fall outside."""
-    return max(0.15 * expected_us, 0.3)
 
 
 # pattern, timing arguments, figure, g in us, what LogP expects in us (g_total
@@ -45,33 +41,38 @@ CASES = [
 @pytest.mark.parametrize("pattern,args,key,g_us,expected_us", CASES,
                          ids=[f"{c[0]}-g{c[3]:g}us" for c in CASES])
 def test_gap_is_a_minimum_interval_not_an_addition(pattern, args, key, g_us, expected_us):
-    tol = tolerance_us(expected_us)
-    # the natural interval (a half round trip counts half a round trip) must
-    # be far below g for the expectation to be max(natural, g_total) = g_total
-    loaded_above = g_us / 4
-    history, loaded = [], 0
+    history, loaded, too_slow = [], [], []
     for attempt in range(ATTEMPTS):
         base, gapped = [], []
         for _ in range(ROUNDS):
-            base.append(timing(*args)[key])
-            gapped.append(timing(*args, knobs=("--g", f"{g_us:g}us"))[key])
-        base_med, gapped_med = statistics.median(base), statistics.median(gapped)
-        history.append(f"attempt {attempt + 1}: baseline {base} -> {base_med:.2f} us, "
-                       f"g={g_us:g}us {gapped} -> {gapped_med:.2f} us")
-        quiet = base_med <= loaded_above
-        # every round right on a quiet machine: load stretching g/2 into
-        # range by chance must not pass
-        if quiet and all(abs(x - expected_us) <= tol for x in gapped):
+            base.append(timing(*args))
+            gapped.append(timing(*args, knobs=("--g", f"{g_us:g}us")))
+        base_figures = [b[key] for b in base]
+        base_med, gapped_med = statistics.median(base_figures), statistics.median(g[key] for g in gapped)
+        # g/2 and 2g both fall outside (a quarter of g/2 at least, on any machine's figure)
+        tol = tolerance(expected_us, base_med)
+        history.append(f"attempt {attempt + 1}: baseline {base_figures} -> {base_med:.2f} us, "
+                       f"g={g_us:g}us {[g[key] for g in gapped]} -> {gapped_med:.2f} us (+- {tol:.2f})")
+        why = load_reason(base_figures, [cpu_share(r) for r in base + gapped])
+        # max(natural, g_total) is g_total only while the natural interval (a half round trip
+        # counts half a round trip) stays below it by more than the tolerance
+        if not why and base_med > expected_us - tol:
+            too_slow.append(f"natural {base_med:.2f} us within {tol:.2f} us of {expected_us:.2f}")
+        elif not why and all(abs(g[key] - expected_us) <= tol for g in gapped):
+            # every round right on a quiet machine: load stretching g/2 into range by chance must not pass
             return
-        loaded += not quiet
+        loaded += [why] if why else []
         # A spinning gap is stretched by CPU contention more than the
         # baseline shows (each g must elapse while the rank runs), so every
         # miss is retried after a pause; a wrong rule misses every time.
         if attempt + 1 < ATTEMPTS:
             time.sleep(PAUSE_S)
-    pytest.fail(f"{pattern} with g={g_us:g}us: LogP expects {expected_us:.2f} +- {tol:.2f} us (g_total, not "
-                f"baseline + g); baseline above {loaded_above:.2f} us (a loaded machine) in {loaded} of "
-                f"{ATTEMPTS} attempts:\n" + "\n".join(history))
+    if len(loaded) + len(too_slow) == ATTEMPTS:
+        pytest.skip(f"{pattern} with g={g_us:g}us not judged: loaded in {len(loaded)} attempts "
+                    f"({'; '.join(loaded[-1:])}), natural interval too close to g in {len(too_slow)} "
+                    f"({'; '.join(too_slow[-1:])})")
+    pytest.fail(f"{pattern} with g={g_us:g}us: LogP expects {expected_us:.2f} us (g_total, not baseline + g); "
+                f"{len(loaded)} of {ATTEMPTS} attempts loaded:\n" + "\n".join(history))
 
 
 # ---- L past the provider's eager size (docs/protocols.md) -------------------
@@ -92,25 +93,31 @@ RENDEZVOUS_CASES = [
 @pytest.mark.parametrize("what,args,key,L_us,judged,expected_us", RENDEZVOUS_CASES,
                          ids=[c[0].replace(" ", "-") for c in RENDEZVOUS_CASES])
 def test_latency_counts_every_flight_of_the_providers_protocol(what, args, key, L_us, judged, expected_us):
-    tol = tolerance_us(expected_us)
-    history = []
+    history, loaded, too_slow = [], [], []
     for attempt in range(ATTEMPTS):
         base, held = [], []
         for _ in range(ROUNDS):
             base.append(timing(*args)[key])
             held.append(timing(*args, knobs=("--L", f"{L_us:g}us"))[key])
         base_med = statistics.median(base)
+        tol = tolerance(expected_us, base_med)
         readings = [h - base_med for h in held] if judged == "increase" else held
-        history.append(f"attempt {attempt + 1}: baseline {base}, L={L_us:g}us {held}")
+        history.append(f"attempt {attempt + 1}: baseline {base}, L={L_us:g}us {held} (+- {tol:.2f})")
+        why = load_reason(base)
         # the baseline must be far below what L adds for the flights to be counted
         # (an eager send, which L must leave alone, has nothing to count)
-        flights_stand_out = expected_us == 0 or base_med <= expected_us / 4
-        if flights_stand_out and all(abs(x - expected_us) <= tol for x in readings):
+        if not why and expected_us and base_med > expected_us / 4:
+            too_slow.append(f"natural {base_med:.2f} us above a quarter of {expected_us:.1f}")
+        elif not why and all(abs(x - expected_us) <= tol for x in readings):
             return
+        loaded += [why] if why else []
         if attempt + 1 < ATTEMPTS:
             time.sleep(PAUSE_S)
-    pytest.fail(f"{what} with L={L_us:g}us: expected {judged} {expected_us:.1f} +- {tol:.1f} us:\n"
-                + "\n".join(history))
+    if len(loaded) + len(too_slow) == ATTEMPTS:
+        pytest.skip(f"{what} with L={L_us:g}us not judged: loaded in {len(loaded)} attempts "
+                    f"({'; '.join(loaded[-1:])}), natural figure too close to the flights in {len(too_slow)} "
+                    f"({'; '.join(too_slow[-1:])})")
+    pytest.fail(f"{what} with L={L_us:g}us: expected {judged} {expected_us:.1f} us:\n" + "\n".join(history))
 
 
 @pytest.mark.parametrize("args,named", [(("send", "8388608", "10"), "size '8388608'"),

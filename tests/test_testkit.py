@@ -1,0 +1,37 @@
+"""The timing tests' judgement of a loaded machine: relative to baselines measured alike,
+never a fixed number of microseconds, so a machine twice as slow (or fast) is judged alike."""
+import pytest
+
+from tests.testkit import LOAD_RATIO, MIN_CPU_SHARE, load_reason, spread, tolerance
+
+
+def test_spread_is_the_slowest_over_the_quickest():
+    assert spread([2.0, 3.0, 4.0]) == 2.0
+    assert spread([0.0, 1.0]) == float("inf")
+
+
+@pytest.mark.parametrize("scale", [0.5, 1.0, 2.0, 4.0])
+def test_a_steady_machine_is_judgeable_at_any_speed(scale):
+    # the same relative spread is quiet whatever the machine's own half round trip
+    assert load_reason([scale * 0.7, scale * 0.8, scale * 0.75]) == ""
+
+
+def test_a_baseline_past_the_ratio_is_loaded_and_one_just_below_is_not():
+    assert load_reason([1.0, 1.0, LOAD_RATIO * 1.0 - 1e-9]) == ""
+    assert "more than" in load_reason([1.0, 1.0, LOAD_RATIO * 1.0 + 1e-6])
+
+
+def test_the_quickest_seen_earlier_counts():
+    assert load_reason([2.5, 2.6]) == ""
+    assert "quickest, 1.00" in load_reason([2.5, 2.6], quickest=1.0)
+
+
+def test_a_rank_short_of_cpu_is_loaded():
+    assert load_reason([1.0, 1.0], cpu_shares=[1.0, MIN_CPU_SHARE]) == ""
+    assert "of a core" in load_reason([1.0, 1.0], cpu_shares=[1.0, MIN_CPU_SHARE - 0.01])
+
+
+def test_the_tolerance_follows_the_expectation_or_the_unperturbed_figure():
+    assert tolerance(20.0, 1.0) == pytest.approx(3.0)       # 15 % of the expectation
+    assert tolerance(0.0, 1.0) == pytest.approx(0.4)        # nothing expected: the figure's own noise
+    assert tolerance(0.0, 2.0) == 2 * tolerance(0.0, 1.0)   # a machine twice as slow, twice the noise
