@@ -97,9 +97,9 @@ def test_injected_delay_takes_the_busiest_rank():
 
 # --- synthetic studies -------------------------------------------------------
 
-def run_row(i, bench, sweep, runtime, profile=None, status="ok", **knobs_ns):
+def run_row(i, bench, sweep, runtime, profile=None, status="ok", round_=0, **knobs_ns):
     k = {"o_s": 0.0, "o_r": 0.0, "g": 0.0, "G": 0.0, "L": 0.0, **knobs_ns}
-    return {"id": i, "plan_id": i, "round": 0, "benchmark": bench, "kind": "kernel",
+    return {"id": i, "plan_id": i, "round": round_, "benchmark": bench, "kind": "kernel",
             "class": "S", "np": 2, "sweep": sweep,
             "knobs": json.dumps({kk: f"{v}ns" + ("/B" if kk == "G" else "") for kk, v in k.items()}),
             "o_s_ns": k["o_s"], "o_r_ns": k["o_r"], "g_ns": k["g"], "G_ns_per_byte": k["G"],
@@ -113,27 +113,37 @@ def run_row(i, bench, sweep, runtime, profile=None, status="ok", **knobs_ns):
             "error": None if status == "ok" else "verification failed"}
 
 
-def synthetic_runs(noise=0.003, seed=3):
+ARMED_COST_S = 0.03   # the armed layer's own cost per run, in the armed baseline and every setting
+ROUNDS = 8
+
+
+def synthetic_runs(noise=0.003, seed=3, armed=True):
     """'lin': T = 1 s x (1 + 2 % per us of o) exactly as the model says
     (1000 messages each way on the busiest rank -> 2000 x o);
-    'hidden': L costs nothing although the profile counts 400 dependent messages."""
+    'hidden': L costs nothing although the profile counts 400 dependent messages.
+    Each round: the zero-knob baseline, the armed one (ARMED_COST_S more) and the settings."""
     rng = np.random.default_rng(seed)
     prof = {"size": 2, "engine": "libfabric:shm",
             "ranks": [rank_profile(r, 10000, 10000, 0, 400, 0, 0, 0, size=2) for r in (0, 1)]}
+    cost = ARMED_COST_S if armed else 0.0
     rows, i = [], 0
-    for rep in range(4):
+    for rep in range(ROUNDS):
         for bench in ("lin", "hidden"):
             i += 1
-            rows.append(run_row(i, bench, "baseline", 1.0 * (1 + noise * rng.standard_normal()), prof))
+            rows.append(run_row(i, bench, "baseline", 1.0 * (1 + noise * rng.standard_normal()), prof, round_=rep))
+            if armed:
+                i += 1
+                rows.append(run_row(i, bench, "armed", (1.0 + cost) * (1 + noise * rng.standard_normal()), prof,
+                                    round_=rep, o_s=1.0, o_r=1.0, g=1.0, G=0.001, L=1.0))
             for o_us in (1, 2, 5, 10):
                 i += 1
                 t = 1.0 + 10000 * 2 * o_us * 1e-6 if bench == "lin" else 1.0
-                rows.append(run_row(i, bench, "o", t * (1 + noise * rng.standard_normal()), prof,
-                                    o_s=o_us * 1000.0, o_r=o_us * 1000.0))
+                rows.append(run_row(i, bench, "o", (t + cost) * (1 + noise * rng.standard_normal()), prof,
+                                    round_=rep, o_s=o_us * 1000.0, o_r=o_us * 1000.0))
             for l_us in (10, 50):
                 i += 1
-                rows.append(run_row(i, bench, "L", 1.0 * (1 + noise * rng.standard_normal()), prof,
-                                    L=l_us * 1000.0))
+                rows.append(run_row(i, bench, "L", (1.0 + cost) * (1 + noise * rng.standard_normal()), prof,
+                                    round_=rep, L=l_us * 1000.0))
     i += 1
     rows.append(run_row(i, "lin", "L", 9.9, prof, status="unverified", L=50000.0))
     return rows
@@ -143,9 +153,10 @@ def test_linear_slowdown_gives_the_right_slope_and_the_model_agrees():
     curves, baselines, problems, _ = analyze.analyse({}, synthetic_runs())
     lin_o = next(c for c in curves if c.benchmark == "lin" and c.knob == "o")
     assert [p.value for p in lin_o.points] == [0, 1, 2, 5, 10]
-    assert lin_o.fit.slope == pytest.approx(2.0, rel=0.03)       # % per us
+    assert lin_o.sensitivity == pytest.approx(2.0, rel=0.03)       # % per us
     assert lin_o.fit.r2 > 0.99
-    assert lin_o.slope_low < lin_o.fit.slope < lin_o.slope_high
+    # the sensitivity: paired with the armed run of each round, the layer's own cost cancelled
+    assert lin_o.resolved and lin_o.slope_low < lin_o.sensitivity < lin_o.slope_high
     assert 1.9 < lin_o.slope_low and lin_o.slope_high < 2.1
     assert lin_o.model_slope == pytest.approx(2.0, rel=0.01)
     # 10000 point-to-point + 5 alltoalls (1 message each on 2 ranks), each way
@@ -154,16 +165,39 @@ def test_linear_slowdown_gives_the_right_slope_and_the_model_agrees():
     assert lin_o.verdict.startswith("model agrees")
     assert lin_o.flags == []
     top = lin_o.points[-1]
-    assert top.slowdown == pytest.approx(1.2, rel=0.01) and top.low <= 1.2 <= top.high * 1.005
+    # the slowdown a user reads is against the unperturbed program: the layer's cost is in it
+    assert top.slowdown == pytest.approx(1.2 + ARMED_COST_S, rel=0.01) and top.low <= 1.23 <= top.high * 1.005
     assert top.model == pytest.approx(1.2, rel=0.01)
     assert len(problems) == 1 and problems[0]["status"] == "unverified"
-    assert baselines[("lin", 2, "S")]["n"] == 4
+    assert baselines[("lin", 2, "S")]["n"] == ROUNDS
+
+
+def test_the_armed_layers_cost_lands_on_no_slope_and_none_holding_zero_is_a_sensitivity():
+    curves, *_ = analyze.analyse({}, synthetic_runs())
+    hidden_L = next(c for c in curves if c.benchmark == "hidden" and c.knob == "L")
+    assert not hidden_L.resolved and hidden_L.sensitivity is None
+    assert hidden_L.slope_text().startswith("no effect resolved, below ")
+    # without the armed baseline, the layer's 0.03 s per run lands on L: a resolved slope that is not L's
+    unarmed, *_ = analyze.analyse({}, synthetic_runs(armed=False))
+    against_zero = [dict(r, runtime_seconds=r["runtime_seconds"] + ARMED_COST_S * (r["sweep"] != "baseline"))
+                    for r in synthetic_runs(armed=False)]
+    blamed, *_ = analyze.analyse({}, against_zero)
+    assert next(c for c in blamed if c.benchmark == "hidden" and c.knob == "L").resolved
+    assert not next(c for c in unarmed if c.benchmark == "hidden" and c.knob == "L").resolved
+
+
+def test_a_slope_says_the_precision_it_reached_against_the_studys_goal():
+    curves, *_ = analyze.analyse({"precision": "2%"}, synthetic_runs())
+    lin_o = next(c for c in curves if c.benchmark == "lin" and c.knob == "o")
+    assert lin_o.goal.relative == 0.02 and "(goal 2%)" in lin_o.slope_text()
+    reached = lin_o.slope.half_width / lin_o.sensitivity
+    assert f"within {100 * reached:.2g} %" in lin_o.slope_text() and lin_o.precise == (reached <= 0.02)
 
 
 def test_model_and_measurement_parting_ways_is_said():
     curves, *_ = analyze.analyse({}, synthetic_runs())
     hidden_o = next(c for c in curves if c.benchmark == "hidden" and c.knob == "o")
-    assert "hides" in hidden_o.verdict
+    assert "hides" in hidden_o.verdict and "no effect resolved, below" in hidden_o.verdict
     assert abs(hidden_o.fit.slope) < 0.1
     assert hidden_o.slope_low < 0 < hidden_o.slope_high
 
@@ -263,7 +297,7 @@ def test_report_on_thin_results_does_not_crash(tmp_path, keep):
     elif keep == "baseline_only":
         runs = [r for r in runs if r["sweep"] == "baseline"]
     else:
-        runs = [r for r in runs if r["sweep"] == "baseline" or r["o_s_ns"] == 5000.0]
+        runs = [r for r in runs if r["sweep"] in ("baseline", "armed") or r["o_s_ns"] == 5000.0]
     results = str(tmp_path / "res")
     write_store(results, runs)
     page = open(report.write(results)).read()
@@ -282,13 +316,14 @@ def test_report_on_thin_results_does_not_crash(tmp_path, keep):
         assert "No knob sweep has two settings with successful runs yet" in page and slow == []
         assert not os.path.exists(os.path.join(out, "knob_o.png"))
     else:
-        # o = 5 us against the baseline: lin slows by 2000 x 5 us / 1 s = 1.10x, hidden does not
-        assert "slows down under o = 5 us: 1.10x" in page
+        # o = 5 us against the unperturbed program: lin slows by 2000 x 5 us / 1 s = 1.10x, plus the
+        # armed layer's own 0.03 s; hidden by that alone
+        assert "slows down under o = 5 us: 1.13x" in page
         assert "the program hides the delay" in page and "model agrees" in page
         by_bench = {(r["benchmark"], float(r["value"])): float(r["slowdown"]) for r in slow}
         assert set(by_bench) == {("lin", 0.0), ("lin", 5.0), ("hidden", 0.0), ("hidden", 5.0)}
-        assert by_bench[("lin", 5.0)] == pytest.approx(1.10, abs=0.01)
-        assert by_bench[("hidden", 5.0)] == pytest.approx(1.0, abs=0.01)
+        assert by_bench[("lin", 5.0)] == pytest.approx(1.13, abs=0.01)
+        assert by_bench[("hidden", 5.0)] == pytest.approx(1.03, abs=0.01)
         assert os.path.getsize(os.path.join(out, "knob_o.png")) > 1000
 
 

@@ -19,6 +19,7 @@ np = 2
 class = "S"
 timeout = "60s"
 trace = true
+budget = "0.1s"     # the planned rounds only: this checks the report's shape, not a figure
 
 [sweep]
 L = ["100us", "200us"]
@@ -44,7 +45,7 @@ def test_only_baseline_runs_keep_a_trace(results):
     conn = sqlite3.connect(results / "results.sqlite")
     runs = conn.execute("SELECT plan_id, sweep, status FROM runs").fetchall()
     conn.close()
-    assert {s for _, s, _ in runs} == {"baseline", "L"} and all(st == "ok" for _, _, st in runs)
+    assert {s for _, s, _ in runs} == {"baseline", "armed", "L"} and all(st == "ok" for _, _, st in runs)
     for plan_id, sweep, _ in runs:
         traced = (results / "runs" / str(plan_id) / "trace" / "trace.0.bin").is_file()
         assert traced == (sweep == "baseline"), (plan_id, sweep)

@@ -30,15 +30,16 @@ runtime_regex = 'Time in seconds =\\s*(\\S+)'
 def test_plan_has_every_setting_once_per_round_with_baseline(write_study):
     study = studyfile.load(write_study(GOOD))
     plan = study.plan()
-    # baseline + o:2 + G:1 + L:1 (the zero L is the baseline)
-    assert len(study.settings()) == 5
-    assert len(plan) == 5 * 4
+    # baseline + armed baseline + o:2 + G:1 + L:1 (the zero L is the baseline)
+    assert len(study.settings()) == 6
+    assert len(plan) == 6 * 4
     per_round = collections.defaultdict(list)
     for rnd, _, s in plan:
         per_round[rnd].append(s.key())
     for keys in per_round.values():
         assert sorted(keys) == sorted(s.key() for s in study.settings())
         assert sum(1 for k in keys if "|baseline|" in k) == 1
+        assert sum(1 for k in keys if "|armed|" in k) == 1
     orders = {tuple(keys) for keys in per_round.values()}
     assert len(orders) > 1, "every round ran in the same order"
     assert [(r, p, s.key()) for r, p, s in plan] == \
@@ -47,22 +48,52 @@ def test_plan_has_every_setting_once_per_round_with_baseline(write_study):
 
 def test_one_knob_at_a_time_and_o_moves_both_overheads(write_study):
     study = studyfile.load(write_study(GOOD))
+    smallest = {"o_s": 1.0, "o_r": 1.0, "g": 1.0, "G": 0.001, "L": 1.0}
     for s in study.settings():
         knobs = s.knob_ns()
-        moved = {k for k, v in knobs.items() if v}
+        # every knob setting keeps the others armed at their smallest step, as the armed baseline
+        moved = {k for k, v in knobs.items() if v != smallest[k]}
         if s.sweep == "baseline":
-            assert moved == set()
+            assert set(knobs.values()) == {0.0}
+        elif s.sweep == "armed":
+            assert knobs == smallest
         elif s.sweep == "o":
             assert moved == {"o_s", "o_r"} and knobs["o_s"] == knobs["o_r"]
         else:
             assert moved == {s.sweep}
 
 
+def test_a_benchmarks_runs_stay_together_with_its_baselines_among_its_settings(write_study):
+    text = GOOD.replace('name = "fake"', 'name = "one"') + GOOD[GOOD.index("[[benchmark]]"):].replace(
+        'name = "fake"', 'name = "two"')
+    study = studyfile.load(write_study(text))
+    for r in range(study.repetitions):
+        row = [s for rnd, _, s in study.plan() if rnd == r]
+        names = [s.benchmark for s in row]
+        # two blocks, one per benchmark: a setting's baselines are runs of its own block
+        assert names == sorted(names, key=names.index) and len(set(names[:6])) == 1
+        for block in (row[:6], row[6:]):
+            where = [i for i, s in enumerate(block) if s.sweep in ("baseline", "armed")]
+            assert where == [2, 3], [s.sweep for s in block]   # in the middle, next to each other
+
+
+def test_precision_and_budget_have_defaults_and_are_checked(write_study):
+    study = studyfile.load(write_study(GOOD))
+    assert (study.precision, study.budget) == ("5%", "5min")
+    assert study.precision_goal().relative == 0.05 and study.budget_s() == 300
+    tuned = studyfile.load(write_study(GOOD.replace('seed = 7', 'seed = 7\nprecision = "2%"\nbudget = "90s"')))
+    assert tuned.precision_goal().relative == 0.02 and tuned.budget_s() == 90
+    e = _error(write_study, GOOD.replace('seed = 7', 'seed = 7\nbudget = "90"'))
+    assert e.line == 5 and "'budget'" in e.message and "'90'" in e.message
+    e = _error(write_study, GOOD.replace('seed = 7', 'seed = 7\nprecision = "0%"'))
+    assert e.line == 5 and "'precision'" in e.message
+
+
 def test_interleave_rotates_and_grid_crosses(write_study):
     text = GOOD.replace('seed = 7', 'seed = 7\norder = "interleave"\ngrid = true')
     study = studyfile.load(write_study(text))
-    # grid: (2 o values + off) x (1 G + off) x (1 L + off) = 12, all-off is the baseline
-    assert len(study.settings()) == 12
+    # grid: (2 o values + off) x (1 G + off) x (1 L + off) = 12, all-off is the baseline; + armed
+    assert len(study.settings()) == 13
     rounds = [[s.key() for r, _, s in study.plan() if r == k] for k in range(4)]
     assert rounds[0] != rounds[1] and sorted(rounds[0]) == sorted(rounds[1])
 

@@ -6,6 +6,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from loggp.experiments import precision
+from loggp.harness import paired
+from loggp.harness.studyfile import ARMED_SWEEP, DEFAULT_PRECISION, ZERO_SWEEP
+
 from . import models, stats
 
 KNOB_ORDER = ("o", "o_s", "o_r", "g", "G", "L")
@@ -43,9 +47,11 @@ class Curve:
     knob: str
     baseline_s: float
     points: list                    # ascending value, baseline (0) first
-    fit: stats.Fit | None = None
-    slope_low: float | None = None        # 95 % bootstrap interval of the slope
+    fit: stats.Fit | None = None          # least squares over the points: flags and the drawn line
+    slope: precision.Interval | None = None  # %/unit from paired runs: the sensitivity
+    slope_low: float | None = None        # its 95 % interval, None while unbounded
     slope_high: float | None = None
+    goal: precision.Precision | None = None  # the precision the study asked of slopes
     flags: list = field(default_factory=list)
     model_slope: float | None = None      # % per unit
     profile_count: float | None = None    # the model's count from the profile
@@ -55,6 +61,31 @@ class Curve:
     @property
     def unit(self):
         return UNIT[self.knob]
+
+    @property
+    def resolved(self):
+        """The slope's interval excludes zero: an effect, with its sign."""
+        return self.slope is not None and precision.sign(self.slope) != 0
+
+    @property
+    def sensitivity(self):
+        """The slope a reader may use, or None: never one whose interval holds zero."""
+        return self.slope.estimate if self.resolved else None
+
+    @property
+    def precise(self):
+        return self.goal is not None and paired.settled(self.slope, self.goal)
+
+    def slope_text(self):
+        """'+0.12 %/us [+0.11, +0.13], within 4 % (goal 5 %)', or 'no effect resolved, below X %/us'."""
+        if self.slope is None:
+            return "no pairs of runs: no slope"
+        text = precision.describe_effect(self.slope, f"%/{self.unit}")
+        if self.resolved:
+            reached = self.slope.half_width / abs(self.slope.estimate)
+            goal = f" (goal {self.goal.text()})" if self.goal else ""
+            text += f", within {100 * reached:.2g} %{goal}"
+        return text
 
     @property
     def label(self):
@@ -86,6 +117,10 @@ def load_runs(results_dir):
 
 def analyse(facts, runs, rng_seed=0):
     rng = np.random.default_rng(rng_seed)
+    try:
+        goal = precision.parse_precision(facts.get("precision") or DEFAULT_PRECISION)
+    except ValueError:
+        goal = precision.parse_precision(DEFAULT_PRECISION)
     ok = [r for r in runs if r["status"] == "ok" and r["runtime_seconds"] is not None]
     problems = [r for r in runs if r["status"] != "ok"]
     notes = []
@@ -99,7 +134,7 @@ def analyse(facts, runs, rng_seed=0):
     curves, baselines = [], {}
     for key in sorted(groups, key=lambda k: (k[0], k[1], k[2] or "")):
         rows = groups[key]
-        base = [r for r in rows if r["sweep"] == "baseline"]
+        base = [r for r in rows if r["sweep"] == ZERO_SWEEP]
         if not base:
             notes.append(f"{key[0]} np={key[1]}: no successful baseline run, no slowdowns")
             continue
@@ -116,7 +151,7 @@ def analyse(facts, runs, rng_seed=0):
             knob_rows = [r for r in rows if r["sweep"] == knob]
             if not knob_rows:
                 continue
-            curves.append(_curve(key, knob, base, knob_rows, t0, counts, rng))
+            curves.append(_curve(key, knob, rows, knob_rows, t0, counts, rng, goal))
     return curves, baselines, problems, notes
 
 
@@ -137,24 +172,30 @@ def _counts_from(base_rows):
     return out
 
 
-def _curve(key, knob, base, knob_rows, t0, counts, rng):
+def _curve(key, knob, rows, knob_rows, t0, counts, rng, goal=None):
+    """One knob's curve of a benchmark: slowdowns against the zero-knob run of each round,
+    the slope from each setting minus the armed run of its round (paired.py)."""
     unit = UNIT[knob]
     per_ns = NS_PER_UNIT[unit]
+    base = [r for r in rows if r["sweep"] == ZERO_SWEEP]
     base_t = [r["runtime_seconds"] for r in base]
     by_value = {}
     for r in knob_rows:
         by_value.setdefault(r[KNOB_COLUMN[knob]], []).append(r)
-    samples = [base_t] + [[r["runtime_seconds"] for r in by_value[v]] for v in sorted(by_value)]
     cost = models.per_unit_cost(counts, knob)
     s, lo, hi = stats.slowdown(base_t, base_t, rng)
     points = [Point(0.0, len(base_t), t0, s, lo, hi, 1.0 if cost is not None or knob == "g" else None,
                     1.0)]
     for value_ns in sorted(by_value):
-        rows = by_value[value_ns]
-        times = [r["runtime_seconds"] for r in rows]
-        s, lo, hi = stats.slowdown(times, base_t, rng)
+        at_value = by_value[value_ns]
+        times = [r["runtime_seconds"] for r in at_value]
+        ratio = paired.slowdown(at_value + base, knob, KNOB_COLUMN[knob], value_ns)
+        if ratio is not None:
+            s, lo, hi = ratio.estimate, ratio.low, ratio.high
+        else:   # no round holds both runs: the medians' ratio, unpaired
+            s, lo, hi = stats.slowdown(times, base_t, rng)
         injected = [models.injected_busiest(json.loads(r["profile"]), knob)
-                    for r in rows if r.get("profile")]
+                    for r in at_value if r.get("profile")]
         injected = [i for i in injected if i is not None]
         inj = 1 + float(np.median(injected)) / t0 if injected else None
         if cost is not None:
@@ -163,16 +204,25 @@ def _curve(key, knob, base, knob_rows, t0, counts, rng):
             model = inj   # the stalls the shim added in bursts
         else:
             model = None
-        points.append(Point(value_ns / per_ns, len(rows), float(np.median(times)), s, lo, hi,
+        points.append(Point(value_ns / per_ns, len(at_value), float(np.median(times)), s, lo, hi,
                             model, inj))
-    curve = Curve(key[0], key[1], key[2], knob, t0, points)
+    curve = Curve(key[0], key[1], key[2], knob, t0, points, goal=goal)
     x = [p.value for p in points]
     y = [100 * (p.slowdown - 1) for p in points]
-    curve.fit = stats.linear_fit(x, y)
-    if curve.fit is not None:
-        curve.slope_low, curve.slope_high = stats.slope_interval(x, samples, rng)
-    half = [100 * (p.high - p.low) / 2 for p in points]
-    curve.flags = stats.flags(x, y, half, curve.fit)
+    # the drawn line and the flags: through the armed baseline's slowdown at 0 where the study
+    # has one (the settings carry the layer's cost too), so the line's slope is the knob's
+    armed = [r for r in rows if r["sweep"] == ARMED_SWEEP]
+    armed_ratio = paired.slowdown(rows, ARMED_SWEEP, KNOB_COLUMN[knob], armed[0][KNOB_COLUMN[knob]]) if armed else None
+    fit_y = [100 * (armed_ratio.estimate - 1)] + y[1:] if armed_ratio is not None else y
+    curve.fit = stats.linear_fit(x, fit_y)
+    raw = paired.slope(rows, knob, t0)
+    if raw is not None:
+        scale = 100 * per_ns   # fraction per ns -> % per display unit
+        curve.slope = precision.Interval(raw.estimate * scale, raw.low * scale, raw.high * scale, raw.n)
+        if curve.slope.bounded:
+            curve.slope_low, curve.slope_high = curve.slope.low, curve.slope.high
+    half = [100 * (p.high - p.low) / 2 if np.isfinite(p.high - p.low) else np.inf for p in points]
+    curve.flags = stats.flags(x, fit_y, half, curve.fit)
     if cost is not None:
         curve.profile_count = cost * 1e9
         curve.model_slope = 100 * cost * per_ns / t0
@@ -181,17 +231,27 @@ def _curve(key, knob, base, knob_rows, t0, counts, rng):
         curve.model_slope = fit.slope if fit else None
         if counts is not None:
             curve.profile_count = counts["sent_messages"]
-    if curve.fit is not None:
-        curve.effective_count = curve.fit.slope / 100 * t0 / (per_ns * 1e-9)
+    if curve.sensitivity is not None:
+        curve.effective_count = curve.sensitivity / 100 * t0 / (per_ns * 1e-9)
     curve.verdict = verdict(curve)
     return curve
 
 
 def verdict(curve):
-    """One sentence: does the count x delta model explain the measurement?"""
-    fit = curve.fit
-    if fit is None:
-        return "one setting only: no slope"
+    """One sentence: does the count x delta model explain the measurement? Compared only
+    where the measured slope is resolved (its interval excludes zero)."""
+    if curve.slope is None:
+        return "no pairs of runs: no slope"
+    if not curve.resolved:
+        if curve.model_slope is None or not curve.slope.bounded:
+            return f"{curve.slope_text()}: not compared"
+        bound = max(abs(curve.slope.low), abs(curve.slope.high))
+        if abs(curve.model_slope) > bound:
+            # what is resolved is an upper bound, and the model lies beyond it
+            return (f"{curve.slope_text()}, where the model predicts {curve.model_slope:+.3g} %/{curve.unit}: "
+                    f"the program hides the delay")
+        return (f"{curve.slope_text()}; the model's {curve.model_slope:+.3g} %/{curve.unit} lies inside "
+                f"that bound: too noisy to tell")
     if curve.model_slope is None:
         return "no profile: no model to compare"
     top = curve.points[-1]
@@ -208,7 +268,7 @@ def verdict(curve):
                 f"shows no significant change: the program hides the delay")
     if curve.model_slope <= 0:
         return "the model predicts no effect but the runtime moved"
-    ratio = fit.slope / curve.model_slope
+    ratio = curve.sensitivity / curve.model_slope
     if 1 / AGREEMENT <= ratio <= AGREEMENT:
         return (f"model agrees (measured/model slope = {ratio:.2f}, within the tolerance "
                 f"{1 / AGREEMENT:.2f}..{AGREEMENT:g})")

@@ -45,12 +45,15 @@ def figure(curves, label, plt):
             continue
         x = [p.value for p in curve.points]
         y = [p.slowdown for p in curve.points]
-        err = [[p.slowdown - p.low for p in curve.points], [p.high - p.slowdown for p in curve.points]]
+        # no bar where too few rounds bound an interval
+        err = [[w if math.isfinite(w) else 0.0 for w in (p.slowdown - p.low for p in curve.points)],
+               [w if math.isfinite(w) else 0.0 for w in (p.high - p.slowdown for p in curve.points)]]
         ax.errorbar(x, y, yerr=err, marker="o", ms=4, capsize=3, lw=0, elinewidth=1.2, label="measured (95 % CI)")
         if curve.fit:
             fit = curve.fit  # in % slowdown: intercept + slope x
             ax.plot([0, max(x)], [1.0 + fit.intercept / 100.0, 1.0 + (fit.intercept + fit.slope * max(x)) / 100.0], lw=1.4,
-                    label=f"linear fit {curve.fit.slope:+.3g} %/{curve.unit}")
+                    label=f"linear fit, paired slope {curve.sensitivity:+.3g} %/{curve.unit}" if curve.resolved
+                    else "linear fit, no effect resolved")
         model = [(p.value, p.model) for p in curve.points if p.model is not None]
         if model:
             ax.plot(*zip(*model), ls="--", lw=1.2, label="count x delta model")

@@ -9,6 +9,7 @@ import json
 import os
 
 import matplotlib
+import numpy as np
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -20,16 +21,21 @@ from . import analyze, figure_set, jitter_report, models, region_report, topolog
 from . import trace_prediction  # noqa: E402
 
 REPORT_DIR = "report"
-METHOD = ("Slowdown is the ratio of median runtimes T(knob)/T(baseline), T being the benchmark's own "
-          "timed section (NPB's \"Time in seconds\"); the baseline runtime is T with every knob at 0 "
-          "(not LogGP's start-up cost T0, which the linear model section uses). Intervals are 95 % percentile bootstrap "
-          "intervals of that ratio (2000 resamples, knob and baseline runs resampled "
-          "independently); with few repetitions they are coarse. Sensitivity is the least-squares "
-          "slope of the slowdown in percent against the knob (baseline included), with its R^2. "
-          "A jump is a step three times steeper than the overall slope and above the noise; a "
-          "plateau a step adding under a quarter of the predicted rise. The slope's interval "
-          "bootstraps every setting's runs (baseline included) and refits. The model agrees when the "
-          f"measured slope is within a factor of {analyze.AGREEMENT:g} of the model's "
+METHOD = ("Every setting runs once per round beside two baselines of the same benchmark, in the middle of "
+          "its runs: the program with every knob at 0 (the unperturbed program) and the armed baseline, "
+          "every knob at its smallest step (1 ns, 0.001 ns/B), which pays the layer's own cost as every "
+          "setting does. Slowdown is the median over rounds of T(knob) / T(0) of the same round, T being "
+          "the benchmark's own timed section (NPB's \"Time in seconds\"), not LogGP's start-up cost T0, "
+          "which the linear model section uses. Sensitivity is the median over rounds of each setting's "
+          "added time over the armed run of its round, per unit of knob, in percent of T(0): the layer's "
+          "own cost cancels. Intervals are 95 % nonparametric intervals of those medians (order "
+          "statistics; below 8 rounds there is none). Rounds are added past the study's repetitions "
+          "while a slope's interval is wider than the study's precision and its budget lasts. A slope "
+          "whose interval holds zero is no sensitivity: the report says \"no effect resolved, below X\" "
+          "and compares no model with it. The R^2, jumps and plateaus come from a least-squares line "
+          "through the slowdowns: a jump is a step three times steeper than the overall slope and above "
+          "the noise; a plateau a step adding under a quarter of the predicted rise. The model agrees "
+          f"when the measured slope is within a factor of {analyze.AGREEMENT:g} of the model's "
           f"(measured/model between {1 / analyze.AGREEMENT:.2f} and {analyze.AGREEMENT:g}).")
 
 
@@ -76,9 +82,10 @@ def knob_figure(curves, knob, colours):
         dodge = (i - (len(curves) - 1) / 2) * 0.008 * xmax
         x = [p.value + dodge for p in c.points]
         y = [p.slowdown for p in c.points]
-        err = [[p.slowdown - p.low for p in c.points], [p.high - p.slowdown for p in c.points]]
+        # an interval too few runs bound is drawn without a bar, not as an infinite one
+        err = [[_finite(p.slowdown - p.low) for p in c.points], [_finite(p.high - p.slowdown) for p in c.points]]
         col = colours[c.label]
-        slope = f", {c.fit.slope:+.2g} %/{c.unit}" if c.fit else ""
+        slope = f", {c.sensitivity:+.2g} %/{c.unit}" if c.resolved else ", no effect resolved"
         ax.errorbar(x, y, yerr=err, marker="o", ms=4, capsize=3, color=col, lw=1.6,
                     label=f"{c.label}{slope}")
         if any(p.model is not None for p in c.points):
@@ -95,17 +102,28 @@ def knob_figure(curves, knob, colours):
     ax.set_xlabel(f"added {analyze.KNOB_TITLE[knob]} ({analyze.UNIT[knob]})")
     ax.set_ylabel("slowdown T(knob) / T(0)")
     ax.set_title(f"Sensitivity to {analyze.KNOB_TITLE[knob]}\n"
-                 "solid: measured (95 % bootstrap CI, clipped to the plot), dashed: count x delta model",
+                 "solid: measured (95 % CI of paired runs, clipped to the plot), dashed: count x delta model",
                  fontsize=10)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8, loc="upper left")
     return fig
 
 
+def _finite(width):
+    return width if np.isfinite(width) else 0.0
+
+
+def _interval(low, high, digits=3):
+    """'[a, b]', or what an unbounded interval means."""
+    if not (np.isfinite(low) and np.isfinite(high)):
+        return "(too few runs for an interval)"
+    return f"[{low:.{digits}f}, {high:.{digits}f}]"
+
+
 def sensitivity_panels(curves):
     """The knobs the sensitivity figure gets a panel for: those with a fitted slope; a knob
     the study did not sweep (or swept at one value only) would be an empty panel."""
-    return [k for k in analyze.KNOB_ORDER if any(c.knob == k and c.fit for c in curves)]
+    return [k for k in analyze.KNOB_ORDER if any(c.knob == k and c.resolved for c in curves)]
 
 
 def linear_model_panels(curves):
@@ -125,9 +143,12 @@ def sensitivity_figure(curves, colours):
     knobs = sensitivity_panels(curves)
     fig, axes = plt.subplots(1, len(knobs), figsize=(3.2 * len(knobs) + 0.5, 3.6), squeeze=False)
     for ax, knob in zip(axes[0], knobs):
-        cs = [c for c in curves if c.knob == knob and c.fit]
+        # a slope whose interval holds zero is no sensitivity: not drawn as one
+        cs = [c for c in curves if c.knob == knob and c.resolved]
         labels = [c.label for c in cs]
-        ax.bar(range(len(cs)), [c.fit.slope for c in cs], color=[colours[l] for l in labels])
+        ax.bar(range(len(cs)), [c.sensitivity for c in cs], color=[colours[l] for l in labels],
+               yerr=[[c.sensitivity - c.slope.low for c in cs], [c.slope.high - c.sensitivity for c in cs]],
+               capsize=3)
         for i, c in enumerate(cs):
             if c.model_slope is not None:
                 ax.plot([i - 0.4, i + 0.4], [c.model_slope] * 2, color="black", lw=1.5)
@@ -230,17 +251,20 @@ def sensitivity_rows(curves):
     for c in curves:
         top = c.points[-1]
         rows.append([c.benchmark, c.np, c.klass or "", c.knob, c.unit,
-                     round(c.baseline_s, 6), c.fit.slope if c.fit else None,
+                     round(c.baseline_s, 6), c.sensitivity,
                      c.slope_low, c.slope_high, c.fit.r2 if c.fit else None, c.model_slope,
                      top.value, top.slowdown, top.low, top.high,
-                     c.profile_count, c.effective_count, _flags_text(c), c.verdict])
+                     c.profile_count, c.effective_count, _flags_text(c), c.verdict,
+                     "yes" if c.resolved else "no", c.slope.estimate if c.slope else None,
+                     c.goal.text() if c.goal else None])
     return rows
 
 
 SENS_HEADER = ["benchmark", "np", "class", "knob", "unit", "baseline_runtime_s", "slope_pct_per_unit",
                "slope_ci_low", "slope_ci_high", "r2",
                "model_slope_pct_per_unit", "max_value", "slowdown_at_max", "ci_low", "ci_high",
-               "profile_count", "effective_count", "flags", "model_vs_measurement"]
+               "profile_count", "effective_count", "flags", "model_vs_measurement",
+               "slope_resolved", "slope_estimate_pct_per_unit", "precision_goal"]
 SLOW_HEADER = ["benchmark", "np", "class", "knob", "value", "unit", "runs", "median_s",
                "slowdown", "ci_low", "ci_high", "model_slowdown", "injected_slowdown"]
 RUN_COLUMNS = ["id", "plan_id", "round", "benchmark", "kind", "class", "np", "sweep", "o_s_ns",
@@ -268,7 +292,7 @@ def smoke_test_reasons(runs):
 def _headline(curves):
     """A few sentences a reader gets at a glance."""
     out = []
-    fitted = [c for c in curves if c.fit]
+    fitted = [c for c in curves if c.slope is not None]
     if not fitted:
         return ["No knob sweep has two settings with successful runs yet."]
     for bench in sorted({c.label for c in fitted}):
@@ -283,9 +307,7 @@ def _headline(curves):
         else:
             part = (f"<b>{html.escape(bench)}</b>: no slowdown distinguishable from noise "
                     f"at the largest settings")
-        per = ", ".join(f"{c.knob} {c.fit.slope:+.3g} %/{c.unit}"
-                        + (f" (R<sup>2</sup> {c.fit.r2:.2f})" if c.fit.r2 is not None else "")
-                        for c in cs)
+        per = ", ".join(f"{c.knob} {html.escape(c.slope_text())}" for c in cs)
         out.append(f"{part}. Slopes: {per}.")
     return out
 
@@ -385,13 +407,14 @@ def write(results_dir, calibration_path=None):
     if "sensitivity" in figures:
         sections.append(_img(figures["sensitivity"], "sensitivity slopes"))
     sections.append("<h2>Sensitivity table</h2>" + _table(
-        ["benchmark", "np", "class", "knob", "baseline runtime (s)", "slope (%/unit) [95 % CI]", "R^2",
+        ["benchmark", "np", "class", "knob", "baseline runtime (s)",
+         "slope against the armed baseline (%/unit) [95 % CI], precision reached", "R^2",
          "model slope", "max setting", "slowdown there [95 % CI]", "flags", "model vs measurement"],
         [[c.benchmark, c.np, c.klass or "", f"{c.knob} ({c.unit})", c.baseline_s,
-          f"{c.fit.slope:.3g} [{c.slope_low:.3g}, {c.slope_high:.3g}]" if c.fit else None,
+          c.slope_text(),
           c.fit.r2 if c.fit else None, c.model_slope,
           f"{c.points[-1].value:g} {c.unit}",
-          f"{c.points[-1].slowdown:.3f} [{c.points[-1].low:.3f}, {c.points[-1].high:.3f}]",
+          f"{c.points[-1].slowdown:.3f} {_interval(c.points[-1].low, c.points[-1].high)}",
           _flags_text(c) or "-", c.verdict] for c in a.curves]))
     for knob in analyze.KNOB_ORDER:
         if knob not in figures:
@@ -402,7 +425,7 @@ def write(results_dir, calibration_path=None):
         sections.append(_table(
             ["benchmark", f"{knob} ({analyze.UNIT[knob]})", "runs", "median T (s)", "slowdown",
              "95 % CI", "model", "baseline + injected delay"],
-            [[c.label, p.value, p.n, p.median_s, p.slowdown, f"[{p.low:.3f}, {p.high:.3f}]",
+            [[c.label, p.value, p.n, p.median_s, p.slowdown, _interval(p.low, p.high),
               p.model, p.injected] for c in cs for p in c.points]))
     sections.append(_models_section(a))
     predicted = trace_prediction.rows(results_dir, a.runs, a.curves)
@@ -520,8 +543,8 @@ def _glance_table(curves):
             strength = min(1.0, max(0.0, (p.slowdown - 1) / 2)) if significant else 0.0
             colour = f"rgba(220,60,40,{0.12 + 0.6 * strength:.2f})" if significant else "#f4f4f4"
             style = f"background:{colour}" + ("" if significant else ";color:#888")
-            cells.append(f'<td style="{style}">{p.slowdown:.2f}x<br><small>[{p.low:.2f}, '
-                         f'{p.high:.2f}]</small></td>')
+            cells.append(f'<td style="{style}">{p.slowdown:.2f}x<br><small>{_interval(p.low, p.high, 2)}'
+                         f'</small></td>')
         body.append(f"<tr><td>{html.escape(label)}</td>{''.join(cells)}</tr>")
     return ("<p>Slowdown at each knob's largest setting, with its 95 % interval. Red: the "
             "interval excludes 1 (a real slowdown), the deeper the larger; grey: not "

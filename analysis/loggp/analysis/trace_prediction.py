@@ -1,7 +1,8 @@
 """The study report's third column: beside the measured slope and the count x
 delta model, the slope `loggp predict` gets from a baseline run's trace (study
 files with trace = true), and where prediction and emulation disagree by more
-than DISAGREE, where the replay says the added time goes."""
+than DISAGREE, where the replay says the added time goes. Compared only where the
+measured slope is resolved (its interval excludes zero)."""
 import os
 
 from . import analyze, loggops, predict
@@ -41,7 +42,7 @@ def rows(results_dir, runs, curves):
     out, cache = [], {}
     for c in curves:
         folder = trace_folder(results_dir, runs, c)
-        if folder is None or c.fit is None:
+        if folder is None or c.slope is None:
             continue
         if folder not in cache:
             try:
@@ -52,7 +53,7 @@ def rows(results_dir, runs, curves):
                 cache[folder] = f"replay failed: {err}"
         programs = cache[folder]
         if isinstance(programs, str):
-            out.append([c.label, c.knob, c.fit.slope, c.model_slope, None, None, programs])
+            out.append([c.label, c.knob, c.slope_text(), c.model_slope, None, None, programs])
             continue
         per_ns = analyze.NS_PER_UNIT[c.unit]
         deltas = [p.value * per_ns for p in c.points if p.value > 0]
@@ -60,16 +61,20 @@ def rows(results_dir, runs, curves):
             base = predict.runtime(programs, predict.DEFAULT_MACHINE)
             added = [(d, predict.runtime(programs, predict.DEFAULT_MACHINE, **{c.knob: d}) - base) for d in deltas]
         except loggops.DeadlockError as err:
-            out.append([c.label, c.knob, c.fit.slope, c.model_slope, None, None, f"replay failed: {err}"])
+            out.append([c.label, c.knob, c.slope_text(), c.model_slope, None, None, f"replay failed: {err}"])
             continue
         # over the benchmark's own timed section, as the measured slowdown is
         slope = predict.slope([(d / per_ns, 100 * a / (c.baseline_s * 1e9)) for d, a in added])
-        ratio = slope / c.fit.slope if c.fit.slope else None
+        if not c.resolved:
+            out.append([c.label, c.knob, c.slope_text(), c.model_slope, slope, None,
+                        "measurement not resolved: no comparison"])
+            continue
+        ratio = slope / c.sensitivity
         note = ""
-        if ratio is None or abs(ratio - 1) > DISAGREE:
+        if abs(ratio - 1) > DISAGREE:
             note = (f"disagree by more than {100 * DISAGREE:.0f} %; in the replay at the largest setting, "
                     + _where(programs, predict.DEFAULT_MACHINE, c.knob, max(deltas)))
             if programs.unmodelled:
                 note += "; not modelled: " + ", ".join(sorted(programs.unmodelled))
-        out.append([c.label, c.knob, c.fit.slope, c.model_slope, slope, ratio, note])
+        out.append([c.label, c.knob, c.slope_text(), c.model_slope, slope, ratio, note])
     return out

@@ -289,7 +289,8 @@ class Progress:
         moved = [f"{k}={v}" for k, v in knobs.items()
                  if k in topology_sweep.EXTRA or (v != "none" if k == jitter_sweep.SWEEP else units.parse(k, v) > 0)]
         moved = moved or ["baseline"]
-        print(f"[{self.done:>{len(str(self.total))}}/{self.total}] round {plan_row['round'] + 1}/{reps} "
+        which = f"{plan_row['round'] + 1}/{reps}" if plan_row["round"] < reps else f"{plan_row['round'] + 1} (added)"
+        print(f"[{self.done:>{len(str(self.total))}}/{self.total}] round {which} "
               f"{plan_row['benchmark']} np={plan_row['np']} {' '.join(moved)} | "
               f"elapsed {_duration(time.monotonic() - self.start)} | "
               f"ETA {'?' if eta is None else _duration(eta)}", file=self.stream, flush=True)

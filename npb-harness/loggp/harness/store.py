@@ -165,6 +165,19 @@ class Store:
             "SELECT plan.* FROM plan LEFT JOIN runs ON runs.plan_id = plan.id "
             "WHERE runs.id IS NULL ORDER BY plan.round, plan.position")]
 
+    def next_round(self):
+        """The number the next added round gets."""
+        return self.conn.execute("SELECT COALESCE(MAX(round), -1) + 1 FROM plan").fetchone()[0]
+
+    def add_round(self, rows):
+        """Plans one more round: rows of (round, position, setting key, benchmark, np, class,
+        sweep, knobs as JSON), committed together."""
+        with _transaction(self.conn):
+            for row in rows:
+                self.conn.execute(
+                    "INSERT INTO plan (round, position, setting_key, benchmark, np, class, sweep, knobs)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?)", row)
+
     def plan_entry(self, plan_id):
         row = self.conn.execute("SELECT * FROM plan WHERE id = ?", (plan_id,)).fetchone()
         return dict(row) if row else None

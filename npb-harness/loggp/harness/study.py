@@ -1,6 +1,6 @@
 """`loggp study`: run, resume, inspect and report knob-sweep studies.
 
-  loggp study run STUDY.toml [--results DIR] [--no-report]
+  loggp study run STUDY.toml [--results DIR] [--no-report] [--precision P] [--budget T]
   loggp study status DIR
   loggp study submit STUDY.toml --nodes N --time T [--parallel K] [--dry-run]
   loggp study report DIR [--calibration FILE]
@@ -17,7 +17,9 @@ import time
 from loggp.experiments.calibration_file import CalibrationError, load as load_calibration
 from loggp.knobs.command import Command, Parser
 
-from . import runner, steps, store, studyfile, submit
+from loggp.experiments import precision as precision_rules
+
+from . import precision_rounds, runner, steps, store, studyfile, submit
 
 # npb-harness/studies/default.toml, from npb-harness/loggp/harness/study.py
 DEFAULT_STUDY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "studies", "default.toml")
@@ -38,6 +40,10 @@ def _parser():
     r.add_argument("--results", help="results folder (default: the file's 'results' key, "
                    "else ./loggp-results/NAME)")
     r.add_argument("--no-report", action="store_true", help="do not write the report at the end")
+    r.add_argument("--precision", help="how narrow each slope's 95 %% interval must get, e.g. 5%% (within 5 %% of "
+                   "itself; default: the file's 'precision', else 5%%)")
+    r.add_argument("--budget", help="how long rounds past 'repetitions' may take while a slope is not yet that "
+                   "precise, e.g. 90s, 10min (default: the file's 'budget', else 5min)")
     r.add_argument("--parallel", type=int, metavar="K", help="runs at once, each a Slurm job step on nodes "
                    "of its own (needs kind = \"srun\" inside an allocation; default: [launcher] parallel, else 1)")
     r.add_argument("--calibration", help="calibration.json for the report's T0/B axes "
@@ -70,7 +76,7 @@ class StudyCommand(Command):
     def run(self, args):
         if args.action == "run":
             return cmd_run(args.study, self.write_report, args.results, not args.no_report, args.calibration,
-                           parallel=args.parallel)[0]
+                           parallel=args.parallel, precision=args.precision, budget=args.budget)[0]
         if args.action == "submit":
             return submit.submit(args, results_dir_for)
         if args.action == "status":
@@ -112,12 +118,22 @@ def _on_term(signum, frame):
 
 
 def cmd_run(study_path, write_report, results_override=None, report=True, calibration=None, stream=sys.stderr,
-            print_path=True, parallel=None):
+            print_path=True, parallel=None, precision=None, budget=None):
     """Returns (exit status, report path or None). write_report(results_dir,
-    calibration) writes the report and returns its path."""
+    calibration) writes the report and returns its path. precision, budget: the
+    command line's, over the file's."""
     if parallel is not None and parallel < 1:
         raise UsageError(f"--parallel {parallel}: expected 1 or more runs at once")
     study = studyfile.load(study_path)
+    for flag, value, check in (("--precision", precision, precision_rules.parse_precision),
+                               ("--budget", budget, precision_rules.parse_budget)):
+        if value is not None:
+            try:
+                check(value)
+            except ValueError as e:
+                raise UsageError(f"{flag}: {e}") from None
+    study.precision = precision or study.precision
+    study.budget = budget or study.budget
     parallel = study.parallel if parallel is None else parallel
     nodes_per_step = steps.check(study, parallel)
     if calibration is not None:
@@ -149,10 +165,14 @@ def cmd_run(study_path, write_report, results_override=None, report=True, calibr
                 state = db.initialise(study, facts, full.plan_digest())
                 if state != "new":
                     facts = db.facts()
+                # what the report states each slope's precision against (the command line's, if given)
+                db.set_facts({"precision": study.precision, "budget": study.budget})
+                facts = dict(facts, precision=study.precision, budget=study.budget)
                 if state == "edited":
                     print(f"loggp study: {study.path} differs from the file these results began with only in "
                           f"ways that keep the same runs (comments, layout); resuming", file=stream)
                 _run_pending(study, db, results_dir, facts, stream, parallel, nodes_per_step)
+                _run_to_precision(study, db, results_dir, facts, stream, parallel, nodes_per_step)
                 runs = db.runs()
             finally:
                 db.close()
@@ -193,6 +213,29 @@ def _run_pending(study, db, results_dir, facts, stream, parallel=1, nodes_per_st
         row = runner.execute(study, bench, plan_row, results_dir, facts)
         db.record(row)
         progress.finished(row)
+
+
+def _run_to_precision(study, db, results_dir, facts, stream, parallel=1, nodes_per_step=None):
+    """Rounds past `repetitions`, one at a time, while a slope is wider than the study's
+    precision and the next round fits the budget (precision_rounds.py)."""
+    budget_s = study.budget_s()
+    while True:
+        runs = db.runs()
+        left = budget_s - precision_rounds.spent_s(runs, study.repetitions)
+        settings = precision_rounds.next_round(study, runs, left, db.mean_wall_by_benchmark())
+        if not settings:
+            open_slopes = precision_rounds.needs(study, runs)
+            if open_slopes:
+                print(f"loggp study: {len(open_slopes)} benchmarks have slopes not yet within {study.precision} "
+                      f"of themselves, and the budget ({study.budget}) has no room for another round; "
+                      f"the report says how precise each is", file=stream)
+            return
+        number = db.next_round()
+        print(f"loggp study: round {number + 1} added for precision {study.precision} "
+              f"({precision_rules.parse_budget(study.budget) - left:.0f} s of the {study.budget} budget spent): "
+              f"{precision_rounds.describe(settings)}", file=stream)
+        db.add_round(precision_rounds.plan_rows(study, number, settings))
+        _run_pending(study, db, results_dir, facts, stream, parallel, nodes_per_step)
 
 
 def cmd_status(results_dir):

@@ -12,6 +12,7 @@ import shlex
 import tomllib
 from dataclasses import dataclass, field
 
+from loggp.experiments import precision as precision_rules
 from loggp.knobs.programs import prefix_path, which
 
 from . import jitter_sweep, topology_sweep, units
@@ -27,7 +28,11 @@ LAUNCHER_KINDS = ("mpiexec", "srun", "template")
 ORDERS = ("shuffle", "interleave")
 
 TOP_KEYS = {"name", "repetitions", "timeout", "np", "class", "order", "seed", "grid",
-            "launcher", "sweep", "benchmark", "results", "trace", "jitter", "topology", "scope"}
+            "launcher", "sweep", "benchmark", "results", "trace", "jitter", "topology", "scope",
+            "precision", "budget"}
+# A slope's 95 % interval within 5 % of itself; rounds added for it for at most this long
+DEFAULT_PRECISION, DEFAULT_BUDGET = "5%", "5min"
+ZERO_SWEEP, ARMED_SWEEP = "baseline", "armed"
 SCOPES = ("all", "kernel")
 LAUNCHER_KEYS = {"kind", "template", "hostfile", "parallel"}
 BENCH_KEYS = {"name", "kernel", "npb_binary", "npb_dir", "command", "runtime_regex",
@@ -94,6 +99,14 @@ class Study:
     jitter: tuple | None = None  # (L, (spreads...)): jitter_sweep.py
     topology: tuple | None = None  # (ranks per node, {sweep: values}): topology_sweep.py
     parallel: int = 1           # runs at once, each a Slurm job step on nodes of its own
+    precision: str = DEFAULT_PRECISION  # how narrow a slope's interval must get ("5%")
+    budget: str = DEFAULT_BUDGET  # how long rounds added past `repetitions` may take
+
+    def precision_goal(self):
+        return precision_rules.parse_precision(self.precision)
+
+    def budget_s(self):
+        return precision_rules.parse_budget(self.budget)
 
     def digest(self):
         return hashlib.sha256(self.text.encode()).hexdigest()
@@ -110,9 +123,16 @@ class Study:
         return hashlib.sha256(json.dumps(what, sort_keys=True).encode()).hexdigest()
 
     def settings(self):
-        """Baseline plus one knob at a time (or the full grid), per benchmark and np."""
+        """Baseline plus one knob at a time (or the full grid), per benchmark and np.
+        With knobs to sweep, an armed baseline too (every knob at its smallest step):
+        each knob setting keeps the other knobs at that step, so a setting minus the
+        armed run of its round is the knob's own effect, the layer's cost cancelled;
+        slowdowns stay against the zero-knob baseline, the unperturbed program."""
         zero = {k: "0" + ("ns/B" if units.is_per_byte(k) else "ns") for k in units.KNOBS}
-        configs = [("baseline", dict(zero))]
+        configs = [(ZERO_SWEEP, dict(zero))]
+        armed = dict(units.ARMED) if self.sweep else dict(zero)
+        if self.sweep:
+            configs.append((ARMED_SWEEP, dict(armed)))
         if self.grid:
             axes = [[(knob, t) for t, _ in vals] + [(knob, None)]
                     for knob, vals in self.sweep.items()]
@@ -120,7 +140,7 @@ class Study:
                 chosen = [(k, t) for k, t in combo if t is not None]
                 if not chosen:
                     continue
-                knobs = dict(zero)
+                knobs = dict(armed)
                 for k, t in chosen:
                     for real in _expand(k):
                         knobs[real] = t
@@ -128,7 +148,7 @@ class Study:
         else:
             for knob, vals in self.sweep.items():
                 for t, _ in vals:
-                    knobs = dict(zero)
+                    knobs = dict(armed)
                     for real in _expand(knob):
                         knobs[real] = t
                     configs.append((knob, knobs))
@@ -144,23 +164,48 @@ class Study:
         return out
 
     def plan(self):
-        """[(round, position, Setting)]: every setting once per round, baseline
-        included, in an order that changes from round to round so that drift
-        of the machine spreads over all settings instead of bending a curve.
-        Deterministic from the file, so a resumed study has the same plan."""
-        settings = self.settings()
+        """[(round, position, Setting)]: every setting once per round, baselines
+        included (`repetitions` is the least number of rounds; more are added where
+        a slope is not yet precise, see precision_rounds.py)."""
         plan = []
         for r in range(self.repetitions):
-            order = list(settings)
-            if self.order == "shuffle":
-                random.Random(f"{self.seed}:{r}").shuffle(order)
-            else:
-                shift = (r * len(order)) // max(1, self.repetitions)
-                order = order[shift:] + order[:shift]
-                if r % 2:
-                    order.reverse()
-            plan.extend((r, i, s) for i, s in enumerate(order))
+            plan.extend((r, i, s) for i, s in enumerate(self.round_order(r, self.settings())))
         return plan
+
+    def round_order(self, r, settings):
+        """The order of one round's runs. A benchmark's runs (at one np) stay together, so
+        each setting is paired with the baselines of its round minutes apart at most;
+        inside that group the baselines sit in the middle of the settings, whose order
+        changes from round to round, as does the groups' order, so that drift of the
+        machine spreads over all settings instead of bending a curve. Deterministic
+        from the file and the round, so a resumed study has the same plan."""
+        groups = {}
+        for s in settings:
+            groups.setdefault((s.benchmark, s.np), []).append(s)
+        order = list(groups)
+        rounds = max(1, self.repetitions)
+        if self.order == "shuffle":
+            random.Random(f"{self.seed}:{r}").shuffle(order)
+        else:
+            shift = (r * len(order)) // rounds
+            order = order[shift:] + order[:shift]
+        out = []
+        for n, key in enumerate(order):
+            members = groups[key]
+            bases = [s for s in members if s.sweep in (ARMED_SWEEP, ZERO_SWEEP)]
+            rest = [s for s in members if s.sweep not in (ARMED_SWEEP, ZERO_SWEEP)]
+            if self.order == "shuffle":
+                random.Random(f"{self.seed}:{r}:{n}").shuffle(rest)
+                random.Random(f"{self.seed}:{r}:{n}:base").shuffle(bases)
+            else:
+                shift = (r * len(rest)) // rounds
+                rest = rest[shift:] + rest[:shift]
+                if r % 2:
+                    rest.reverse()
+                    bases.reverse()
+            middle = len(rest) // 2
+            out.extend(rest[:middle] + bases + rest[middle:])
+        return out
 
     def benchmark(self, name):
         return next(b for b in self.benchmarks if b.name == name)
@@ -262,6 +307,16 @@ def from_dict(path, text, data, skip_missing=True):
     if default_class is not None and default_class not in CLASSES:
         fail(f"'class' must be one of {', '.join(CLASSES)}, got {default_class!r}", "class")
     results = get(data, "results", str, None)
+    precision_text = get(data, "precision", str, DEFAULT_PRECISION)
+    try:
+        precision_rules.parse_precision(precision_text)
+    except ValueError as e:
+        fail(f"'precision': {e}", "precision")
+    budget_text = get(data, "budget", str, DEFAULT_BUDGET, typename="a duration such as \"5min\"")
+    try:
+        precision_rules.parse_budget(budget_text)
+    except ValueError as e:
+        fail(f"'budget': {e}", "budget")
 
     launcher_table = get(data, "launcher", dict, {}, typename="a table [launcher]")
     for key in launcher_table:
@@ -450,7 +505,7 @@ def from_dict(path, text, data, skip_missing=True):
                  seed=seed, order=order, grid=grid, launcher=launcher, hostfile=hostfile,
                  benchmarks=benchmarks, sweep=sweep, results=results, skipped=skipped, trace=trace, jitter=jitter,
                  topology=topology, scope=scope,
-                 parallel=parallel)
+                 parallel=parallel, precision=precision_text, budget=budget_text)
 
 
 def _missing_program(program):

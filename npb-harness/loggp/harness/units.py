@@ -13,6 +13,12 @@ from loggp.knobs import FLAGS, KNOBS, KnobError, parse as parse_knobs
 # Martin's overhead knob did.
 SWEEP_KNOBS = ("o", "o_s", "o_r", "g", "G", "L")
 
+# Every knob at its smallest step: the layer armed on every path, adding (almost) no delay
+# of its own. A study's armed baseline: its runs carry the layer's own cost, as each knob
+# setting's do, so a setting minus its armed run is the knob's effect alone.
+ARMED = {"o_s": "1ns", "o_r": "1ns", "g": "1ns", "G": "0.001ns/B", "L": "1ns"}
+
+
 class UnitError(ValueError):
     pass
 
