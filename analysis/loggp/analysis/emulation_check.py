@@ -1,0 +1,278 @@
+"""Prediction against emulation, one program at a time: trace the program once at zero
+knobs, predict the time each knob setting adds (the replay `loggp predict` runs), then
+emulate the same settings under libloggp.so in paired, interleaved rounds (each round an
+armed baseline, every knob at its smallest step, and each setting with the other knobs
+armed, in an order rotated from round to round) until every added time's 95 % interval
+settles against the prediction (loggp.experiments.precision) or the budget is spent.
+Added times are traced init-to-finalize lengths, the same span the replay covers.
+
+The table says, per case, the predicted and emulated added time, whether the emulated
+one is resolved (its interval excludes zero), the precision it reached and
+|predicted - emulated| / emulated; the summary takes the median of that over the
+resolved cases against the goal (median within 5 %, no case off by more than 15 %)."""
+import argparse
+import math
+import os
+import shlex
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from loggp.experiments import precision
+from loggp.harness.runner import loggp_command
+from loggp.harness.units import ARMED
+from loggp.knobs import FLAGS, KNOBS
+from loggp.knobs.files import write_text_atomic
+from loggp.knobs.programs import which
+
+from . import predict
+
+KERNELS = ("cg", "mg", "ft", "is", "lu", "ep")
+# knob -> (the setting's text, the knobs it moves); o moves o_s and o_r together
+SETTINGS = {"o": "10us", "L": "50us", "G": "1ns/B"}
+MOVES = {"o": ("o_s", "o_r"), "L": ("L",), "G": ("G",)}
+GOAL_MEDIAN, GOAL_WORST = 0.05, 0.15
+
+
+class CheckError(Exception):
+    pass
+
+
+@dataclass
+class Program:
+    name: str
+    argv: list
+
+
+@dataclass
+class Case:
+    program: str
+    knob: str
+    setting: str
+    predicted_s: float
+    emulated: precision.Interval
+    outcome: str          # precision.MET / MISSED / UNRESOLVED: the emulated interval against the prediction
+    budget_ran_out: bool
+
+    @property
+    def resolved(self):
+        return precision.sign(self.emulated) != 0
+
+    @property
+    def error(self):
+        """|predicted - emulated| / emulated, for a resolved case (else None)."""
+        if not self.resolved:
+            return None
+        return abs(self.predicted_s - self.emulated.estimate) / abs(self.emulated.estimate)
+
+    @property
+    def reached(self):
+        """The emulated interval's half-width over its estimate (inf while unbounded)."""
+        if not self.emulated.bounded or self.emulated.estimate == 0:
+            return math.inf
+        return self.emulated.half_width / abs(self.emulated.estimate)
+
+
+def knob_values(knob, setting):
+    """{knob: text} of all five for one setting: the knob at `setting`, the others armed."""
+    values = dict(ARMED)
+    for real in MOVES[knob]:
+        values[real] = setting
+    return values
+
+
+def run_command(np_, program, knobs, trace_dir):
+    """`loggp run` of a program with all five knobs given (none: zero knobs), traced."""
+    cmd = loggp_command() + ["run", "-n", str(np_), "--quiet"]
+    for k in KNOBS:
+        cmd += [FLAGS[k], knobs[k] if knobs else ("0ns/B" if k == "G" else "0ns")]
+    return cmd + ["--trace", str(trace_dir), "--", *program.argv]
+
+
+def added_delta_ns(knob, setting):
+    """What the setting adds over the armed baseline, in ns (ns/B for G), as the replay takes it."""
+    from loggp.knobs import parse
+    real = MOVES[knob][0]
+    return parse({real: setting})[real] - parse({real: ARMED[real]})[real]
+
+
+def round_order(r, knobs):
+    """Round r's runs: the armed baseline ('') and the settings, rotated by one each round."""
+    order = [""] + list(knobs)
+    shift = r % len(order)
+    return order[shift:] + order[:shift]
+
+
+def summary(cases):
+    """(median error over resolved cases or None, worst error or None, the worst case, goal met)."""
+    errors = [(c.error, c) for c in cases if c.error is not None]
+    if not errors:
+        return None, None, None, False
+    median = statistics.median(e for e, _ in errors)
+    worst, worst_case = max(errors, key=lambda ec: ec[0])
+    return median, worst, worst_case, median <= GOAL_MEDIAN and worst <= GOAL_WORST
+
+
+def _ms(seconds):
+    return f"{seconds * 1e3:+.2f}"
+
+
+def table(cases, header):
+    """The Markdown table docs/predict.md shows, with its summary line."""
+    lines = [header, "",
+             "| program | setting | predicted added (ms) | emulated added (ms) [95 % CI] | pairs | precision reached "
+             "| resolved | \\|pred - emu\\| / emu | against the prediction +- 5 % |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for c in cases:
+        e = c.emulated
+        interval = f"{_ms(e.estimate)} [{_ms(e.low)}, {_ms(e.high)}]" if e.bounded else \
+            f"{_ms(e.estimate)} (too few pairs for an interval)"
+        reached = f"{100 * c.reached:.1f} %" if math.isfinite(c.reached) else "-"
+        error = f"{100 * c.error:.1f} %" if c.error is not None else "-"
+        verdict = c.outcome + (" (stopped before it settled)" if c.budget_ran_out else "")
+        lines.append(f"| {c.program} | {c.knob} = {c.setting} | {_ms(c.predicted_s)} | {interval} | {e.n} | {reached} "
+                     f"| {'yes' if c.resolved else 'no'} | {error} | {verdict} |")
+    median, worst, worst_case, met = summary(cases)
+    resolved = sum(c.resolved for c in cases)
+    if median is None:
+        lines += ["", f"No case resolved ({len(cases)} cases): no error to summarise; the goal is not judged."]
+    else:
+        lines += ["", f"{resolved} of {len(cases)} cases resolved. Median |predicted - emulated| / emulated over them: "
+                      f"{100 * median:.1f} %; worst {100 * worst:.1f} % ({worst_case.program} {worst_case.knob}). "
+                      f"Goal (median within {100 * GOAL_MEDIAN:g} %, none above {100 * GOAL_WORST:g} %): "
+                      f"{'met' if met else 'not met'}."]
+    return "\n".join(lines) + "\n"
+
+
+def _programs(names, commands, klass):
+    out = []
+    for name in names:
+        if name in KERNELS:
+            out.append(Program(name, [f"loggp-npb-{name}", klass]))
+        elif os.path.isfile(name) and os.access(name, os.X_OK):
+            out.append(Program(os.path.basename(name), [os.path.abspath(name)]))
+        else:
+            raise CheckError(f"'{name}' is neither one of our kernels ({', '.join(KERNELS)}) nor an executable file")
+    for text in commands:
+        argv = shlex.split(text)
+        if not argv or not which(argv[0]) and not os.access(argv[0], os.X_OK):
+            raise CheckError(f"--program '{text}': '{argv[0] if argv else ''}' is not a program found on PATH")
+        out.append(Program(os.path.basename(argv[0]), argv))
+    return out
+
+
+def _traced_s(folder):
+    return predict.load(folder).traced_ns * 1e-9
+
+
+def _run(cmd, what):
+    proc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if proc.returncode != 0:
+        tail = proc.stderr.strip().splitlines()[-1:] or [""]
+        raise CheckError(f"{what} failed (exit {proc.returncode}): {tail[0]}; command: {shlex.join(cmd)}")
+
+
+def check_program(program, np_, settings, machine, goal, budget_s, max_rounds, scratch, stream=sys.stderr):
+    """[Case] of one program: traced once, predicted, emulated to the precision."""
+    base_dir = scratch / f"{program.name}-trace"
+    _run(run_command(np_, program, None, base_dir), f"{program.name}: the traced zero-knob run")
+    programs = predict.load(base_dir)
+    base_ns = predict.runtime(programs, machine)
+    predicted = {k: (predict.runtime(programs, machine, **{k: added_delta_ns(k, v)}) - base_ns) * 1e-9
+                 for k, v in settings.items()}
+    goals = {k: precision.Goal.around(p, goal) for k, p in predicted.items()}
+    rounds = [0]
+
+    def measure_pair():
+        r = rounds[0]
+        rounds[0] += 1
+        lengths = {}
+        for knob in round_order(r, settings):
+            folder = scratch / f"{program.name}-r{r}-{knob or 'armed'}"
+            values = knob_values(knob, settings[knob]) if knob else dict(ARMED)
+            _run(run_command(np_, program, values, folder), f"{program.name} round {r + 1} {knob or 'armed'}")
+            lengths[knob] = _traced_s(folder)
+        print(f"{program.name}: round {r + 1}: " + ", ".join(
+            f"{k} {_ms(lengths[k] - lengths[''])} ms" for k in settings), file=stream, flush=True)
+        return {k: (lengths[""], lengths[k]) for k in settings}
+
+    outcomes, _ = precision.repeat_to_precision(measure_pair, goals, budget_s, max_pairs=max_rounds)
+    return [Case(program.name, k, settings[k], predicted[k], outcomes[k].interval, outcomes[k].verdict,
+                 outcomes[k].budget_ran_out) for k in settings]
+
+
+def _parser():
+    p = argparse.ArgumentParser(
+        prog="predict_vs_emulation.py",
+        description="Predicted against emulated added time, per program and knob, to a stated precision.",
+        epilog="example: python analysis/bench/predict_vs_emulation.py --out results/predict.md "
+               "(our six kernels at class A, np = 2; o = 10us, L = 50us, G = 1ns/B)")
+    p.add_argument("programs", nargs="*", help=f"our kernels ({', '.join(KERNELS)}; default: all six) or "
+                   "executable files (e.g. NPB's cg.A.x)")
+    p.add_argument("--program", action="append", default=[], metavar="COMMAND",
+                   help="any other program, with its arguments, as one shell-quoted string (repeatable)")
+    p.add_argument("--np", type=int, default=2)
+    p.add_argument("--class", dest="klass", default="A", help="our kernels' class (default A)")
+    for knob, default in SETTINGS.items():
+        p.add_argument(f"--{knob}", default=default, help=f"the {knob} setting (default {default}; 'none' leaves "
+                       f"it out)")
+    p.add_argument("--machine", help="probe JSON for the replay's machine parameters (default: loggp predict's)")
+    p.add_argument("--precision", default="5%",
+                   help="how narrow each emulated added time's 95 %% interval must get around the prediction "
+                        "(default 5%%)")
+    p.add_argument("--budget", default="20min", help="time for the emulated rounds, shared evenly by the programs "
+                   "(default 20min)")
+    p.add_argument("--max-rounds", type=int, help="at most this many rounds per program (default: the budget's)")
+    p.add_argument("--out", help="write the Markdown table here too")
+    return p
+
+
+def main(argv=None, stream=sys.stderr):
+    args = _parser().parse_args(argv)
+    try:
+        if args.np < 1:
+            raise CheckError(f"--np {args.np}: expected 1 or more ranks")
+        if args.max_rounds is not None and args.max_rounds < 1:
+            raise CheckError(f"--max-rounds {args.max_rounds}: expected 1 or more")
+        try:
+            goal = precision.parse_precision(args.precision)
+            budget_s = precision.parse_budget(args.budget)
+        except ValueError as e:
+            raise CheckError(str(e)) from None
+        settings = {k: getattr(args, k) for k in SETTINGS if getattr(args, k) != "none"}
+        if not settings:
+            raise CheckError("every setting is 'none': nothing to compare")
+        for k, v in settings.items():
+            try:
+                if added_delta_ns(k, v) <= 0:
+                    raise CheckError(f"--{k} {v}: a setting must exceed the armed baseline's {ARMED[MOVES[k][0]]}")
+            except ValueError as e:
+                raise CheckError(f"--{k} {v}: {e}") from None
+        programs = _programs(args.programs or ([] if args.program else list(KERNELS)), args.program, args.klass)
+        machine = predict.machine_from_probe(args.machine) if args.machine else predict.DEFAULT_MACHINE
+    except CheckError as e:
+        print(f"predict_vs_emulation: {e}", file=sys.stderr)
+        return 2
+    started = time.monotonic()
+    cases = []
+    try:
+        with tempfile.TemporaryDirectory(prefix="loggp-predict-check-") as tmp:
+            for i, program in enumerate(programs):
+                share = (budget_s - (time.monotonic() - started)) / (len(programs) - i)
+                cases += check_program(program, args.np, settings, machine, goal, share, args.max_rounds, Path(tmp),
+                                       stream)
+    except CheckError as e:
+        print(f"predict_vs_emulation: {e}", file=sys.stderr)
+        return 1
+    header = (f"np = {args.np}, class {args.klass} for our kernels; settings "
+              f"{', '.join(f'{k} = {v}' for k, v in settings.items())} against an armed baseline; precision "
+              f"{goal.text()}, budget {args.budget}; {time.monotonic() - started:.0f} s")
+    text = table(cases, header)
+    print(text, end="")
+    if args.out:
+        write_text_atomic(args.out, text)
+    return 0
