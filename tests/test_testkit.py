@@ -35,3 +35,15 @@ def test_the_tolerance_follows_the_expectation_or_the_unperturbed_figure():
     assert tolerance(20.0, 1.0) == pytest.approx(3.0)       # 15 % of the expectation
     assert tolerance(0.0, 1.0) == pytest.approx(0.4)        # nothing expected: the figure's own noise
     assert tolerance(0.0, 2.0) == 2 * tolerance(0.0, 1.0)   # a machine twice as slow, twice the noise
+
+
+def test_a_machine_busy_with_other_work_skips_and_a_quiet_one_does_not():
+    from tests.testkit import BUSY_SHARE, skip_if_busy
+    skip_if_busy("quiet", share=BUSY_SHARE - 0.01)   # returns: the test goes on to fail or pass
+    with pytest.raises(pytest.skip.Exception, match="51 % of the cores busy"):
+        skip_if_busy("busy", share=0.51)
+
+
+def test_the_busy_share_is_a_share():
+    from tests.testkit import others_busy_share
+    assert 0.0 <= others_busy_share(0.2) <= 1.0

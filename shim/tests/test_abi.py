@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from loggp.shim import abi
-from tests.testkit import ROOT, built, installed, run, tolerance
+from tests.testkit import (ROOT, built, cpu_share, figures, installed, load_reason, run, skip_if_busy,
+                           tolerance)
 
 TIMING_SOURCE = ROOT / "shim" / "tests" / "mpi" / "timing.c"
 WHEEL_LIB = abi.wheel_lib_dir()
@@ -206,22 +207,42 @@ def loggp_run(*args, timeout=180):
 
 
 def halfrtt(program, *args):
+    found, stderr = halfrtt_figures(program, *args)
+    return found["halfrtt_us"], stderr
+
+
+def halfrtt_figures(program, *args):
+    """(the pingpong's figures: halfrtt_us, cpu_s, wall_s; its stderr)."""
     proc = loggp_run(*args, "--", program, "pingpong", "8", "100")
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    value = [line for line in proc.stdout.splitlines() if line.startswith("halfrtt_us=")]
-    assert value, proc.stdout
-    return float(value[0].split("=")[1]), proc.stderr
+    found = figures(proc)
+    assert "halfrtt_us" in found, proc.stdout
+    return found, proc.stderr
 
 
 def latency_effect(program, *args, pairs=3):
     """(median over side-by-side pairs of how far L=50us moves the half round trip, the slack
-    this machine's own figure allows: tests.testkit.tolerance of the plain runs' median)."""
-    moved, plain = [], []
+    this machine's own figure allows: tests.testkit.tolerance of the plain runs' median, why the
+    plain runs show a loaded machine or '')."""
+    moved, plain, shares = [], [], []
     for _ in range(pairs):
-        slow, base = halfrtt(program, *args, "--L", "50us")[0], halfrtt(program, *args, "--L", "0ns")[0]
-        moved.append(slow - base)
-        plain.append(base)
-    return statistics.median(moved), tolerance(0.0, statistics.median(plain))
+        slow, base = halfrtt_figures(program, *args, "--L", "50us")[0], halfrtt_figures(program, *args, "--L", "0ns")[0]
+        moved.append(slow["halfrtt_us"] - base["halfrtt_us"])
+        plain.append(base["halfrtt_us"])
+        shares += [cpu_share(slow), cpu_share(base)]
+    return statistics.median(moved), tolerance(0.0, statistics.median(plain)), load_reason(plain, shares)
+
+
+def judge_latency(program, *args, attempts=3):
+    """L reached the messages; a machine loaded in every attempt skips, saying why."""
+    for attempt in range(attempts):   # under load: measure again rather than widen
+        effect, noise, why = latency_effect(program, *args)
+        if about_L(effect, noise):
+            return
+    if why:
+        pytest.skip(f"L=50us not judged: loaded in the last attempt ({why})")
+    skip_if_busy("L=50us through the ABI swap")
+    assert about_L(effect, noise), f"L=50us moved the half round trip by {effect:.1f} us (noise {noise:.1f})"
 
 
 def about_L(effect, noise, L_us=50.0):
@@ -232,14 +253,13 @@ def about_L(effect, noise, L_us=50.0):
 def test_a_debian_mpich_program_gets_latency_through_the_swap(debian_timing):
     _, stderr = halfrtt(debian_timing)
     assert "ABI swap" in stderr and "engine libfabric" in stderr, stderr
-    effect, noise = latency_effect(debian_timing)
-    assert about_L(effect, noise), f"L=50us moved the half round trip by {effect:.1f} us (noise {noise:.1f})"
+    judge_latency(debian_timing)
 
 
 def test_no_abi_swap_keeps_the_programs_own_mpich(debian_timing):
     _, stderr = halfrtt(debian_timing, "--no-abi-swap")
     assert "ABI swap" not in stderr and "engine pmpi fallback" in stderr, stderr
-    effect, _ = latency_effect(debian_timing, "--no-abi-swap", pairs=1)
+    effect, _, _ = latency_effect(debian_timing, "--no-abi-swap", pairs=1)
     assert effect < 0.3 * 50, f"L moved a program on its own MPICH by {effect:.1f} us"
 
 
@@ -291,11 +311,7 @@ def test_an_open_mpi_program_runs_on_its_own_mpirun_through_the_ofi_mtl(open_mpi
 def test_an_open_mpi_program_gets_latency_through_the_ofi_mtl(open_mpi_timing):
     _, stderr = halfrtt(open_mpi_timing)
     assert "engine libfabric, provider tcp" in stderr, stderr
-    for attempt in range(3):  # Open MPI's tcp path under load: measure again rather than widen
-        effect, noise = latency_effect(open_mpi_timing)
-        if about_L(effect, noise):
-            break
-    assert about_L(effect, noise), f"L=50us moved the half round trip by {effect:.1f} us (noise {noise:.1f})"
+    judge_latency(open_mpi_timing)
 
 
 def test_an_open_mpi_program_gets_libloggp_ompi_with_its_profile(open_mpi_timing, tmp_path):

@@ -431,8 +431,8 @@ def test_running_program_sees_loggp_knobs_set(engine):
     thread = threading.Thread(target=reader)
     thread.start()
     try:
-        deadline = time.monotonic() + 60
-        while len(windows) < 20 and time.monotonic() < deadline:
+        # for as long as the program runs, however slowly this machine starts it
+        while len(windows) < 20 and proc.poll() is None:
             time.sleep(0.05)
         assert len(windows) >= 20, "the program did not start reporting"
         set_at = time.monotonic()

@@ -202,7 +202,8 @@ def test_submit_keeps_its_script_and_status_follows_the_job(cluster, tmp_path):
     assert proc.returncode == 0, proc.stderr
     job = proc.stdout.strip()
     assert job.isdigit() and (results / "submit.sbatch").is_file()
-    deadline = time.monotonic() + 60
+    # as long as the job may run (its --time 5, in minutes, which Slurm enforces), however slow the machine
+    deadline = time.monotonic() + 5 * 60 + 60
     while time.monotonic() < deadline and len(rows(results) if (results / "results.sqlite").exists() else []) < 2:
         time.sleep(0.5)
     status = on_host0(cluster, "loggp", "study", "status", str(results))
