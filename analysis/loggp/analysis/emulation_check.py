@@ -25,7 +25,7 @@ from pathlib import Path
 from loggp.experiments import precision
 from loggp.harness.runner import loggp_command
 from loggp.harness.units import ARMED
-from loggp.knobs import FLAGS, KNOBS
+from loggp.knobs import FLAGS, KNOBS, parse
 from loggp.knobs.files import write_text_atomic
 from loggp.knobs.programs import which
 
@@ -95,7 +95,6 @@ def run_command(np_, program, knobs, trace_dir):
 
 def added_delta_ns(knob, setting):
     """What the setting adds over the armed baseline, in ns (ns/B for G), as the replay takes it."""
-    from loggp.knobs import parse
     real = MOVES[knob][0]
     return parse({real: setting})[real] - parse({real: ARMED[real]})[real]
 
