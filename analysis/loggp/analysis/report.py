@@ -391,7 +391,7 @@ def write(results_dir, calibration_path=None):
         worst = max(noisy, key=lambda kv: kv[1])
         warning = (f"<li><b>Noisy machine</b>: baseline runtimes vary by up to "
                    f"{100 * worst[1]:.0f} % (coefficient of variation, {html.escape(worst[0][0])}); "
-                   f"trust only effects whose interval excludes 1, and use more repetitions "
+                   f"trust only effects whose interval excludes 1, and give the study a larger budget "
                    f"or a quieter machine.</li>")
     judged = calib.verdict(calibration_path) if calibration_path else None
     if judged:  # the knobs' own verdict on this machine, before any figure that relies on them
