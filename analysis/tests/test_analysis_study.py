@@ -335,3 +335,14 @@ def test_the_report_lists_where_runs_ran_when_nodes_differ():
     assert "<td>n3,n4</td><td>1</td><td>cg 1</td>" in table
     # one host for every run: nothing to say
     assert report._nodes_table([{"benchmark": "cg", "host": "laptop"}] * 3) == ""
+
+
+def test_the_runs_table_names_the_armed_baseline_and_only_the_knob_a_setting_moved():
+    runs = synthetic_runs()
+    armed = next(r for r in runs if r["sweep"] == "armed")
+    assert report._setting(armed).startswith("armed baseline")
+    # a knob setting keeps the others at the armed step: only its own knob is named
+    o_run = next(r for r in runs if r["sweep"] == "o")
+    o_run = dict(o_run, knobs=json.dumps({"o_s": "5us", "o_r": "5us", "g": "1ns", "G": "0.001ns/B", "L": "1ns"}))
+    assert report._setting(o_run) == "o_s=5us o_r=5us"
+    assert report._setting(next(r for r in runs if r["sweep"] == "baseline")) == "baseline"

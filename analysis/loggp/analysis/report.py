@@ -17,6 +17,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 from loggp.knobs.files import write_text_atomic  # noqa: E402
 
 from loggp.experiments import calibration_file as calib  # noqa: E402
+from loggp.harness.studyfile import ARMED_SWEEP  # noqa: E402
+from loggp.harness import units  # noqa: E402
+from loggp.harness.units import ARMED  # noqa: E402
 from . import analyze, figure_set, jitter_report, models, region_report, topology_report  # noqa: E402
 from . import trace_prediction  # noqa: E402
 
@@ -564,8 +567,12 @@ def _label(run):
 
 
 def _setting(run):
+    """The knobs a run moved: beyond zero, and beyond the armed step (the other knobs of a setting)."""
+    if run.get("sweep") == ARMED_SWEEP:
+        return "armed baseline (every knob at its smallest step)"
     knobs = json.loads(run["knobs"])
-    moved = [f"{k}={v}" for k, v in knobs.items() if not v.startswith("0ns")]
+    moved = [f"{k}={v}" for k, v in knobs.items()
+             if k not in ARMED or units.parse(k, v) not in (0.0, units.parse(k, ARMED[k]))]
     return " ".join(moved) or "baseline"
 
 
