@@ -4,7 +4,14 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from loggp.analysis import synth, trace, trace_prediction
+from loggp.analysis import analyze, synth, trace, trace_prediction
+from loggp.experiments import precision
+
+
+def resolved_curve():
+    """A curve of cg's L whose measured slope is resolved (its interval excludes zero)."""
+    return analyze.Curve("cg", 2, "S", "L", 1.0, [SimpleNamespace(value=10.0)],
+                         slope=precision.Interval(1.0, 0.9, 1.1, 8), model_slope=1.0)
 
 
 def baseline(tmp_path, records_by_rank):
@@ -14,10 +21,7 @@ def baseline(tmp_path, records_by_rank):
         synth.write_rank(folder / f"trace.{rank}.bin", rank, len(records_by_rank),
                          np.array(recs, dtype=trace.RECORD), 1000, 100000, run_id=7)
     runs = [{"benchmark": "cg", "np": 2, "class": "S", "sweep": "baseline", "status": "ok", "plan_id": 1}]
-    curve = SimpleNamespace(benchmark="cg", np=2, klass="S", label="cg S np=2", knob="L", unit="us",
-                            fit=SimpleNamespace(slope=1.0), model_slope=1.0, baseline_s=1.0,
-                            points=[SimpleNamespace(value=10.0)])
-    return trace_prediction.rows(tmp_path, runs, [curve])
+    return trace_prediction.rows(tmp_path, runs, [resolved_curve()])
 
 
 def test_a_trace_that_deadlocks_is_a_note(tmp_path):
@@ -35,7 +39,15 @@ def test_a_damaged_trace_is_a_note(tmp_path):
     assert row[4] is not None  # a trace with no calls replays (to its computation)
     (folder / "trace.1.bin").write_bytes((folder / "trace.1.bin").read_bytes()[:50])
     [row] = trace_prediction.rows(tmp_path, [{"benchmark": "cg", "np": 2, "class": "S", "sweep": "baseline",
-                                              "status": "ok", "plan_id": 1}], [SimpleNamespace(
-        benchmark="cg", np=2, klass="S", label="x", knob="L", unit="us", fit=SimpleNamespace(slope=1.0),
-        model_slope=1.0, baseline_s=1.0, points=[SimpleNamespace(value=10.0)])])
+                                              "status": "ok", "plan_id": 1}], [resolved_curve()])
     assert row[6].startswith("trace unreadable: ") and "trace.1.bin" in row[6], row
+
+
+def test_a_measurement_that_resolves_no_effect_is_not_compared(tmp_path):
+    baseline(tmp_path, [[], []])
+    unresolved = resolved_curve()
+    unresolved.slope = precision.Interval(0.1, -0.2, 0.4, 8)   # holds zero
+    [row] = trace_prediction.rows(tmp_path, [{"benchmark": "cg", "np": 2, "class": "S", "sweep": "baseline",
+                                              "status": "ok", "plan_id": 1}], [unresolved])
+    assert row[2].startswith("no effect resolved, below 0.4") and row[5] is None
+    assert row[6] == "measurement not resolved: no comparison" and row[4] is not None   # still predicted
