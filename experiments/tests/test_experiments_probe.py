@@ -22,7 +22,8 @@ def timing_shape_misses(data):
     """The relations between a probe's own figures that any machine's show when it is not
     loaded (none is a fixed time); [] when all hold."""
     T, o_s, o_r, g = (medians(data, k) for k in ("T_us", "o_s_us", "o_r_us", "g_us"))
-    misses = []
+    misses = [f"{name} {series}: not all positive" for name, series in (("o_s", o_s), ("o_r", o_r), ("g", g))
+              if not all(v > 0 for v in series)]   # estimates from differences: noise can turn them
     # Monotone-ish: a 256 KiB message costs clearly more than a 1 B one, in every quantity.
     if not (T[-1] > 3 * T[0] and g[-1] > 3 * g[0]):
         misses.append(f"T {T}, g {g}: 256 KiB not above 3x 1 B")
@@ -44,8 +45,7 @@ def test_probe_reports_a_sane_signature(tmp_path):
         data = json.loads(out.read_text())
         assert data["schema"] == "loggp-probe/1" and data["np"] == 2
         assert [e["bytes"] for e in data["sizes"]] == [1, 64, 1024, 16384, 262144]
-        for name in ("T_us", "o_s_us", "o_r_us", "g_us"):
-            assert all(v > 0 for v in medians(data, name)), (name, medians(data, name))
+        assert all(v > 0 for v in medians(data, "T_us")), medians(data, "T_us")   # a time, measured
         for e in data["sizes"]:
             assert e["T_us"]["samples"] >= 11
             assert e["residual_us"] == pytest.approx(
