@@ -23,6 +23,8 @@ COMMANDS = {
                 "predict a program's slowdown per knob setting from its trace (LogGOPS replay)"),
     "trace": ("loggp.analysis.trace_command", "TraceCommand",
               "export a trace as a GOAL schedule (LogGOPSim) or an OTF2 archive"),
+    "targets": ("loggp.experiments.target", "TargetsCommand",
+                "the catalogue of target networks (published LogGP signatures) to emulate or predict"),
     "tune": ("loggp.experiments.tune", "TuneCommand", "tune packet: best PacketSize for a linked structure, "
              "measured vs LogGP"),
 }
@@ -35,7 +37,7 @@ def wiring(name):
     precision, above the shim."""
     if name == "run":
         from loggp.testbed import launch_plan
-        return {"testbed_plan": launch_plan}
+        return {"testbed_plan": launch_plan, "target_plan": target_knobs}
     if name == "study":
         return {"write_report": write_report}
     if name == "bench":
@@ -43,6 +45,12 @@ def wiring(name):
         from loggp.experiments.precision import judge_differences
         return {"judge": judge_differences}
     return {}
+
+
+def target_knobs(args):
+    """`loggp run --target`'s knobs (loggp.experiments.target), imported only when asked."""
+    from loggp.experiments.target import run_knobs
+    return run_knobs(args)
 
 
 def write_report(results_dir, calibration=None):

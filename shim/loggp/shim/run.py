@@ -224,6 +224,14 @@ def parser():
                             "lognormal:S[:SIGMA] or pareto:S[:ALPHA], S the standard deviation, truncated at 0 "
                             "(docs/jitter.md; default: none)")
     p.add_argument("--seed", type=int, once=True, help="seed of the jitter draws, mixed with each rank (default 0)")
+    p.add_argument("--target", metavar="NAME|FILE", once=True,
+                   help="emulate a target network: each knob set to target - this host (`loggp targets` lists "
+                        "them; a FILE is `loggp probe --json` output or a target TOML; docs/targets.md; "
+                        "default: none)")
+    p.add_argument("--host-signature", metavar="FILE", once=True,
+                   help="with --target: this host's own `loggp probe --json` file (default: measured at once)")
+    p.add_argument("--clip", action="store_true",
+                   help="with --target: run a parameter the target has faster than this host at the host's value")
     topology.add_arguments(p)
     p.add_argument("--engine", choices=("auto", "libfabric", "pmpi"), default="auto",
                    help="auto (the default): libfabric when MPI runs over libfabric, else pmpi; libfabric: "
@@ -287,10 +295,11 @@ def check_trace_folder(folder):
         raise RunError(f"{flag}: cannot write into {target}: {err.strerror}") from None
 
 
-def build(args, base_env, testbed_plan=None):
+def build(args, base_env, testbed_plan=None, target_plan=None):
     """The environment additions and the command for a parsed `loggp run`.
     testbed_plan(args, program) -> (routing, command): the `loggp testbed`
-    launch, which the loggp root hands in (the shim does not import it)."""
+    launch, which the loggp root hands in (the shim does not import it);
+    target_plan(args) -> [(flag, value)]: the knobs of --target, likewise."""
     program = args.program[1:] if args.program[:1] == ["--"] else args.program
     if not program:
         raise RunError("no program given (usage: loggp run -n N [knobs] -- PROGRAM ARGS...)")
@@ -299,6 +308,7 @@ def build(args, base_env, testbed_plan=None):
         raise RunError(f"--hostfile '{args.hostfile}': no such file")
     knob_args = [(flag, getattr(args, f"knob_{flag}")) for flag in KNOB_FLAGS
                  if getattr(args, f"knob_{flag}") is not None]
+    knob_args = target_knobs(args, knob_args, target_plan)
     if args.engine == "pmpi" and args.provider:
         raise RunError("--provider applies to the libfabric engine, not --engine pmpi")
     env = {}
@@ -371,17 +381,35 @@ def build(args, base_env, testbed_plan=None):
     return env, cmd
 
 
+def target_knobs(args, knob_args, target_plan):
+    """The knob flags of --target (target_plan, from the root), or the ones given."""
+    target = getattr(args, "target", None)
+    if target is None:
+        if getattr(args, "host_signature", None) or getattr(args, "clip", False):
+            raise RunError("--host-signature and --clip go with --target")
+        return knob_args
+    if knob_args:
+        raise RunError(f"--target {target} sets every knob; drop --{knob_args[0][0]} (or write a target file)")
+    if target_plan is None:
+        raise RunError("--target: no target catalogue here (run it as `loggp run`)")
+    try:
+        return target_plan(args)
+    except ValueError as err:
+        raise RunError(str(err)) from None
+
+
 class RunCommand(Command):
     name = "run"
 
-    def __init__(self, testbed_plan=None):
+    def __init__(self, testbed_plan=None, target_plan=None):
         self.testbed_plan = testbed_plan
+        self.target_plan = target_plan
 
     def parser(self):
         return parser()
 
     def run(self, args):
-        return execute(args, self.testbed_plan)
+        return execute(args, self.testbed_plan, self.target_plan)
 
 
 def oversubscription_note(np_ranks, cores):
@@ -392,8 +420,8 @@ def oversubscription_note(np_ranks, cores):
             "so timings are slower and noisier (o and g busy-wait on the CPU)")
 
 
-def execute(args, testbed_plan=None):
-    additions, cmd = build(args, os.environ, testbed_plan)
+def execute(args, testbed_plan=None, target_plan=None):
+    additions, cmd = build(args, os.environ, testbed_plan, target_plan)
     if args.launcher == "mpiexec" and not args.hostfile and args.testbed is None and not args.quiet:
         note = oversubscription_note(args.np, len(os.sched_getaffinity(0)))
         if note:

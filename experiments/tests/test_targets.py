@@ -1,0 +1,210 @@
+"""Target networks: signatures read from probe files and TOML, the catalogue, and the
+knobs `loggp run --target` sets (target - host), refuses or clips. No MPI job runs: the
+host's signature is a probe file written here, and `loggp run` is asked for --dry-run."""
+import json
+import os
+
+import pytest
+
+from loggp.experiments import signature, target
+from tests.testkit import installed, run
+
+
+def probe_json(o_s=0.2, o_r=0.5, g=0.3, L=0.4, G=0.05, switch=8192, knobs=None):
+    """A `loggp probe --json` result with the given summary (us, G in ns/B)."""
+    sizes = [1, 64, 4096, 8192, 65536, 1048576]
+    return {"schema": "loggp-probe/1", "host": "h", "np": 2, "preload": "none",
+            "summary": {"o_s_us": o_s, "o_r_us": o_r, "g_us": g, "L_us": L, "G_ns_per_byte": G,
+                        "protocol_switch_bytes": switch, "G_fit_bytes": [65536, 1048576], "T_us": o_s + o_r + L},
+            "knobs": knobs if knobs is not None else {"o_s": "0ns", "o_r": "0ns", "g": "0ns", "G": "0ns/B", "L": "0ns"},
+            "sizes": [{"bytes": b} for b in sizes]}
+
+
+@pytest.fixture
+def host_file(tmp_path):
+    path = tmp_path / "host.json"
+    path.write_text(json.dumps(probe_json()))
+    return path
+
+
+def toml_target(tmp_path, body, name="t"):
+    path = tmp_path / f"{name}.toml"
+    path.write_text(f'name = "{name}"\nsource = "a test"\n' + body)
+    return path
+
+
+def dry_run(*args):
+    proc = run([installed("loggp"), "run", "-n", "2", *args, "--dry-run", "--", "/bin/true"])
+    env = {}
+    if proc.returncode == 0:
+        for word in proc.stdout.split():
+            name, eq, value = word.partition("=")
+            if eq and name.startswith("LOGGP_"):
+                env[name] = value
+    return proc, env
+
+
+# ---- the catalogue -----------------------------------------------------------
+
+def test_every_catalogue_entry_parses_and_names_its_source():
+    entries = signature.catalogue()
+    assert {"now", "100baset", "ib-hdr", "slingshot", "aws-efa"} <= set(entries)
+    for name, sig in entries.items():
+        assert sig.source and len(sig.source) > 20, name
+        assert sig.regimes and all(r.values for r in sig.regimes), name
+        # each small regime says something about start-up: o and L, or T0
+        small = sig.small
+        assert small.get("T0") is not None or {"o_s", "o_r", "L"} <= small.values.keys(), name
+        assert sig.bulk.get("G") is not None, name
+        # every derived or unverified figure is one the entry gives, and derived ones say how
+        for r in sig.regimes:
+            assert all(how.strip() for how in r.derived.values()), name
+
+
+def test_now_carries_martins_table_and_says_what_is_unverified():
+    now = signature.resolve("now")
+    r = now.small
+    assert r.get("o_s") == pytest.approx(2900) and r.get("o_r") == pytest.approx(2900)
+    assert r.get("g") == pytest.approx(5800) and r.get("L") == pytest.approx(5000)
+    assert r.get("G") == pytest.approx(1e9 / 38e6, rel=1e-3)  # 38 MB/s
+    assert "ISCA 1997" in now.source and "Table 1" in now.source
+    assert "25.4" in now.notes and "148.5" in now.notes
+
+
+def test_loggp_targets_lists_and_shows():
+    listed = run([installed("loggp"), "targets"])
+    assert listed.returncode == 0, listed.stderr
+    for name in signature.catalogue():
+        assert any(line.split()[0].rstrip("*") == name for line in listed.stdout.splitlines()[1:-1])
+    shown = run([installed("loggp"), "targets", "show", "100baset"])
+    assert shown.returncode == 0 and "T0 143 us" in shown.stdout and "source:" in shown.stdout
+    bad = run([installed("loggp"), "targets", "show", "no-such-net"])
+    assert bad.returncode == 2 and "unknown target 'no-such-net'" in bad.stderr and "now" in bad.stderr
+
+
+# ---- reading and validating signatures -----------------------------------------
+
+@pytest.mark.parametrize("body, said", [
+    ('[[regime]]\nbytes = [1, 64]\nL = "5"\n', "L = '5'"),                       # no unit
+    ('[[regime]]\nbytes = [1, 64]\nL = "-1us"\n', "L = '-1us'"),                 # negative
+    ('[[regime]]\nbytes = [1, 64]\nG = "1GB/s"\n', "G = '1GB/s'"),               # a bandwidth, not a time per byte
+    ('[[regime]]\nbytes = [1, 64]\nL = 5\n', "L = 5"),                           # a bare number
+    ('[[regime]]\nbytes = [1, 64]\nlatency = "5us"\n', "unknown key 'latency'"),
+    ('[[regime]]\nbytes = [64, 1]\nL = "5us"\n', "bytes = [64, 1]"),
+    ('[[regime]]\nbytes = [1, 64]\nL = "5us"\n[[regime]]\nbytes = [32, 128]\nG = "1ns/B"\n', "overlaps"),
+    ('[[regime]]\nbytes = [1, 64]\nL = "5us"\nunverified = ["g"]\n', "unverified"),
+    ('eager_limit_bytes = -3\n[[regime]]\nbytes = [1, 64]\nL = "5us"\n', "eager_limit_bytes = -3"),
+    ('', "no [[regime]]"),
+])
+def test_a_bad_target_file_is_refused_naming_the_value(tmp_path, body, said):
+    path = toml_target(tmp_path, body)
+    with pytest.raises(signature.SignatureError) as err:
+        signature.load_file(path)
+    assert said in str(err.value) and str(path) in str(err.value)
+
+
+def test_a_target_without_a_source_is_refused(tmp_path):
+    path = tmp_path / "x.toml"
+    path.write_text('name = "x"\n[[regime]]\nbytes = [1, 64]\nL = "5us"\n')
+    with pytest.raises(signature.SignatureError, match="'source' is missing"):
+        signature.load_file(path)
+
+
+def test_a_probe_file_is_a_signature_with_its_eager_limit(host_file):
+    sig = signature.load_file(host_file)
+    assert sig.small.values == pytest.approx({"o_s": 200, "o_r": 500, "g": 300, "L": 400, "G": 0.05})
+    assert sig.eager_limit == 4096  # the largest size measured below the switch at 8192
+    assert sig.measured_at == pytest.approx(os.stat(host_file).st_mtime)
+
+
+def test_a_probe_file_with_a_negative_figure_is_refused(tmp_path):
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps(probe_json(g=-0.1)))
+    with pytest.raises(signature.SignatureError, match="g_us = -0.1"):
+        signature.load_file(path)
+
+
+# ---- the knobs: target - host ------------------------------------------------------
+
+def test_the_hosts_own_signature_as_target_sets_no_knob(host_file):
+    host = signature.load_file(host_file)
+    plan = target.compute(signature.load_file(host_file), host)
+    assert plan.knobs() == {} and all(r.status == "equal" and r.delta == 0 for r in plan.rows)
+    assert plan.cannot == [] and target.refusal(plan) is None
+    proc, env = dry_run("--target", str(host_file), "--host-signature", str(host_file))
+    assert proc.returncode == 0, proc.stderr
+    assert {env[v] for v in ("LOGGP_OS", "LOGGP_OR", "LOGGP_GAP", "LOGGP_LATENCY")} == {"0ns"}
+    assert env["LOGGP_GAP_PER_BYTE"] == "0ns/B"
+
+
+def test_a_slower_target_applies_exactly_target_minus_host(tmp_path, host_file):
+    path = toml_target(tmp_path, '[[regime]]\nbytes = [1, "inf"]\no_s = "1.7us"\no_r = "2.5us"\ng = "3.3us"\n'
+                                 'L = "10.4us"\nG = "1.25ns/B"\n')
+    plan = target.compute(signature.load_file(path), signature.load_file(host_file))
+    assert plan.knobs() == pytest.approx({"o_s": 1500, "o_r": 2000, "g": 3000, "L": 10000, "G": 1.2})
+    proc, env = dry_run("--target", str(path), "--host-signature", str(host_file))
+    assert proc.returncode == 0, proc.stderr
+    assert (env["LOGGP_OS"], env["LOGGP_OR"], env["LOGGP_GAP"], env["LOGGP_LATENCY"]) == \
+        ("1.5us", "2us", "3us", "10us")
+    assert env["LOGGP_GAP_PER_BYTE"] == "1.2ns/B"
+    assert "target t" in proc.stderr and "measured" in proc.stderr  # the banner and the file's age
+
+
+def test_a_faster_target_is_refused_naming_the_parameter_and_both_values(tmp_path, host_file):
+    path = toml_target(tmp_path, '[[regime]]\nbytes = [1, "inf"]\no_s = "1us"\nL = "0.1us"\n')
+    proc, _ = dry_run("--target", str(path), "--host-signature", str(host_file))
+    assert proc.returncode == 2
+    refusal = [line for line in proc.stderr.splitlines() if "faster than this host" in line]
+    assert len(refusal) == 1
+    assert "L (target 0.1 us, this host 0.4 us)" in refusal[0] and "o_s" not in refusal[0]
+
+
+def test_clip_runs_a_faster_parameter_at_the_hosts_value_and_says_how_far(tmp_path, host_file):
+    path = toml_target(tmp_path, '[[regime]]\nbytes = [1, "inf"]\no_s = "1us"\nL = "0.1us"\n')
+    plan = target.compute(signature.load_file(path), signature.load_file(host_file), clip=True)
+    assert plan.knobs() == pytest.approx({"o_s": 800})
+    lines = target.summary_lines(plan)
+    assert any("L: target 0.1 us" in line and "4.00x the target" in line for line in lines)
+    assert any("reached 1 of the 2 parameters" in line and "clipped: L" in line for line in lines)
+    proc, env = dry_run("--target", str(path), "--host-signature", str(host_file), "--clip")
+    assert proc.returncode == 0, proc.stderr
+    assert env["LOGGP_LATENCY"] == "0ns" and env["LOGGP_OS"] == "800ns"
+
+
+def test_a_start_up_time_goes_into_L_and_keeps_the_hosts_o(tmp_path, host_file):
+    path = toml_target(tmp_path, '[[regime]]\nbytes = [1, "inf"]\nT0 = "10.7us"\n')
+    plan = target.compute(signature.load_file(path), signature.load_file(host_file))
+    # L = T0 - host o_s - host o_r = 10.7 - 0.2 - 0.5 = 10.0 us; host L 0.4 -> knob 9.6 us
+    assert plan.knobs() == pytest.approx({"L": 9600})
+    kept = {r.param for r in plan.rows if r.status == "kept"}
+    assert kept == {"o_s", "o_r", "g", "G"}
+
+
+def test_what_no_knob_can_reach_is_named(tmp_path, host_file):
+    path = toml_target(tmp_path, 'eager_limit_bytes = 65536\n[[regime]]\nbytes = [1, 65536]\nL = "5us"\n'
+                                 '[[regime]]\nbytes = [65537, "inf"]\nT0 = "20us"\nG = "1ns/B"\n')
+    plan = target.compute(signature.load_file(path), signature.load_file(host_file))
+    assert plan.knobs() == pytest.approx({"L": 4600, "G": 0.95})  # L from the small regime, G from the bulk one
+    text = "\n".join(plan.cannot)
+    assert "65537 B and up (T0 20 us)" in text and "eager limit 65536 B (this host's: 4096 B)" in text
+
+
+def test_a_host_file_measured_under_knobs_is_refused(tmp_path):
+    path = tmp_path / "h.json"
+    path.write_text(json.dumps(probe_json(knobs={"o_s": "0ns", "o_r": "0ns", "g": "0ns", "G": "0ns/B",
+                                                 "L": "10us"})))
+    proc, _ = dry_run("--target", "now", "--host-signature", str(path))
+    assert proc.returncode == 2 and "measured with knobs L=10us" in proc.stderr
+
+
+def test_target_and_knob_flags_do_not_mix(host_file):
+    proc, _ = dry_run("--target", "now", "--host-signature", str(host_file), "--L", "1us")
+    assert proc.returncode == 2 and "drop --L" in proc.stderr
+    proc, _ = dry_run("--clip")
+    assert proc.returncode == 2 and "go with --target" in proc.stderr
+
+
+def test_the_age_of_a_host_file_is_said_in_words():
+    assert signature.age_text(1000.0, now=1030.0) == "30 s ago"
+    assert signature.age_text(0.0, now=3 * 3600.0) == "3.0 h ago"
+    assert signature.age_text(0.0, now=5 * 86400.0) == "5 days ago"
