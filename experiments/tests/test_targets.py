@@ -208,3 +208,76 @@ def test_the_age_of_a_host_file_is_said_in_words():
     assert signature.age_text(1000.0, now=1030.0) == "30 s ago"
     assert signature.age_text(0.0, now=3 * 3600.0) == "3.0 h ago"
     assert signature.age_text(0.0, now=5 * 86400.0) == "5 days ago"
+
+
+# ---- loggp calibrate --target: target vs host vs measured under emulation -----------
+
+from loggp.experiments import calibrate as calmod, target_calibration  # noqa: E402
+from exp_synthetic import BASE, synthetic_probe  # noqa: E402
+
+
+def synthetic_host(tmp_path):
+    path = tmp_path / "base.json"
+    path.write_text(json.dumps(probe_json(o_s=BASE["o_s"], o_r=BASE["o_r"], g=BASE["g"], L=BASE["L"], G=BASE["G"])))
+    return path
+
+
+def calibrate_target(tmp_path, target_spec, scale=None, noise=0.0, extra=()):
+    """`loggp calibrate --target` against a synthetic apparatus; (exit code, stdout, runner calls)."""
+    calls = []
+
+    def runner(knob_sets, probe_args):
+        sizes = [int(x) for x in probe_args[probe_args.index("--sizes") + 1].split(",")]
+        calls.append(knob_sets)
+        return [synthetic_probe(sizes, k, scale=scale, noise=noise) for k in knob_sets]
+
+    argv = ["--target", str(target_spec), "--host-signature", str(synthetic_host(tmp_path)),
+            "--out", str(tmp_path / "cal"), *extra]
+    return calmod.CalibrateCommand(runner).main(argv), calls
+
+
+def test_calibrate_target_meets_every_parameter_with_a_perfect_apparatus(tmp_path, capsys):
+    code, calls = calibrate_target(tmp_path, "now")
+    out = capsys.readouterr().out
+    assert calls == [[{}, pytest.approx({"o_s": 2.75, "o_r": 2.0, "g": 5.0, "L": 4.7, "G": 26.216})]]
+    assert code == 0, out
+    assert "5 met, 0 missed, 0 unresolved" in out
+    record = json.loads((tmp_path / "cal" / "target.json").read_text())
+    assert {r["param"]: r["verdict"] for r in record["rows"]} == {p: "met" for p in ("o_s", "o_r", "g", "L", "G")}
+
+
+def test_calibrate_target_says_missed_for_a_knob_doing_half_its_job(tmp_path, capsys):
+    code, _ = calibrate_target(tmp_path, "now", scale={"L": 0.5})
+    out = capsys.readouterr().out
+    assert code == 3
+    line = next(line for line in out.splitlines() if line.startswith("L "))
+    assert line.endswith("missed"), line
+    assert "4 met, 1 missed" in out
+
+
+def test_calibrate_target_is_unresolved_when_the_interval_crosses_the_goal(tmp_path, capsys):
+    # 10 % noise: each reading's interval is wider than the 2 % goal
+    code, _ = calibrate_target(tmp_path, "now", noise=0.1)
+    out = capsys.readouterr().out
+    assert code == 3 and "unresolved" in out.splitlines()[-2]
+    assert "0 met" in out
+
+
+def test_calibrate_target_judges_a_kept_parameter_against_the_host(tmp_path, capsys):
+    code, calls = calibrate_target(tmp_path, "100baset")
+    out = capsys.readouterr().out
+    assert calls[0][1].keys() == {"L", "G"}
+    o_s = next(line for line in out.splitlines() if line.startswith("o_s "))
+    assert "aim: the host's" in o_s and o_s.split()[1] == "-"
+    assert code == 0, out
+
+
+def test_the_verdict_is_three_way():
+    r = target_calibration.Reading
+    assert target_calibration.verdict(r(1.0, 0.99, 1.01), 0.98, 1.02) == "met"
+    assert target_calibration.verdict(r(1.5, 1.4, 1.6), 0.98, 1.02) == "missed"
+    assert target_calibration.verdict(r(1.0, 0.9, 1.1), 0.98, 1.02) == "unresolved"
+    assert target_calibration.verdict(r(1.0, -float("inf"), float("inf")), 0.98, 1.02) == "unresolved"
+    assert target_calibration.tolerance("L", 1000.0, 65536) == 100.0
+    assert target_calibration.tolerance("L", 50000.0, 65536) == 1000.0
+    assert target_calibration.tolerance("G", 26.0, 65536) == pytest.approx(0.52)

@@ -34,6 +34,7 @@ from loggp.experiments.calibration_output import (advice, closing_sentence, pane
                                                    verdicts_text, write_outputs)
 from loggp.experiments import precision as pr
 from loggp.experiments import probe as probemod
+from loggp.experiments import target_calibration
 import loggp.knobs as knob_values
 from loggp.shim import machine_load
 from loggp.shim.patterns_run import detours_text, host_detours
@@ -543,6 +544,14 @@ def parser():
                         "reading (default 8)")
     p.add_argument("--no-baseline", action="store_true", help="skip the full-range baseline run for T0 + m/B")
     p.add_argument("--engine", choices=("auto", "libfabric", "pmpi"), help="passed to `loggp run` (default: its own, auto)")
+    p.add_argument("--target", metavar="NAME|FILE",
+                   help="instead of the sweeps: emulate a target network (`loggp targets`) and show target vs this "
+                        "host vs measured under emulation, met / missed / unresolved per parameter (docs/targets.md; "
+                        "default: none)")
+    p.add_argument("--host-signature", metavar="FILE",
+                   help="with --target: this host's own `loggp probe --json` file (default: measured at once)")
+    p.add_argument("--clip", action="store_true",
+                   help="with --target: run a parameter the target has faster than this host at the host's value")
     return p
 
 
@@ -627,6 +636,8 @@ class CalibrateCommand(Command):
         return parser()
 
     def check(self, args):
+        if args.target is None and (args.host_signature or args.clip):
+            raise CalibrationError("--host-signature and --clip go with --target")
         args.sweeps = parse_sweeps(args)
         args.size_list = parse_sizes(args.sizes)
         if not (args.time_limit > 0 and math.isfinite(args.time_limit)):
@@ -643,6 +654,10 @@ class CalibrateCommand(Command):
             raise CalibrationError(f"--out '{out_dir}' exists and is not a directory")
 
     def run(self, args):
+        if args.target is not None:
+            runner = self.runner or default_runner(["--engine", args.engine] if args.engine else [], args.rounds,
+                                                   args.time_limit)
+            return target_calibration.execute(args, runner)
         return execute(args, args.sweeps, args.size_list, Path(args.out), self.runner, self.clock, self.load_watch,
                        self.detours)
 

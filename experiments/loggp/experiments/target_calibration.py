@@ -1,0 +1,189 @@
+"""`loggp calibrate --target T`: does the emulation read back the target's signature?
+
+The probe measures this host with no knob and with the target's knobs (target - host),
+side by side in one run; each parameter measured under emulation is judged against the
+target's value (or, for a parameter the target does not give or that was clipped, against
+the host's own reading: it must not move) within the calibration tolerance:
+max(2 %, 100 ns) for o_s, o_r, g and L; 2 % for G past 4 KiB (floor: 100 ns over the
+largest message probed, as `loggp calibrate`). The verdict is three-way: met (the
+reading's 95 % interval lies inside the goal), missed (wholly outside) or unresolved."""
+import json
+import math
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from loggp.knobs.command import CommandError
+from loggp.knobs.files import write_text_atomic
+
+from . import signature as sig_mod
+from . import target as target_mod
+from .signature import SignatureError, show
+
+REL_TOLERANCE = 0.02
+ABS_TOLERANCE_NS = 100.0
+G_FROM_BYTES = 4096
+MET, MISSED, UNRESOLVED = "met", "missed", "unresolved"
+
+
+@dataclass(frozen=True)
+class Reading:
+    """A measured value (ns, ns/B for G) with its 95 % interval; infinite bounds: none."""
+    estimate: float
+    low: float
+    high: float
+
+    @property
+    def bounded(self):
+        return math.isfinite(self.low) and math.isfinite(self.high)
+
+
+def verdict(reading, goal_low, goal_high):
+    """met: the interval lies inside [goal_low, goal_high]; missed: they are disjoint;
+    unresolved: anything else (the interval crosses an edge of the goal, or there is none).
+    The same rule as the precision module's verdict(), which replaces this one where both
+    are present."""
+    if not reading.bounded:
+        return UNRESOLVED
+    if goal_low <= reading.low and reading.high <= goal_high:
+        return MET
+    if reading.high < goal_low or reading.low > goal_high:
+        return MISSED
+    return UNRESOLVED
+
+
+def tolerance(param, expected, largest_bytes):
+    """The calibration goal's half-width around expected."""
+    if param == "G":
+        return max(REL_TOLERANCE * abs(expected), ABS_TOLERANCE_NS / max(largest_bytes, 1))
+    return max(REL_TOLERANCE * abs(expected), ABS_TOLERANCE_NS)
+
+
+def _entry(sizes, nbytes, key):
+    """(median ns, half-width ns or inf) of one probe figure at one size."""
+    for s in sizes:
+        if s.get("bytes") == nbytes:
+            value = s.get(key)
+            if isinstance(value, dict) and isinstance(value.get("median"), (int, float)):
+                half = value.get("ci95_half")
+                half = math.inf if not isinstance(half, (int, float)) or half < 0 else 1e3 * half
+                return 1e3 * value["median"], half
+    raise CommandError(f"probe result: no {key} at {nbytes} B")
+
+
+def readings(result):
+    """{param: Reading} from one probe result: o_s, o_r, g and L (T - o_s - o_r) at the
+    smallest size, their intervals summed (g and L less the (m-1)G LogGP puts in them); G the slope of g(m) between two sizes from 4 KiB on,
+    past the protocol switch when the probe saw one (else the two largest)."""
+    sizes = sorted((s for s in result.get("sizes") or () if isinstance(s, dict)), key=lambda s: s["bytes"])
+    if not sizes:
+        raise CommandError("probe result: no sizes")
+    small = sizes[0]["bytes"]
+    out = {}
+    parts = {}
+    for param, key in (("o_s", "o_s_us"), ("o_r", "o_r_us"), ("g", "g_us"), ("T", "T_us")):
+        parts[param] = _entry(sizes, small, key)
+    for param in ("o_s", "o_r", "g"):
+        m, h = parts[param]
+        out[param] = Reading(m, m - h, m + h)
+    latency = parts["T"][0] - parts["o_s"][0] - parts["o_r"][0]
+    half = parts["T"][1] + parts["o_s"][1] + parts["o_r"][1]
+    out["L"] = Reading(latency, latency - half, latency + half)
+    # both ends on one side of the protocol switch, whose fixed cost would otherwise read as G
+    switch = (result.get("summary") or {}).get("protocol_switch_bytes")
+    bulk = [s["bytes"] for s in sizes if s["bytes"] >= max(G_FROM_BYTES, switch or 0)]
+    if not switch:
+        bulk = bulk[-2:]
+    if len(bulk) >= 2:
+        (g1, h1), (g2, h2) = _entry(sizes, bulk[0], "g_us"), _entry(sizes, bulk[-1], "g_us")
+        span = bulk[-1] - bulk[0]
+        out["G"] = Reading((g2 - g1) / span, (g2 - h2 - g1 - h1) / span, (g2 + h2 - g1 + h1) / span)
+    else:
+        out["G"] = Reading(math.nan, -math.inf, math.inf)
+    # LogGP: g(m) and T(m) grow by (m-1)G; that share is G's, not g's or L's
+    share = (small - 1) * out["G"].estimate
+    if math.isfinite(share):
+        for param in ("g", "L"):
+            r = out[param]
+            out[param] = Reading(r.estimate - share, r.low - share, r.high - share)
+    return out
+
+
+def judge(plan, host_reading, emulated_reading, largest_bytes):
+    """[row dict] per parameter: target, host, measured under emulation, goal, verdict."""
+    rows = []
+    for r in plan.rows:
+        aim_host = r.status in ("kept", "clipped")
+        expected = host_reading[r.param].estimate if aim_host else r.target
+        read = emulated_reading[r.param]
+        if math.isnan(expected):
+            half, said = math.nan, UNRESOLVED
+        else:
+            half = tolerance(r.param, expected, largest_bytes)
+            said = verdict(read, expected - half, expected + half)
+        rows.append({"param": r.param, "status": r.status, "target": r.target, "host_signature": r.host,
+                     "host_now": host_reading[r.param].estimate, "knob": r.delta, "expected": expected,
+                     "tolerance": half, "measured": read.estimate, "low": read.low, "high": read.high,
+                     "verdict": said, "aim": "the host's, unchanged" if aim_host else "the target's"})
+    return rows
+
+
+def table_lines(target, rows):
+    lines = [f"target {target.name}: {target.title}",
+             f"{'param':5s} {'target':>12s} {'host':>12s} {'emulated':>12s} {'95 % interval':>27s} "
+             f"{'goal':>24s}  verdict"]
+    for row in rows:
+        p = row["param"]
+        interval = (f"[{show(p, row['low'])}, {show(p, row['high'])}]" if math.isfinite(row["low"])
+                    and math.isfinite(row["high"]) else "none")
+        goal = (f"{show(p, row['expected'])} +- {show(p, row['tolerance'])}" if math.isfinite(row["expected"])
+                else "-")
+        aim = "" if row["aim"] == "the target's" else f" (aim: {row['aim']})"
+        lines.append(f"{p:5s} {show(p, row['target']):>12s} {show(p, row['host_now']):>12s} "
+                     f"{show(p, row['measured']):>12s} {interval:>27s} {goal:>24s}  {row['verdict']}{aim}")
+    counts = {v: sum(1 for row in rows if row["verdict"] == v) for v in (MET, MISSED, UNRESOLVED)}
+    lines.append(f"{counts[MET]} met, {counts[MISSED]} missed, {counts[UNRESOLVED]} unresolved "
+                 "(met: the interval lies inside the goal; missed: wholly outside; unresolved: it crosses "
+                 "the goal's edge)")
+    return lines
+
+
+def _finite(value):
+    return value if isinstance(value, (int, float)) and math.isfinite(value) else None
+
+
+def execute(args, runner):
+    """Measures and prints the comparison; exit 0 when every parameter is met, 3 otherwise."""
+    try:
+        target = sig_mod.resolve(args.target)
+        run_args = ["--engine", args.engine] if args.engine else []
+        host = target_mod.host_signature(args.host_signature, run_args)
+    except (SignatureError, target_mod.TargetError) as err:
+        raise CommandError(f"--target: {err}", exit_code=2) from None
+    plan = target_mod.compute(target, host, clip=args.clip)
+    refused = target_mod.refusal(plan)
+    if refused:
+        raise CommandError(refused, exit_code=2)
+    for line in target_mod.summary_lines(plan)[1:]:
+        print(line)
+    knobs = {p: (v if p == "G" else v / 1e3) for p, v in plan.knobs().items()}  # us, ns/B for G
+    probe_args = ["--sizes", ",".join(map(str, args.size_list)), "--time-limit", f"{args.time_limit:g}",
+                  "--rel-ci", "0.005", "--abs-ci-ns", "10"]
+    host_now, emulated = runner([{}, knobs], probe_args)
+    rows = judge(plan, readings(host_now), readings(emulated), max(args.size_list))
+    for line in table_lines(target, rows):
+        print(line)
+    out_dir = Path(args.out)
+    record = {"schema": "loggp-target-calibration/1", "target": target.name, "source": target.source,
+              "tolerance": {"o_s,o_r,g,L": "max(2 %, 100 ns)", "G": f"2 % past {G_FROM_BYTES} B"},
+              "cannot": plan.cannot,
+              "rows": [{k: (_finite(v) if isinstance(v, float) else v) for k, v in row.items()} for row in rows],
+              "probes": {"host": host_now, "emulated": emulated}}
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        write_text_atomic(out_dir / "target.json", json.dumps(record, indent=1))
+    except OSError as err:
+        raise CommandError(f"cannot write to '{out_dir}': {err.strerror}") from None
+    print(f"wrote {os.path.abspath(out_dir)}/target.json")
+    return 0 if all(row["verdict"] == MET for row in rows) else 3
+
