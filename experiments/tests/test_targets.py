@@ -281,3 +281,13 @@ def test_the_verdict_is_three_way():
     assert target_calibration.tolerance("L", 1000.0, 65536) == 100.0
     assert target_calibration.tolerance("L", 50000.0, 65536) == 1000.0
     assert target_calibration.tolerance("G", 26.0, 65536) == pytest.approx(0.52)
+
+
+def test_G_is_read_on_one_side_of_the_protocol_switch():
+    sizes = [8, 4096, 6144, 16384, 65536]
+    result = synthetic_probe(sizes, {"G": 2.0}, eager_limit=8192)
+    result["summary"] = {"protocol_switch_bytes": 16384}
+    assert target_calibration.readings(result)["G"].estimate == pytest.approx(2.1, rel=1e-3)
+    result = synthetic_probe(sizes, {"G": 2.0}, eager_limit=32768)
+    result["summary"] = {"protocol_switch_bytes": 65536}  # one size past it: those below are used
+    assert target_calibration.readings(result)["G"].estimate == pytest.approx(2.1, rel=1e-3)

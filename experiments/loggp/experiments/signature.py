@@ -275,7 +275,7 @@ def age_text(measured_at, now=None):
 
 def show(figure, value):
     """One figure for a person: us for times, ns/B for G; '-' for not given."""
-    if value is None:
+    if value is None or math.isnan(value):
         return "-"
     if figure == "G":
         return f"{value:.4g} ns/B"

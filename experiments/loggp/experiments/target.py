@@ -83,7 +83,7 @@ def compute(target, host, clip=False):
         if value is None:
             rows.append(Row(param, None, mine, 0.0, "kept"))
             continue
-        delta = value - mine
+        delta = round((value - mine) * 1000) / 1000  # the knobs keep whole picoseconds
         if abs(delta) < RESOLUTION_NS:
             rows.append(Row(param, value, mine, 0.0, "equal", how))
         elif delta > 0:

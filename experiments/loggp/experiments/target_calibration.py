@@ -94,6 +94,8 @@ def readings(result):
     bulk = [s["bytes"] for s in sizes if s["bytes"] >= max(G_FROM_BYTES, switch or 0)]
     if not switch:
         bulk = bulk[-2:]
+    elif len(bulk) < 2:
+        bulk = [s["bytes"] for s in sizes if G_FROM_BYTES <= s["bytes"] < switch]
     if len(bulk) >= 2:
         (g1, h1), (g2, h2) = _entry(sizes, bulk[0], "g_us"), _entry(sizes, bulk[-1], "g_us")
         span = bulk[-1] - bulk[0]
