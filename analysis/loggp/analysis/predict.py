@@ -178,6 +178,9 @@ class PredictCommand(Command):
                            ("L", "L")):
             p.add_argument(f"--{flag}", metavar="V|A:B:S", once=True,
                            help=f"delta of {what}: one value or a sweep START:STOP:STEP (default: not predicted)")
+        p.add_argument("--target", metavar="NAME|FILE", action="append",
+                       help="also replay at a target network's parameters (`loggp targets`, or a probe or target "
+                            "file; repeatable; docs/targets.md; default: none)")
         p.add_argument("--json", metavar="FILE", help="also write the predictions as JSON (default: none)")
         p.add_argument("--jobs", metavar="N", type=positive_int, default=1,
                        help="replays run in up to N processes, settings split among them (default: 1)")
@@ -188,8 +191,9 @@ class PredictCommand(Command):
             text = getattr(args, flag)
             if text is not None:
                 args.sweeps[_flag_knob(flag)] = sweep_values(flag, text)
-        if not args.sweeps:
-            raise UsageError("no knob given: say which deltas to predict, e.g. --L 10us or --o 0:10us:1us")
+        if not args.sweeps and not args.target:
+            raise UsageError("no knob given: say which deltas to predict, e.g. --L 10us or --o 0:10us:1us, "
+                             "or a --target network")
         folder = Path(args.folder)
         if folder.is_file() and not otf2_import.is_archive(folder):
             raise UsageError(f"{args.folder}: a file, not a folder: give the trace folder "
@@ -252,6 +256,7 @@ class PredictCommand(Command):
         if programs.unmodelled:
             kept = ", ".join(f"{n} x{c}" for n, c in programs.unmodelled.most_common(5))
             print(f"  kept at their traced time (not modelled): {kept}")
+        result["targets"] = predict_targets(programs, machine, args.target or ())
         highs = {knob: max(max(deltas) * 10, 1000.0 if knob == "G" else 1e6) for knob, deltas in args.sweeps.items()}
         evaluated = predict_jobs.evaluate(programs, args.folder, machines, args.sweeps, highs, args.jobs)
         for knob, deltas in args.sweeps.items():
@@ -274,6 +279,21 @@ class PredictCommand(Command):
         if args.json:
             write_text_atomic(args.json, json.dumps(result, indent=1))
         return 0
+
+
+def predict_targets(programs, machine, specs):
+    """Each --target replayed at its own parameters (analysis.target_prediction), printed."""
+    from . import target_prediction
+    rows = []
+    for spec in specs:
+        try:
+            row = target_prediction.predict(programs, machine, spec, runtime)
+        except target_prediction.TargetPredictionError as err:
+            raise CommandError(str(err), exit_code=2) from None
+        for line in target_prediction.lines(row):
+            print(line)
+        rows.append(row)
+    return rows
 
 
 def _scaled(value, scale):
