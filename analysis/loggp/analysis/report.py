@@ -21,7 +21,7 @@ from loggp.harness.studyfile import ARMED_SWEEP  # noqa: E402
 from loggp.harness import units  # noqa: E402
 from loggp.harness.units import ARMED  # noqa: E402
 from . import analyze, figure_set, jitter_report, models, region_report, topology_report  # noqa: E402
-from . import trace_prediction  # noqa: E402
+from . import target_report, trace_prediction  # noqa: E402
 
 REPORT_DIR = "report"
 METHOD = ("Every setting runs once per round beside two baselines of the same benchmark, in the middle of "
@@ -378,6 +378,11 @@ def write(results_dir, calibration_path=None):
         write_text_atomic(os.path.join(out_dir, "topology.csv"),
                       _csv_text(topology_report.HEADER, topology_report.rows(topology)))
         figures["topology"] = _save_figure(topology_report.figure(topology, plt), out_dir, "topology")
+    targets = target_report.target_bars(results_dir, a.runs)
+    if targets:
+        write_text_atomic(os.path.join(out_dir, "targets.csv"),
+                          _csv_text(target_report.HEADER, target_report.rows(targets)))
+        figures["targets"] = _save_figure(target_report.figure(targets, plt), out_dir, "targets")
 
     f = a.facts
     ok = sum(1 for r in a.runs if r["status"] == "ok")
@@ -476,6 +481,13 @@ def write(results_dir, calibration_path=None):
                         "value swept applies to pairs of ranks on different nodes only (docs/topology.md).</p>"
                         + _img(figures["topology"], "slowdown against the inter-node value")
                         + _table(topology_report.HEADER, topology_report.rows(topology)))
+    if "targets" in figures:
+        sections.append("<h2>Target networks</h2><p>The study's <code>targets</code>: each application's runtime "
+                        "on this host, emulated on each target network (<code>loggp run --target</code>: each knob "
+                        "set to target - host) and, where the baseline recorded a trace, predicted for it "
+                        "(<code>loggp predict --target</code>); docs/targets.md.</p>"
+                        + _img(figures["targets"], "runtime per target network, emulated and predicted")
+                        + _table(target_report.HEADER, target_report.rows(targets)))
     if "linear" in figures:
         sections.append("<h2>Against the linear model T(m) = T0 + m/B</h2>"
                         "<p>o and L both raise the one-way start-up cost T0 (o by o_s + o_r); "

@@ -73,8 +73,9 @@ def _entry(sizes, nbytes, key):
 
 def readings(result):
     """{param: Reading} from one probe result: o_s, o_r, g and L (T - o_s - o_r) at the
-    smallest size, their intervals summed (g and L less the (m-1)G LogGP puts in them); G the slope of g(m) between two sizes from 4 KiB on,
-    past the protocol switch when the probe saw one (else the two largest)."""
+    smallest size, their intervals summed (g and L less the (m-1)G LogGP puts in them); G
+    the slope of g(m) between two sizes from 4 KiB on, past the protocol switch when the
+    probe saw one (else the two largest)."""
     sizes = sorted((s for s in result.get("sizes") or () if isinstance(s, dict)), key=lambda s: s["bytes"])
     if not sizes:
         raise CommandError("probe result: no sizes")

@@ -16,7 +16,7 @@ import time
 
 from loggp.knobs.programs import which
 
-from . import jitter_sweep, npb_output, store, topology_sweep, units
+from . import jitter_sweep, npb_output, store, target_sweep, topology_sweep, units
 
 RUNS_DIR = "runs"
 TRACE_DIR = "trace"  # a baseline run's trace (study files with trace = true), in runs/<id>/
@@ -31,12 +31,14 @@ def loggp_command():
     return [sys.executable, "-m", "loggp.cli"]
 
 
-def build_command(study, bench, plan_row, profile_dir):
+def build_command(study, bench, plan_row, profile_dir, host_signature=None):
     knobs = json.loads(plan_row["knobs"])
     cmd = loggp_command() + ["run", "-n", str(plan_row["np"])]
-    for knob in units.KNOBS:
-        # All five, so the user's knob file cannot leak into a study.
+    targeted = target_sweep.run_flags(knobs, study.path, host_signature)
+    for knob in units.KNOBS if not targeted else ():
+        # All five, so the user's knob file cannot leak into a study (--target sets all five itself).
         cmd += [units.FLAGS[knob], knobs[knob]]
+    cmd += targeted
     cmd += jitter_sweep.run_flags(knobs)
     cmd += topology_sweep.run_flags(knobs)
     # always, so the knob file's own scope cannot leak into a study either
@@ -48,6 +50,12 @@ def build_command(study, bench, plan_row, profile_dir):
     if study.hostfile:
         cmd += ["--hostfile", study.hostfile]
     return cmd + ["--"] + bench.argv(plan_row["class"])
+
+
+def measure_host():
+    """This host's own signature for a study's targets: `loggp probe` with every knob at 0."""
+    from loggp.experiments import probe
+    return probe.run_probe([], knobs={k: 0.0 for k in units.KNOBS})
 
 
 def libmpi_of(profile_dir):
@@ -114,7 +122,10 @@ def execute(study, bench, plan_row, results_dir, facts):
     shutil.rmtree(tmp, ignore_errors=True)
     profile_dir = os.path.join(tmp, "profile")
     os.makedirs(profile_dir)
-    cmd = build_command(study, bench, plan_row, os.path.abspath(profile_dir))
+    host = None
+    if target_sweep.KEY in json.loads(plan_row["knobs"]):
+        host = target_sweep.host_signature(results_dir, measure_host)
+    cmd = build_command(study, bench, plan_row, os.path.abspath(profile_dir), host)
     started = datetime.datetime.now(datetime.timezone.utc)
     t0 = time.monotonic()
     timed_out = False
@@ -287,7 +298,8 @@ class Progress:
         eta = self.eta(remaining_benchmarks)
         knobs = json.loads(plan_row["knobs"])
         moved = [f"{k}={v}" for k, v in knobs.items()
-                 if k in topology_sweep.EXTRA or (v != "none" if k == jitter_sweep.SWEEP else units.parse(k, v) > 0)]
+                 if k in topology_sweep.EXTRA + (target_sweep.KEY,)
+                 or (v != "none" if k == jitter_sweep.SWEEP else units.parse(k, v) > 0)]
         moved = moved or ["baseline"]
         which = f"{plan_row['round'] + 1}/{reps}" if plan_row["round"] < reps else f"{plan_row['round'] + 1} (added)"
         print(f"[{self.done:>{len(str(self.total))}}/{self.total}] round {which} "

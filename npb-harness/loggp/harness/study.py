@@ -140,8 +140,8 @@ def cmd_run(study_path, write_report, results_override=None, report=True, calibr
         load_calibration(calibration)   # a bad file stops us before the runs, not after
     for note in study.skipped:
         print(f"loggp study: skipping optional benchmark {note}", file=stream)
-    if not (study.sweep or study.jitter or study.topology):
-        print("loggp study: warning: no knob setting to measure ([sweep], [jitter] and [topology] set none, "
+    if not (study.sweep or study.jitter or study.topology or study.targets):
+        print("loggp study: warning: no knob setting to measure ([sweep], [jitter], [topology] and targets set none, "
               "or only zeros): only the baselines run, and the report has no slowdown to show", file=stream)
     results_dir = results_dir_for(study, results_override)
     try:

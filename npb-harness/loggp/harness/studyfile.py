@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from loggp.experiments import precision as precision_rules
 from loggp.knobs.programs import prefix_path, which
 
-from . import jitter_sweep, topology_sweep, units
+from . import jitter_sweep, target_sweep, topology_sweep, units
 
 KERNELS = ("ep", "is", "cg", "mg", "ft", "lu")
 # The classes each of our kernels accepts (its npb_begin call in
@@ -29,7 +29,7 @@ ORDERS = ("shuffle", "interleave")
 
 TOP_KEYS = {"name", "repetitions", "timeout", "np", "class", "order", "seed", "grid",
             "launcher", "sweep", "benchmark", "results", "trace", "jitter", "topology", "scope",
-            "precision", "budget"}
+            "precision", "budget", "targets"}
 # A slope's 95 % interval within 5 % of itself; rounds added for it for at most this long
 DEFAULT_PRECISION, DEFAULT_BUDGET = "5%", "5min"
 ZERO_SWEEP, ARMED_SWEEP = "baseline", "armed"
@@ -98,6 +98,7 @@ class Study:
     scope: str = "all"          # knobs everywhere, or inside the programs' kernel regions only
     jitter: tuple | None = None  # (L, (spreads...)): jitter_sweep.py
     topology: tuple | None = None  # (ranks per node, {sweep: values}): topology_sweep.py
+    targets: tuple | None = None  # target networks to emulate, names or files: target_sweep.py
     parallel: int = 1           # runs at once, each a Slurm job step on nodes of its own
     precision: str = DEFAULT_PRECISION  # how narrow a slope's interval must get ("5%")
     budget: str = DEFAULT_BUDGET  # how long rounds added past `repetitions` may take
@@ -154,11 +155,13 @@ class Study:
                     configs.append((knob, knobs))
         configs += jitter_sweep.configs(self.jitter, zero)
         configs += topology_sweep.configs(self.topology, zero)
+        configs += target_sweep.configs(self.targets, zero)
         out = []
         for b in self.benchmarks:
             for np_ in b.nps:
                 for sweep, knobs in configs:
-                    extra = tuple((k, knobs[k]) for k in (jitter_sweep.SWEEP,) + topology_sweep.EXTRA if k in knobs)
+                    extra = tuple((k, knobs[k]) for k in (jitter_sweep.SWEEP,) + topology_sweep.EXTRA
+                                  + (target_sweep.KEY,) if k in knobs)
                     out.append(Setting(b.name, np_, b.klass, sweep,
                                        tuple((k, knobs[k]) for k in units.KNOBS) + extra))
         return out
@@ -297,6 +300,7 @@ def from_dict(path, text, data, skip_missing=True):
         fail(f"'order' must be one of {', '.join(ORDERS)}, got {order!r}", "order")
     grid = get(data, "grid", bool, False, typename="true or false")
     trace = get(data, "trace", bool, False, typename="true or false")
+    targets = target_sweep.parse(data.get("targets"), lambda m: fail(m, "targets"), base)
     scope = get(data, "scope", str, "all")
     if scope not in SCOPES:
         fail(f"'scope' must be all or kernel (the knobs inside the programs' kernel regions only), got {scope!r}",
@@ -504,7 +508,7 @@ def from_dict(path, text, data, skip_missing=True):
     return Study(path=os.path.abspath(path), text=text, name=name, repetitions=reps,
                  seed=seed, order=order, grid=grid, launcher=launcher, hostfile=hostfile,
                  benchmarks=benchmarks, sweep=sweep, results=results, skipped=skipped, trace=trace, jitter=jitter,
-                 topology=topology, scope=scope,
+                 topology=topology, scope=scope, targets=targets,
                  parallel=parallel, precision=precision_text, budget=budget_text)
 
 

@@ -1,0 +1,85 @@
+"""The report's target networks (analysis/loggp/analysis/target_report.py): runtime per
+target, emulated and predicted, from hand-made runs and from a real small study."""
+import json
+import subprocess
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import pytest  # noqa: E402
+
+from loggp.analysis import target_report  # noqa: E402
+
+ZERO = {"o_s": "0ns", "o_r": "0ns", "g": "0ns", "G": "0ns/B", "L": "0ns"}
+
+
+def run(sweep, seconds, target=None, status="ok", plan_id=0):
+    knobs = dict(ZERO, **({"target": target} if target else {}))
+    return {"plan_id": plan_id, "benchmark": "cg", "np": 2, "class": "S", "sweep": sweep, "status": status,
+            "runtime_seconds": seconds, "knobs": json.dumps(knobs)}
+
+
+RUNS = ([run("baseline", 2.0) for _ in range(3)]
+        + [run("target", 3.0, "now"), run("target", 3.2, "now"), run("target", 9.0, "100baset")]
+        + [run("target", 99.0, "100baset", status="timeout"), run("L", 2.5)])
+
+
+def test_each_target_has_its_median_runtime_and_slowdown(tmp_path):
+    bars = target_report.target_bars(str(tmp_path), RUNS)
+    b = bars[("cg", 2, "S")]
+    assert b["baseline_s"] == 2.0
+    points = {p["target"]: p for p in b["targets"]}
+    assert points["now"]["emulated_s"] == pytest.approx(3.1) and points["now"]["runs"] == 2
+    assert points["100baset"]["runs"] == 1 and points["100baset"]["slowdown"] == pytest.approx(4.5)
+    assert all(p["predicted_s"] is None for p in points.values())  # no trace, no host signature
+    assert target_report.rows(bars)[0][:5] == ["cg", 2, "S", "now", 2]
+
+
+def test_the_figure_has_a_bar_per_target_and_the_host(tmp_path):
+    fig = target_report.figure(target_report.target_bars(str(tmp_path), RUNS), plt)
+    (ax,) = fig.axes
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["host", "now", "100baset"]
+    fig.savefig(tmp_path / "t.png")
+    assert (tmp_path / "t.png").stat().st_size > 1000
+
+
+def test_no_target_runs_give_no_bars(tmp_path):
+    assert target_report.target_bars(str(tmp_path), [run("baseline", 2.0), run("L", 2.5)]) == {}
+
+
+STUDY = """
+name = "targets"
+repetitions = 1
+np = 2
+class = "S"
+timeout = "120s"
+trace = true
+targets = ["now", "100baset"]
+
+[[benchmark]]
+kernel = "cg"
+"""
+
+
+def test_a_study_runs_each_target_and_reports_emulated_and_predicted(tmp_path):
+    path = tmp_path / "targets.toml"
+    path.write_text(STUDY)
+    out = tmp_path / "results"
+    proc = subprocess.run([sys.executable, "-m", "loggp.cli", "study", "run", str(path), "--results", str(out)],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert (out / "host-signature.json").is_file()
+    csv = (out / "report" / "targets.csv").read_text().splitlines()
+    assert csv[0].split(",")[:4] == ["benchmark", "np", "class", "target"]
+    rows = {line.split(",")[3]: line.split(",") for line in csv[1:]}
+    assert set(rows) == {"now", "100baset"}
+    for target, row in rows.items():
+        emulated, predicted = float(row[5]), float(row[9])
+        assert emulated > 0 and predicted > 0, row
+    # 100BaseT's 140 us start-up costs a message-bound kernel more than the NOW's 11 us, both ways
+    assert float(rows["100baset"][5]) > float(rows["now"][5])
+    assert float(rows["100baset"][9]) > float(rows["now"][9])
+    page = (out / "report" / "report.html").read_text()
+    assert "<h2>Target networks</h2>" in page

@@ -1,0 +1,66 @@
+"""A study's target networks: each benchmark also runs emulating each target
+(`loggp run --target`, docs/targets.md), beside its baseline.
+
+    targets = ["now", "100baset", "machines/other.json"]   # catalogue names or files
+
+A file is a `loggp probe --json` result or a target TOML, relative to the study
+file. Each target is one setting, sweep "target", whose knobs carry ("target",
+spec) after the five knobs (all 0: `loggp run --target` sets them itself from the
+host's signature, which the study measures once into its results folder)."""
+import json
+import os
+
+from loggp.experiments import signature
+
+KEY = "target"
+HOST_SIGNATURE = "host-signature.json"
+
+
+def parse(value, fail, base_dir):
+    """The study's targets as given (names or paths), each checked to resolve; fail(message)
+    reports a bad one. None without a `targets` key."""
+    if value is None:
+        return None
+    if not isinstance(value, list) or not value or not all(isinstance(v, str) and v.strip() for v in value):
+        fail(f"targets = {value!r}: expected a non-empty list of catalogue names or files, "
+             'e.g. ["now", "100baset"] (`loggp targets` lists them)')
+    seen = set()
+    for spec in value:
+        if spec in seen:
+            fail(f"targets: {spec!r} is listed twice")
+        seen.add(spec)
+        try:
+            signature.resolve(resolve_path(spec, base_dir))
+        except signature.SignatureError as err:
+            fail(f"targets: {err}")
+    return tuple(value)
+
+
+def resolve_path(spec, base_dir):
+    """A catalogue name as it is; a file relative to the study file's folder."""
+    looks_like_file = "/" in spec or spec.endswith((".json", ".toml"))
+    if looks_like_file and not os.path.isabs(spec):
+        return os.path.join(base_dir, spec)
+    return spec
+
+
+def configs(targets, zero):
+    """[(sweep, knobs)]: one setting per target."""
+    return [(KEY, {**zero, KEY: spec}) for spec in targets or ()]
+
+
+def run_flags(knobs, study_path, host_signature):
+    """`loggp run` flags of a target setting (none for any other)."""
+    if KEY not in knobs:
+        return []
+    spec = resolve_path(knobs[KEY], os.path.dirname(study_path))
+    return ["--target", spec, "--host-signature", host_signature]
+
+
+def host_signature(results_dir, measure):
+    """The study's host signature file, measured once (measure() -> probe JSON) and kept."""
+    from loggp.knobs.files import write_text_atomic
+    path = os.path.join(results_dir, HOST_SIGNATURE)
+    if not os.path.isfile(path):
+        write_text_atomic(path, json.dumps(measure(), indent=1))
+    return os.path.abspath(path)

@@ -1,0 +1,78 @@
+"""A study's `targets`: one setting per target network, run through `loggp run
+--target` with the study's host signature, and the errors bad lists get."""
+import json
+
+import pytest
+
+from loggp.harness import runner, studyfile, target_sweep
+
+STUDY = """
+name = "t"
+np = [2]
+{targets}
+[launcher]
+kind = "template"
+template = "{{program}}"
+
+[[benchmark]]
+name = "fake"
+command = ["{{fake}}", "S"]
+runtime_regex = '(x)'
+"""
+
+
+@pytest.fixture
+def load(write_study):
+    def study(targets):
+        return studyfile.load(write_study(STUDY.format(targets=targets)))
+    return study
+
+
+def test_each_target_is_a_setting_with_the_knobs_at_zero(load):
+    study = load('targets = ["now", "100baset"]')
+    targeted = [s for s in study.settings() if s.sweep == "target"]
+    assert [dict(s.knobs)["target"] for s in targeted] == ["now", "100baset"]
+    assert all(dict(s.knobs)["L"] == "0ns" and dict(s.knobs)["o_s"] == "0ns" for s in targeted)
+    assert len({s.key() for s in study.settings()}) == 3  # the baseline and two targets
+
+
+def test_a_target_run_gets_target_and_host_signature_and_no_knob_flags(load, tmp_path):
+    (tmp_path / "other.json").write_text(json.dumps({"summary": {"o_s_us": 1, "o_r_us": 1, "g_us": 1, "L_us": 1,
+                                                                 "G_ns_per_byte": 1}}))
+    study = load('targets = ["now", "other.json"]')
+    cmds = {}
+    for s in study.settings():
+        row = {"np": s.np, "class": s.klass, "knobs": json.dumps(dict(s.knobs))}
+        cmds[dict(s.knobs).get("target", "baseline")] = runner.build_command(study, study.benchmarks[0], row, "/p",
+                                                                            "/r/host-signature.json")
+    now = cmds["now"]
+    assert now[now.index("--target") + 1] == "now"
+    assert now[now.index("--host-signature") + 1] == "/r/host-signature.json"
+    assert "--L" not in now and "--os" not in now  # --target sets all five itself
+    other = cmds["other.json"]
+    assert other[other.index("--target") + 1] == str(tmp_path / "other.json")  # relative to the study file
+    assert "--target" not in cmds["baseline"] and "--L" in cmds["baseline"]
+
+
+def test_the_host_signature_is_measured_once(tmp_path):
+    calls = []
+
+    def measure():
+        calls.append(1)
+        return {"summary": {"o_s_us": 0.2}}
+    first = target_sweep.host_signature(str(tmp_path), measure)
+    second = target_sweep.host_signature(str(tmp_path), measure)
+    assert first == second and calls == [1]
+    assert json.loads(open(first).read()) == {"summary": {"o_s_us": 0.2}}
+
+
+@pytest.mark.parametrize("targets, named", [
+    ('targets = "now"', "expected a non-empty list"),
+    ("targets = []", "expected a non-empty list"),
+    ('targets = ["now", "now"]', "listed twice"),
+    ('targets = ["warp-drive"]', "unknown target 'warp-drive'"),
+    ('targets = ["missing.json"]', "missing.json"),
+])
+def test_bad_targets_are_refused_naming_the_problem(load, targets, named):
+    with pytest.raises(studyfile.StudyError, match=named):
+        load(targets)
