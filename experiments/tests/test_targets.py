@@ -273,11 +273,11 @@ def test_calibrate_target_judges_a_kept_parameter_against_the_host(tmp_path, cap
 
 
 def test_the_verdict_is_three_way():
-    r = target_calibration.Reading
-    assert target_calibration.verdict(r(1.0, 0.99, 1.01), 0.98, 1.02) == "met"
-    assert target_calibration.verdict(r(1.5, 1.4, 1.6), 0.98, 1.02) == "missed"
-    assert target_calibration.verdict(r(1.0, 0.9, 1.1), 0.98, 1.02) == "unresolved"
-    assert target_calibration.verdict(r(1.0, -float("inf"), float("inf")), 0.98, 1.02) == "unresolved"
+    r = target_calibration.reading
+    assert target_calibration.verdict(r(1.0, 0.01, 50), 0.98, 1.02) == "met"
+    assert target_calibration.verdict(r(1.5, 0.1, 50), 0.98, 1.02) == "missed"
+    assert target_calibration.verdict(r(1.0, 0.1, 50), 0.98, 1.02) == "unresolved"
+    assert target_calibration.verdict(r(1.0, float("inf"), 50), 0.98, 1.02) == "unresolved"
     assert target_calibration.tolerance("L", 1000.0, 65536) == 100.0
     assert target_calibration.tolerance("L", 50000.0, 65536) == 1000.0
     assert target_calibration.tolerance("G", 26.0, 65536) == pytest.approx(0.52)

@@ -10,69 +10,54 @@ reading's 95 % interval lies inside the goal), missed (wholly outside) or unreso
 import json
 import math
 import os
-from dataclasses import dataclass
 from pathlib import Path
 
 from loggp.knobs.command import CommandError
 from loggp.knobs.files import write_text_atomic
 
+from . import precision
 from . import signature as sig_mod
 from . import target as target_mod
 from .signature import SignatureError, show
 
-REL_TOLERANCE = 0.02
-ABS_TOLERANCE_NS = 100.0
+# The calibration goal: max(2 %, 100 ns) for o, g, L; for G, 2 % with a floor of 100 ns
+# over the largest message probed (in ns/B: the absolute part divided by its size).
+GOAL = precision.Precision(0.02, 100.0)
 G_FROM_BYTES = 4096
-MET, MISSED, UNRESOLVED = "met", "missed", "unresolved"
+MET, MISSED, UNRESOLVED = precision.MET, precision.MISSED, precision.UNRESOLVED
 
 
-@dataclass(frozen=True)
-class Reading:
-    """A measured value (ns, ns/B for G) with its 95 % interval; infinite bounds: none."""
-    estimate: float
-    low: float
-    high: float
-
-    @property
-    def bounded(self):
-        return math.isfinite(self.low) and math.isfinite(self.high)
+def reading(estimate, half, n):
+    """A measured value (ns, ns/B for G) with its 95 % interval of half-width half (inf: none)
+    from n samples."""
+    return precision.Interval(estimate, estimate - half, estimate + half, n)
 
 
 def verdict(reading, goal_low, goal_high):
-    """met: the interval lies inside [goal_low, goal_high]; missed: they are disjoint;
-    unresolved: anything else (the interval crosses an edge of the goal, or there is none).
-    The same rule as the precision module's verdict(), which replaces this one where both
-    are present."""
-    if not reading.bounded:
-        return UNRESOLVED
-    if goal_low <= reading.low and reading.high <= goal_high:
-        return MET
-    if reading.high < goal_low or reading.low > goal_high:
-        return MISSED
-    return UNRESOLVED
+    """met, missed or unresolved (precision.verdict) for a goal [goal_low, goal_high]."""
+    middle = (goal_low + goal_high) / 2
+    return precision.verdict(reading, precision.Goal(middle, goal_high - middle))
 
 
 def tolerance(param, expected, largest_bytes):
     """The calibration goal's half-width around expected."""
-    if param == "G":
-        return max(REL_TOLERANCE * abs(expected), ABS_TOLERANCE_NS / max(largest_bytes, 1))
-    return max(REL_TOLERANCE * abs(expected), ABS_TOLERANCE_NS)
+    return GOAL.allowed(expected, unit_ns=max(largest_bytes, 1) if param == "G" else 1.0)
 
 
 def _entry(sizes, nbytes, key):
-    """(median ns, half-width ns or inf) of one probe figure at one size."""
+    """(median ns, half-width ns or inf, samples) of one probe figure at one size."""
     for s in sizes:
         if s.get("bytes") == nbytes:
             value = s.get(key)
             if isinstance(value, dict) and isinstance(value.get("median"), (int, float)):
                 half = value.get("ci95_half")
                 half = math.inf if not isinstance(half, (int, float)) or half < 0 else 1e3 * half
-                return 1e3 * value["median"], half
+                return 1e3 * value["median"], half, int(value.get("samples") or 0)
     raise CommandError(f"probe result: no {key} at {nbytes} B")
 
 
 def readings(result):
-    """{param: Reading} from one probe result: o_s, o_r, g and L (T - o_s - o_r) at the
+    """{param: precision.Interval} from one probe result: o_s, o_r, g and L (T - o_s - o_r) at the
     smallest size, their intervals summed (g and L less the (m-1)G LogGP puts in them); G
     the slope of g(m) between two sizes from 4 KiB on, past the protocol switch when the
     probe saw one (else the two largest)."""
@@ -85,11 +70,10 @@ def readings(result):
     for param, key in (("o_s", "o_s_us"), ("o_r", "o_r_us"), ("g", "g_us"), ("T", "T_us")):
         parts[param] = _entry(sizes, small, key)
     for param in ("o_s", "o_r", "g"):
-        m, h = parts[param]
-        out[param] = Reading(m, m - h, m + h)
-    latency = parts["T"][0] - parts["o_s"][0] - parts["o_r"][0]
-    half = parts["T"][1] + parts["o_s"][1] + parts["o_r"][1]
-    out["L"] = Reading(latency, latency - half, latency + half)
+        out[param] = reading(*parts[param])
+    out["L"] = reading(parts["T"][0] - parts["o_s"][0] - parts["o_r"][0],
+                       parts["T"][1] + parts["o_s"][1] + parts["o_r"][1],
+                       min(parts[p][2] for p in ("T", "o_s", "o_r")))
     # both ends on one side of the protocol switch, whose fixed cost would otherwise read as G
     switch = (result.get("summary") or {}).get("protocol_switch_bytes")
     bulk = [s["bytes"] for s in sizes if s["bytes"] >= max(G_FROM_BYTES, switch or 0)]
@@ -98,17 +82,17 @@ def readings(result):
     elif len(bulk) < 2:
         bulk = [s["bytes"] for s in sizes if G_FROM_BYTES <= s["bytes"] < switch]
     if len(bulk) >= 2:
-        (g1, h1), (g2, h2) = _entry(sizes, bulk[0], "g_us"), _entry(sizes, bulk[-1], "g_us")
+        (g1, h1, n1), (g2, h2, n2) = _entry(sizes, bulk[0], "g_us"), _entry(sizes, bulk[-1], "g_us")
         span = bulk[-1] - bulk[0]
-        out["G"] = Reading((g2 - g1) / span, (g2 - h2 - g1 - h1) / span, (g2 + h2 - g1 + h1) / span)
+        out["G"] = reading((g2 - g1) / span, (h1 + h2) / span, min(n1, n2))
     else:
-        out["G"] = Reading(math.nan, -math.inf, math.inf)
+        out["G"] = reading(math.nan, math.inf, 0)
     # LogGP: g(m) and T(m) grow by (m-1)G; that share is G's, not g's or L's
     share = (small - 1) * out["G"].estimate
     if math.isfinite(share):
         for param in ("g", "L"):
             r = out[param]
-            out[param] = Reading(r.estimate - share, r.low - share, r.high - share)
+            out[param] = precision.Interval(r.estimate - share, r.low - share, r.high - share, r.n)
     return out
 
 
