@@ -204,6 +204,14 @@ def test_target_and_knob_flags_do_not_mix(host_file):
     assert proc.returncode == 2 and "go with --target" in proc.stderr
 
 
+def test_across_hosts_a_host_signature_must_be_given(tmp_path):
+    hosts = tmp_path / "hosts"
+    hosts.write_text("localhost\n")
+    proc, _ = dry_run("--target", "now", "--hostfile", str(hosts))
+    assert proc.returncode == 2 and "give --host-signature FILE" in proc.stderr
+    assert "measuring" not in proc.stderr
+
+
 def test_the_age_of_a_host_file_is_said_in_words():
     assert signature.age_text(1000.0, now=1030.0) == "30 s ago"
     assert signature.age_text(0.0, now=3 * 3600.0) == "3.0 h ago"

@@ -200,6 +200,12 @@ def host_signature(path=None, run_args=(), measure=None, out=sys.stderr):
 def run_knobs(args, measure=None, out=sys.stderr):
     """`loggp run --target`: the knob flags for the run, after saying what they emulate.
     TargetError for a target that cannot be emulated as asked."""
+    across = (getattr(args, "hostfile", None) or getattr(args, "testbed", None) is not None
+              or getattr(args, "launcher", "mpiexec") != "mpiexec")
+    if across and not args.host_signature:
+        raise TargetError(f"--target {args.target}: the ranks run across hosts, so this host's own signature is not "
+                          "theirs; give --host-signature FILE, `loggp probe --json FILE` measured between two of "
+                          "the nodes")
     try:
         target = sig_mod.resolve(args.target)
         run_args = []
