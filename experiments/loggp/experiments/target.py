@@ -190,7 +190,10 @@ def host_signature(path=None, run_args=(), measure=None, out=sys.stderr):
     if measure is None:
         from . import probe
         zero = {k: 0.0 for k in PARAMS}
-        data = probe.run_probe([], knobs=zero, run_args=list(run_args))
+        try:
+            data = probe.run_probe([], knobs=zero, run_args=list(run_args))
+        except probe.ProbeError as err:
+            raise TargetError(f"this host's signature could not be measured: {err}") from None
     else:
         data = measure(list(run_args))
     host = sig_mod.from_probe(data, None)

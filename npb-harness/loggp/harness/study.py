@@ -15,7 +15,7 @@ import sys
 import time
 
 from loggp.experiments.calibration_file import CalibrationError, load as load_calibration
-from loggp.knobs.command import Command, Parser
+from loggp.knobs.command import Command, CommandError, Parser
 
 from loggp.experiments import precision as precision_rules
 
@@ -106,6 +106,20 @@ def _exclusive(results_dir):
         os.close(fd)
 
 
+def measure_host_signature(results_dir, stream):
+    """The host signature every target run is set against, measured before the first run
+    (target_sweep.py); a probe that fails stops the study here, naming why."""
+    from loggp.experiments.probe import ProbeError
+    from . import target_sweep
+    if os.path.isfile(os.path.join(results_dir, target_sweep.HOST_SIGNATURE)):
+        return
+    print("loggp study: measuring this host's signature for the targets (loggp probe, zero knobs)", file=stream)
+    try:
+        target_sweep.host_signature(results_dir, runner.measure_host)
+    except ProbeError as err:
+        raise CommandError(f"targets: this host's signature could not be measured: {err}") from None
+
+
 def _loggp_version():
     try:
         return importlib.metadata.version("loggp")
@@ -156,6 +170,8 @@ def cmd_run(study_path, write_report, results_override=None, report=True, calibr
                 if stale:
                     print(f"loggp study: cancelled steps of an earlier driver: {' '.join(stale)}", file=stream)
             runner.clean_stale(results_dir)
+            if study.targets:
+                measure_host_signature(results_dir, stream)
             db = store.Store(os.path.join(results_dir, store.DB_NAME))
             try:
                 facts = {"mpi_version": runner.mpi_version(study.launcher),
