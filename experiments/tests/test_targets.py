@@ -299,3 +299,8 @@ def test_G_is_read_on_one_side_of_the_protocol_switch():
     result = synthetic_probe(sizes, {"G": 2.0}, eager_limit=32768)
     result["summary"] = {"protocol_switch_bytes": 65536}  # one size past it: those below are used
     assert target_calibration.readings(result)["G"].estimate == pytest.approx(2.1, rel=1e-3)
+
+
+def test_calibrate_target_refuses_the_sweeps_options(tmp_path, capsys):
+    code, calls = calibrate_target(tmp_path, "now", extra=["--quick"])
+    assert code == 2 and calls == [] and "drop --quick" in capsys.readouterr().err

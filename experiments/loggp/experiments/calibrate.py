@@ -638,6 +638,13 @@ class CalibrateCommand(Command):
     def check(self, args):
         if args.target is None and (args.host_signature or args.clip):
             raise CalibrationError("--host-signature and --clip go with --target")
+        if args.target is not None:
+            sweeping = [flag for flag, given in (("--quick", args.quick), ("--sweep", args.sweep),
+                                                 ("--knobs", args.knobs != ",".join(KNOBS)),
+                                                 ("--no-baseline", args.no_baseline), ("--retries", args.retries != 2))
+                        if given]
+            if sweeping:
+                raise CalibrationError(f"--target checks a target network instead of the sweeps: drop {sweeping[0]}")
         args.sweeps = parse_sweeps(args)
         args.size_list = parse_sizes(args.sizes)
         if not (args.time_limit > 0 and math.isfinite(args.time_limit)):
