@@ -1,6 +1,7 @@
 """The report's target networks (analysis/loggp/analysis/target_report.py): runtime per
 target, emulated and predicted, from hand-made runs and from a real small study."""
 import json
+import sqlite3
 import subprocess
 import sys
 
@@ -83,3 +84,10 @@ def test_a_study_runs_each_target_and_reports_emulated_and_predicted(tmp_path):
     assert float(rows["100baset"][9]) > float(rows["now"][9])
     page = (out / "report" / "report.html").read_text()
     assert "<h2>Target networks</h2>" in page
+    # the store records the knobs each target run had (target - host), not the zeros of its plan
+    conn = sqlite3.connect(out / "results.sqlite")
+    stored = conn.execute("SELECT knobs, L_ns, G_ns_per_byte FROM runs WHERE sweep = 'target'").fetchall()
+    conn.close()
+    by_target = {json.loads(k)["target"]: (L, G) for k, L, G in stored}
+    assert by_target["100baset"][0] > 100e3 and by_target["100baset"][1] > 70  # ~142 us, ~80 ns/B
+    assert 4e3 < by_target["now"][0] <= 5e3  # 5 us less this host's own L (>= 0)

@@ -168,6 +168,7 @@ def execute(study, bench, plan_row, results_dir, facts):
         "kind": bench.kind, "class": plan_row["class"], "np": plan_row["np"],
         "sweep": plan_row["sweep"], "knobs": plan_row["knobs"],
         **{store.KNOB_COLUMNS[k]: units.parse(k, knobs[k]) for k in units.KNOBS},
+        **{store.KNOB_COLUMNS[k]: v for k, v in (target_sweep.applied_knobs(knobs, study.path, host) or {}).items()},
         # As it would read after the rename, so it can be rerun by hand.
         "command": shlex.join(cmd).replace(os.path.abspath(tmp), os.path.abspath(final)),
         "started_at": started.isoformat(timespec="milliseconds"),

@@ -64,3 +64,14 @@ def host_signature(results_dir, measure):
     if not os.path.isfile(path):
         write_text_atomic(path, json.dumps(measure(), indent=1))
     return os.path.abspath(path)
+
+
+def applied_knobs(knobs, study_path, host_signature):
+    """{knob: ns (ns/B for G)} that `loggp run --target` sets for a target setting (target -
+    host, clipped at 0), for the store's knob columns; None for any other setting."""
+    if KEY not in knobs or not host_signature:
+        return None
+    from loggp.experiments import target
+    spec = resolve_path(knobs[KEY], os.path.dirname(study_path))
+    plan = target.compute(signature.resolve(spec), signature.load_file(host_signature), clip=True)
+    return {r.param: r.delta for r in plan.rows}
