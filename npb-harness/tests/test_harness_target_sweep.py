@@ -4,6 +4,7 @@ import json
 
 import pytest
 
+from loggp.experiments import signature
 from loggp.harness import runner, studyfile, target_sweep
 
 STUDY = """
@@ -54,16 +55,34 @@ def test_a_target_run_gets_target_and_host_signature_and_no_knob_flags(load, tmp
     assert "--target" not in cmds["baseline"] and "--L" in cmds["baseline"]
 
 
+def probe_summary(g_us):
+    return {"summary": {"o_s_us": 0.2, "o_r_us": 0.5, "g_us": g_us, "L_us": 0.3, "G_ns_per_byte": 0.05}}
+
+
 def test_the_host_signature_is_measured_once(tmp_path):
     calls = []
 
     def measure():
         calls.append(1)
-        return {"summary": {"o_s_us": 0.2}}
+        return probe_summary(0.3)
     first = target_sweep.host_signature(str(tmp_path), measure)
     second = target_sweep.host_signature(str(tmp_path), measure)
     assert first == second and calls == [1]
-    assert json.loads(open(first).read()) == {"summary": {"o_s_us": 0.2}}
+    assert json.loads(open(first).read()) == probe_summary(0.3)
+
+
+def test_a_disturbed_host_reading_is_measured_again(tmp_path):
+    readings = [probe_summary(-25.0), probe_summary(0.3)]
+    path = target_sweep.host_signature(str(tmp_path), lambda: readings.pop(0))
+    assert readings == [] and json.loads(open(path).read())["summary"]["g_us"] == 0.3
+    with pytest.raises(signature.SignatureError, match="g_us = -1.0.*in each of 3 measurements"):
+        target_sweep.host_signature(str(tmp_path / "x"), lambda: probe_summary(-1.0))
+
+
+def test_a_kept_host_file_that_is_no_signature_is_refused(tmp_path):
+    (tmp_path / target_sweep.HOST_SIGNATURE).write_text(json.dumps(probe_summary(-1.0)))
+    with pytest.raises(signature.SignatureError, match="delete it to measure this host again"):
+        target_sweep.host_signature(str(tmp_path), lambda: probe_summary(0.3))
 
 
 @pytest.mark.parametrize("targets, named", [

@@ -183,7 +183,9 @@ def _find_run(data):
 def _probe_number(where, summary, key):
     value = summary.get(key)
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
-        raise SignatureError(f"{where}: summary {key} = {value!r}: expected a number >= 0")
+        said = " (a negative reading is the machine's noise: measure again)" if isinstance(value, (int, float)) \
+            and not isinstance(value, bool) and value < 0 else ""
+        raise SignatureError(f"{where}: summary {key} = {value!r}: expected a number >= 0{said}")
     return float(value)
 
 

@@ -110,14 +110,14 @@ def measure_host_signature(results_dir, stream):
     """The host signature every target run is set against, measured before the first run
     (target_sweep.py); a probe that fails stops the study here, naming why."""
     from loggp.experiments.probe import ProbeError
+    from loggp.experiments.signature import SignatureError
     from . import target_sweep
-    if os.path.isfile(os.path.join(results_dir, target_sweep.HOST_SIGNATURE)):
-        return
-    print("loggp study: measuring this host's signature for the targets (loggp probe, zero knobs)", file=stream)
+    if not os.path.isfile(os.path.join(results_dir, target_sweep.HOST_SIGNATURE)):
+        print("loggp study: measuring this host's signature for the targets (loggp probe, zero knobs)", file=stream)
     try:
         target_sweep.host_signature(results_dir, runner.measure_host)
-    except ProbeError as err:
-        raise CommandError(f"targets: this host's signature could not be measured: {err}") from None
+    except (ProbeError, SignatureError) as err:
+        raise CommandError(f"targets: no host signature: {err}") from None
 
 
 def _loggp_version():

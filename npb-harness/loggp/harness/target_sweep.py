@@ -57,13 +57,28 @@ def run_flags(knobs, study_path, host_signature):
     return ["--target", spec, "--host-signature", host_signature]
 
 
-def host_signature(results_dir, measure):
-    """The study's host signature file, measured once (measure() -> probe JSON) and kept."""
+def host_signature(results_dir, measure, attempts=3):
+    """The study's host signature file, measured once (measure() -> probe JSON) and kept. A
+    reading the signature refuses (a negative g from a disturbed probe) is measured again, up
+    to `attempts` times; a kept file that is not a signature is refused, naming it."""
     from loggp.knobs.files import write_text_atomic
     path = os.path.join(results_dir, HOST_SIGNATURE)
-    if not os.path.isfile(path):
-        write_text_atomic(path, json.dumps(measure(), indent=1))
-    return os.path.abspath(path)
+    if os.path.isfile(path):
+        try:
+            signature.load_file(path)
+        except signature.SignatureError as err:
+            raise signature.SignatureError(f"{err}; delete it to measure this host again") from None
+        return os.path.abspath(path)
+    for attempt in range(attempts):
+        data = measure()
+        try:
+            signature.from_probe(data, path)
+        except signature.SignatureError as err:
+            refused = err
+            continue
+        write_text_atomic(path, json.dumps(data, indent=1))
+        return os.path.abspath(path)
+    raise signature.SignatureError(f"{refused} (in each of {attempts} measurements)")
 
 
 def applied_knobs(knobs, study_path, host_signature):
