@@ -378,7 +378,7 @@ def write(results_dir, calibration_path=None):
         write_text_atomic(os.path.join(out_dir, "topology.csv"),
                       _csv_text(topology_report.HEADER, topology_report.rows(topology)))
         figures["topology"] = _save_figure(topology_report.figure(topology, plt), out_dir, "topology")
-    targets = target_report.target_bars(results_dir, a.runs)
+    targets = target_report.target_bars(results_dir, a.runs, a.facts.get("study_path"))
     if targets:
         write_text_atomic(os.path.join(out_dir, "targets.csv"),
                           _csv_text(target_report.HEADER, target_report.rows(targets)))

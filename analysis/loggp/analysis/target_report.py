@@ -8,12 +8,12 @@ import os
 
 import numpy as np
 
-from loggp.harness.target_sweep import HOST_SIGNATURE, KEY
+from loggp.harness.target_sweep import HOST_SIGNATURE, KEY, resolve_path
 
 from . import groups, predict, stats, target_prediction
 
 HEADER = ["benchmark", "np", "class", "target", "runs", "emulated_s", "slowdown", "low", "high", "predicted_s",
-          "predicted_slowdown"]
+          "predicted_slowdown", "note"]
 RUNS_DIR, TRACE_DIR = "runs", "trace"  # loggp.harness.runner's layout of a results folder
 
 
@@ -37,9 +37,9 @@ def predicted_seconds(trace_dir, host_file, spec, base_s):
     return base_s + added_s
 
 
-def target_bars(results_dir, runs, rng_seed=0):
+def target_bars(results_dir, runs, study_path=None, rng_seed=0):
     """{(benchmark, np, class): {"baseline_s": s, "targets": [dict...]}} for applications
-    that ran on targets."""
+    that ran on targets; a target file is found relative to the study file (study_path)."""
     rng = np.random.default_rng(rng_seed)
     host_file = os.path.join(results_dir, HOST_SIGNATURE)
     out = {}
@@ -55,22 +55,23 @@ def target_bars(results_dir, runs, rng_seed=0):
         points = []
         for spec, times in by_target.items():
             s, lo, hi = stats.slowdown(times, base, rng)
-            predicted = None
+            predicted, note = None, ("no traced baseline (trace = true predicts)" if not trace_dir else "")
             if trace_dir:
+                where = os.path.dirname(study_path) if study_path else results_dir
                 try:
-                    predicted = predicted_seconds(trace_dir, host_file, spec, base_s)
-                except (ValueError, OSError):
-                    predicted = None  # a trace or target the replay cannot take: the bar is left out
+                    predicted = predicted_seconds(trace_dir, host_file, resolve_path(spec, where), base_s)
+                except (ValueError, OSError) as err:  # the trace or the target: said in the table
+                    note = f"not predicted: {err}"
             points.append({"target": spec, "runs": len(times), "emulated_s": float(np.median(times)),
                            "slowdown": s, "low": lo, "high": hi, "predicted_s": predicted,
-                           "predicted_slowdown": None if predicted is None else predicted / base_s})
+                           "predicted_slowdown": None if predicted is None else predicted / base_s, "note": note})
         out[key] = {"baseline_s": base_s, "targets": points}
     return out
 
 
 def rows(bars):
     return [[k[0], k[1], k[2] or "", p["target"], p["runs"], p["emulated_s"], p["slowdown"], p["low"], p["high"],
-             p["predicted_s"], p["predicted_slowdown"]] for k, b in bars.items() for p in b["targets"]]
+             p["predicted_s"], p["predicted_slowdown"], p["note"]] for k, b in bars.items() for p in b["targets"]]
 
 
 def figure(bars, plt):
