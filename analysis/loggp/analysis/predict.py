@@ -14,7 +14,8 @@ from loggp.knobs.command import Command, CommandError, UsageError, positive_int
 from loggp.knobs.files import write_text_atomic
 from loggp.shim import trace_record
 
-from . import loggops, machine_check, native, otf2_import, predict_jobs, replay, trace, trace_input, trust
+from . import (loggops, machine_check, native, otf2_import, predict_jobs, replay, target_prediction, trace,
+               trace_input, trust)
 
 KNOBS = ("o", "o_s", "o_r", "g", "G", "L")
 # The machine's own parameters when no probe result is given: MPICH over libfabric's
@@ -283,7 +284,6 @@ class PredictCommand(Command):
 
 def predict_targets(programs, machine, specs):
     """Each --target replayed at its own parameters (analysis.target_prediction), printed."""
-    from . import target_prediction
     rows = []
     for spec in specs:
         try:

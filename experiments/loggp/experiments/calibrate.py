@@ -641,7 +641,8 @@ class CalibrateCommand(Command):
         if args.target is not None:
             sweeping = [flag for flag, given in (("--quick", args.quick), ("--sweep", args.sweep),
                                                  ("--knobs", args.knobs != ",".join(KNOBS)),
-                                                 ("--no-baseline", args.no_baseline), ("--retries", args.retries != 2))
+                                                 ("--no-baseline", args.no_baseline), ("--budget", args.budget),
+                                                 ("--precision", args.precision != parser().get_default("precision")))
                         if given]
             if sweeping:
                 raise CalibrationError(f"--target checks a target network instead of the sweeps: drop {sweeping[0]}")

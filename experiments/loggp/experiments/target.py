@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from loggp.knobs.command import Command, UsageError
 
+from . import probe
 from . import signature as sig_mod
 from .signature import PARAMS, SignatureError, knob_text, show
 
@@ -188,7 +189,6 @@ def host_signature(path=None, run_args=(), measure=None, out=sys.stderr):
     print(f"{PREFIX}host signature: measuring it now (loggp probe, zero knobs; --host-signature FILE reuses a "
           "`loggp probe --json` file)", file=out)
     if measure is None:
-        from . import probe
         zero = {k: 0.0 for k in PARAMS}
         try:
             data = probe.run_probe([], knobs=zero, run_args=list(run_args))

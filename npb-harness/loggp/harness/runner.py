@@ -14,6 +14,7 @@ import subprocess
 import sys
 import time
 
+from loggp.experiments import probe
 from loggp.knobs.programs import which
 
 from . import jitter_sweep, npb_output, store, target_sweep, topology_sweep, units
@@ -54,7 +55,6 @@ def build_command(study, bench, plan_row, profile_dir, host_signature=None):
 
 def measure_host():
     """This host's own signature for a study's targets: `loggp probe` with every knob at 0."""
-    from loggp.experiments import probe
     return probe.run_probe([], knobs={k: 0.0 for k in units.KNOBS})
 
 

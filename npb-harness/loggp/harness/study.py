@@ -15,11 +15,13 @@ import sys
 import time
 
 from loggp.experiments.calibration_file import CalibrationError, load as load_calibration
+from loggp.experiments.probe import ProbeError
+from loggp.experiments.signature import SignatureError
 from loggp.knobs.command import Command, CommandError, Parser
 
 from loggp.experiments import precision as precision_rules
 
-from . import precision_rounds, runner, steps, store, studyfile, submit
+from . import precision_rounds, runner, steps, store, studyfile, submit, target_sweep
 
 # npb-harness/studies/default.toml, from npb-harness/loggp/harness/study.py
 DEFAULT_STUDY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "studies", "default.toml")
@@ -109,9 +111,6 @@ def _exclusive(results_dir):
 def measure_host_signature(results_dir, stream):
     """The host signature every target run is set against, measured before the first run
     (target_sweep.py); a probe that fails stops the study here, naming why."""
-    from loggp.experiments.probe import ProbeError
-    from loggp.experiments.signature import SignatureError
-    from . import target_sweep
     if not os.path.isfile(os.path.join(results_dir, target_sweep.HOST_SIGNATURE)):
         print("loggp study: measuring this host's signature for the targets (loggp probe, zero knobs)", file=stream)
     try:

@@ -10,7 +10,8 @@ host's signature, which the study measures once into its results folder)."""
 import json
 import os
 
-from loggp.experiments import signature
+from loggp.experiments import signature, target
+from loggp.knobs.files import write_text_atomic
 
 KEY = "target"
 HOST_SIGNATURE = "host-signature.json"
@@ -61,7 +62,6 @@ def host_signature(results_dir, measure, attempts=3):
     """The study's host signature file, measured once (measure() -> probe JSON) and kept. A
     reading the signature refuses (a negative g from a disturbed probe) is measured again, up
     to `attempts` times; a kept file that is not a signature is refused, naming it."""
-    from loggp.knobs.files import write_text_atomic
     path = os.path.join(results_dir, HOST_SIGNATURE)
     if os.path.isfile(path):
         try:
@@ -86,7 +86,6 @@ def applied_knobs(knobs, study_path, host_signature):
     host, clipped at 0), for the store's knob columns; None for any other setting."""
     if KEY not in knobs or not host_signature:
         return None
-    from loggp.experiments import target
     spec = resolve_path(knobs[KEY], os.path.dirname(study_path))
     plan = target.compute(signature.resolve(spec), signature.load_file(host_signature), clip=True)
     return {r.param: r.delta for r in plan.rows}
