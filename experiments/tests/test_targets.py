@@ -304,3 +304,21 @@ def test_G_is_read_on_one_side_of_the_protocol_switch():
 def test_calibrate_target_refuses_the_sweeps_options(tmp_path, capsys):
     code, calls = calibrate_target(tmp_path, "now", extra=["--quick"])
     assert code == 2 and calls == [] and "drop --quick" in capsys.readouterr().err
+
+
+def test_calibrate_target_says_when_the_host_moved_from_its_signature(tmp_path, capsys):
+    path = tmp_path / "moved.json"
+    path.write_text(json.dumps(probe_json(o_s=BASE["o_s"], o_r=BASE["o_r"] - 0.5, g=BASE["g"], L=BASE["L"],
+                                          G=BASE["G"])))
+    calls = []
+
+    def runner(knob_sets, probe_args):
+        sizes = [int(x) for x in probe_args[probe_args.index("--sizes") + 1].split(",")]
+        calls.append(knob_sets)
+        return [synthetic_probe(sizes, k) for k in knob_sets]
+    code = calmod.CalibrateCommand(runner).main(["--target", "now", "--host-signature", str(path),
+                                                  "--out", str(tmp_path / "cal")])
+    out = capsys.readouterr().out
+    notes = [line for line in out.splitlines() if line.startswith("note: this host reads")]
+    assert len(notes) == 1 and "o_r 0.9002 us now, its signature 0.4 us" in notes[0], out
+    assert code == 3  # o_r reads 0.5 us above the target: the knob came from a stale signature

@@ -111,7 +111,8 @@ def judge(plan, host_reading, emulated_reading, largest_bytes):
         rows.append({"param": r.param, "status": r.status, "target": r.target, "host_signature": r.host,
                      "host_now": host_reading[r.param].estimate, "knob": r.delta, "expected": expected,
                      "tolerance": half, "measured": read.estimate, "low": read.low, "high": read.high,
-                     "verdict": said, "aim": "the host's, unchanged" if aim_host else "the target's"})
+                     "verdict": said, "aim": "the host's, unchanged" if aim_host else "the target's",
+                     "largest_bytes": largest_bytes})
     return rows
 
 
@@ -128,6 +129,11 @@ def table_lines(target, rows):
         aim = "" if row["aim"] == "the target's" else f" (aim: {row['aim']})"
         lines.append(f"{p:5s} {show(p, row['target']):>12s} {show(p, row['host_now']):>12s} "
                      f"{show(p, row['measured']):>12s} {interval:>27s} {goal:>24s}  {row['verdict']}{aim}")
+    for row in rows:
+        p, signed, now = row["param"], row["host_signature"], row["host_now"]
+        if math.isfinite(now) and abs(now - signed) > tolerance(p, signed, row["largest_bytes"]):
+            lines.append(f"note: this host reads {p} {show(p, now)} now, its signature {show(p, signed)}: the knob "
+                         "was set from the signature (measure the host again, or on a quieter machine)")
     counts = {v: sum(1 for row in rows if row["verdict"] == v) for v in (MET, MISSED, UNRESOLVED)}
     lines.append(f"{counts[MET]} met, {counts[MISSED]} missed, {counts[UNRESOLVED]} unresolved "
                  "(met: the interval lies inside the goal; missed: wholly outside; unresolved: it crosses "
