@@ -114,8 +114,9 @@ static void print_json(const loggp_knobs *file, const loggp_knobs *effective, un
     loggp_jitter_format(&run->L_jitter, L, sizeof L);
     loggp_jitter_format(&run->o_jitter, o, sizeof o);
     /* per_pair_L: a topology gives some pairs an L of their own, which jitter draws around too */
-    printf("}, \"jitter\": {\"L\": \"%s\", \"o\": \"%s\", \"seed\": %llu}, \"per_pair_L\": %s}\n", L, o,
-           (unsigned long long)run->seed, run->topology_L ? "true" : "false");
+    printf("}, \"jitter\": {\"L\": \"%s\", \"o\": \"%s\", \"seed\": %llu}, \"per_pair_L\": %s, "
+           "\"outside\": \"%s\"}\n", L, o, (unsigned long long)run->seed, run->topology_L ? "true" : "false",
+           loggp_outside_names[run->outside]);
 }
 
 int cmd_show(int argc, char **argv)
@@ -128,7 +129,7 @@ int cmd_show(int argc, char **argv)
                    "Prints the values programs started from this shell get: the environment's LOGGP_*\n"
                    "variables over the knob file, each marked with where it comes from (a table, or\n"
                    "JSON: \"knobs\" the file's values, \"effective\" with \"from\", \"jitter\"). A variable\n"
-                   "MPI_Init would refuse (knobs, scope, jitter, seed, topology, engine, LOGGP_QUIET,\n"
+                   "MPI_Init would refuse (knobs, scope, LOGGP_OUTSIDE, jitter, seed, topology, engine, LOGGP_QUIET,\n"
                    "LOGGP_LIVE, LOGGP_ROUTE, the LOGGP_PROFILE and LOGGP_TRACE folders) exits 1 naming it.\n"
                    "  --json      JSON instead of a table (default: a table)\n"
                    "  --ranks-elsewhere  the ranks run on other hosts: their output folders are not\n"
@@ -178,6 +179,10 @@ int cmd_show(int argc, char **argv)
     } else {
         print_table(&effective, path, exists, from_env);
         print_jitter(&run);
+        if (run.outside == LOGGP_OUTSIDE_ARMED)
+            printf("outside the kernel region: armed (LOGGP_OUTSIDE): each knob set applies its smallest step "
+                   "(1 ns, G 0.001 ns/B)%s\n", effective.scope == LOGGP_SCOPE_KERNEL
+                       ? "" : "; no effect while the scope is all");
     }
     return 0;
 }

@@ -44,6 +44,33 @@ int loggp_env_engine(int *engine, char *err, size_t errlen)
     return -1;
 }
 
+const char *const loggp_outside_names[2] = {"zero", "armed"};
+
+int loggp_env_outside(int *outside, char *err, size_t errlen)
+{
+    const char *value = getenv("LOGGP_OUTSIDE");
+    *outside = LOGGP_OUTSIDE_ZERO;
+    if (!value || !*value)
+        return 0;
+    for (int i = 0; i < 2; i++)
+        if (strcmp(value, loggp_outside_names[i]) == 0) {
+            *outside = i;
+            return 0;
+        }
+    loggp_set_err(err, errlen, "LOGGP_OUTSIDE=%s: expected zero or armed", value);
+    return -1;
+}
+
+void loggp_knobs_armed(const loggp_knobs *set, loggp_knobs *armed)
+{
+    loggp_knobs out = {0};
+    out.scope = set->scope;
+    for (int i = 0; i < LOGGP_KNOB_COUNT; i++)
+        if (set->ps[i])
+            out.ps[i] = loggp_knob_table[i].per_byte ? LOGGP_ARMED_STEP_PS_PER_BYTE : LOGGP_ARMED_STEP_PS;
+    *armed = out;
+}
+
 int loggp_parse_seed(const char *text, uint64_t *seed, char *err, size_t errlen)
 {
     /* strtoull takes blanks, a sign and saturates: only digits, and ERANGE refused */
@@ -181,7 +208,7 @@ int loggp_run_env_check(loggp_run_env *out, int folders, char *err, size_t errle
     if (loggp_env_engine(&env.engine, err, errlen) != 0 ||
         loggp_env_jitter("LOGGP_L_JITTER", &env.L_jitter, err, errlen) != 0 ||
         loggp_env_jitter("LOGGP_O_JITTER", &env.o_jitter, err, errlen) != 0 ||
-        loggp_env_seed(&env.seed, err, errlen) != 0)
+        loggp_env_seed(&env.seed, err, errlen) != 0 || loggp_env_outside(&env.outside, err, errlen) != 0)
         return -1;
     loggp_topology t;
     int rc = loggp_topology_from_env(&t, &env.topology, err, errlen);

@@ -13,6 +13,7 @@
 static const char *const variables[] = {
     "LOGGP_SEED", "LOGGP_QUIET", "LOGGP_LIVE", "LOGGP_ROUTE", "LOGGP_ENGINE", "LOGGP_L_JITTER", "LOGGP_O_JITTER",
     "LOGGP_TOPOLOGY", "LOGGP_RANKS_PER_NODE", "LOGGP_L_INTER", "LOGGP_G_INTER", "LOGGP_PROFILE", "LOGGP_TRACE",
+    "LOGGP_OUTSIDE",
 };
 
 static void clean(void)
@@ -173,4 +174,51 @@ Test(runenv, an_output_folder_must_be_one_a_rank_could_make_and_write_into)
     cr_expect(access(sub, F_OK) != 0, "the check made nothing");
     unlink(file);
     rmdir(dir);
+}
+
+Test(runenv, outside_is_zero_unless_armed_and_refuses_anything_else)
+{
+    int outside = -1;
+    char err[256] = "";
+    cr_assert_eq(loggp_env_outside(&outside, err, sizeof err), 0);
+    cr_assert_eq(outside, LOGGP_OUTSIDE_ZERO, "unset is zero");
+    setenv("LOGGP_OUTSIDE", "", 1);
+    cr_assert_eq(loggp_env_outside(&outside, err, sizeof err), 0);
+    cr_assert_eq(outside, LOGGP_OUTSIDE_ZERO, "empty is unset");
+    setenv("LOGGP_OUTSIDE", "armed", 1);
+    cr_assert_eq(loggp_env_outside(&outside, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(outside, LOGGP_OUTSIDE_ARMED);
+    setenv("LOGGP_OUTSIDE", "zero", 1);
+    cr_assert_eq(loggp_env_outside(&outside, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(outside, LOGGP_OUTSIDE_ZERO);
+    const char *bad[] = {"Armed", "armed ", "1", "on"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        setenv("LOGGP_OUTSIDE", bad[i], 1);
+        err[0] = '\0';
+        cr_assert_eq(loggp_env_outside(&outside, err, sizeof err), -1, "'%s' accepted", bad[i]);
+        char want[64];
+        snprintf(want, sizeof want, "LOGGP_OUTSIDE=%s: expected zero or armed", bad[i]);
+        cr_assert_str_eq(err, want);
+        cr_assert_eq(loggp_run_env_check(NULL, 0, err, sizeof err), -1, "the one check lets '%s' through", bad[i]);
+        cr_assert(strstr(err, "LOGGP_OUTSIDE="), "%s", err);
+    }
+}
+
+Test(runenv, armed_knobs_are_the_smallest_step_of_each_knob_set_and_nothing_else)
+{
+    loggp_knobs set = {.scope = LOGGP_SCOPE_KERNEL}, armed;
+    set.ps[LOGGP_KNOB_O_S] = 10000000;          /* 10 us */
+    set.ps[LOGGP_KNOB_LATENCY] = 1;             /* below one step: still set */
+    set.ps[LOGGP_KNOB_GAP_PER_BYTE] = 2000;     /* 2 ns/B */
+    loggp_knobs_armed(&set, &armed);
+    cr_assert_eq(armed.ps[LOGGP_KNOB_O_S], 1000, "a time knob arms at 1 ns");
+    cr_assert_eq(armed.ps[LOGGP_KNOB_LATENCY], 1000);
+    cr_assert_eq(armed.ps[LOGGP_KNOB_GAP_PER_BYTE], 1, "G arms at 1 ps per byte");
+    cr_assert_eq(armed.ps[LOGGP_KNOB_O_R], 0, "a knob not set stays off");
+    cr_assert_eq(armed.ps[LOGGP_KNOB_GAP], 0);
+    cr_assert_eq(armed.scope, LOGGP_SCOPE_KERNEL);
+    loggp_knobs none = {0};
+    loggp_knobs_armed(&none, &armed);
+    for (int i = 0; i < LOGGP_KNOB_COUNT; i++)
+        cr_assert_eq(armed.ps[i], 0, "no knob set arms nothing (%s)", loggp_knob_table[i].name);
 }

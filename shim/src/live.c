@@ -42,6 +42,7 @@ static pthread_mutex_t publish_lock = PTHREAD_MUTEX_INITIALIZER; /* one writer o
 static loggp_knobs wanted;
 static _Atomic int scope_kernel; /* the knobs' scope: the file's, or LOGGP_SCOPE's */
 static int env_scope = -1;       /* LOGGP_SCOPE, or -1 */
+static int outside_armed;        /* LOGGP_OUTSIDE=armed */
 
 static void publish_in_force(const loggp_knobs *knobs, int topo);
 
@@ -50,9 +51,21 @@ void loggp_live_publish(const loggp_knobs *knobs)
     pthread_mutex_lock(&publish_lock);
     wanted = *knobs;
     atomic_store(&scope_kernel, knobs->scope == LOGGP_SCOPE_KERNEL);
-    loggp_knobs none = {0};
     int off = scope_kernel && atomic_load(&loggp_region) != LOGGP_REGION_KERNEL;
-    publish_in_force(off ? &none : knobs, topology_values && !off);
+    if (!off) {
+        publish_in_force(knobs, topology_values);
+    } else {
+        /* outside the kernel: nothing, or each knob set at its smallest step; a
+         * topology's per-pair L or G counts as that knob set */
+        loggp_knobs set = *knobs, outside = {0};
+        if (topology_values && !set.ps[LOGGP_KNOB_LATENCY])
+            set.ps[LOGGP_KNOB_LATENCY] = 1;
+        if (topology_G && !set.ps[LOGGP_KNOB_GAP_PER_BYTE])
+            set.ps[LOGGP_KNOB_GAP_PER_BYTE] = 1;
+        if (outside_armed)
+            loggp_knobs_armed(&set, &outside);
+        publish_in_force(&outside, 0);
+    }
     pthread_mutex_unlock(&publish_lock);
 }
 
@@ -79,6 +92,11 @@ void loggp_live_region_changed(void)
 int loggp_live_scoped_to_kernel(void)
 {
     return scope_kernel;
+}
+
+int loggp_live_outside_armed(void)
+{
+    return outside_armed;
 }
 
 void loggp_live_wanted(loggp_knobs *out)
@@ -229,6 +247,10 @@ int loggp_live_start(char *err, size_t errlen)
     if (scope_set < 0)
         return -1;
     env_scope = scope_set ? scope : -1;
+    int outside;
+    if (loggp_env_outside(&outside, err, errlen) != 0)
+        return -1;
+    outside_armed = outside == LOGGP_OUTSIDE_ARMED;
     memset(&env_values, 0, sizeof env_values);
     if (loggp_knobs_apply_env(&env_values, &env_mask, err, errlen) != 0)
         return -1;

@@ -71,6 +71,9 @@ void loggp_live_publish(const loggp_knobs *knobs);
 /* LOGGP_SCOPE=kernel: the knobs apply inside the program's kernel region
  * only (region.h), else everywhere (all, the default). */
 int loggp_live_scoped_to_kernel(void);
+/* LOGGP_OUTSIDE=armed: outside the kernel region each knob set applies its
+ * smallest step instead of nothing (runenv.h). */
+int loggp_live_outside_armed(void);
 /* The knobs as loaded (file and environment), whatever the region: what the
  * banner and the profile report; loggp_live_knobs gives those in force. */
 void loggp_live_wanted(loggp_knobs *out);

@@ -143,8 +143,9 @@ static void json_document(FILE *f, const loggp_profile_run *run, const loggp_cou
             (long long)run->clock.offset_ns, (long long)run->clock.rtt_ns, (long long)run->clock.skew_ns);
     fprintf(f, "},\n \"injected_ns\": ");
     json_injected(f, sum);
-    fprintf(f, ",\n \"regions\": {\"marked\": %s, \"scope\": \"%s\"",
-            atomic_load(&loggp_region_marked) ? "true" : "false", run->scope_kernel ? "kernel" : "all");
+    fprintf(f, ",\n \"regions\": {\"marked\": %s, \"scope\": \"%s\", \"outside_knobs\": \"%s\"",
+            atomic_load(&loggp_region_marked) ? "true" : "false", run->scope_kernel ? "kernel" : "all",
+            run->scope_kernel && run->outside_armed ? "armed" : "zero");
     static const char *const region_names[LOGGP_REGIONS] = {"outside", "kernel"};
     for (int r = 0; r < LOGGP_REGIONS; r++) {
         loggp_counters part;

@@ -75,6 +75,7 @@ typedef struct {
     double wall_seconds;
     loggp_profile_clock clock;
     int scope_kernel; /* knobs applied inside the kernel region only */
+    int outside_armed; /* and outside it, each knob set at its smallest step */
     const char *topology_json; /* per-pair classes and values, or NULL */
 } loggp_profile_run;
 

@@ -102,3 +102,38 @@ def test_a_program_built_with_pkg_config_runs_without_the_apparatus(tmp_path):
     assert run([exe]).stdout.split() == ["0", "0"]
     # preloaded, the apparatus answers instead
     assert run([exe], env={"LD_PRELOAD": str(built("shim/libloggp.so"))}).stdout.split() == ["0", "-1"]
+
+
+def test_armed_outside_runs_each_set_knob_at_its_smallest_step(tmp_path):
+    """--outside armed: outside the kernel each knob set takes its delay path at 1 ns (the
+    profile counts 1 ns per message there), inside it applies its value; a knob not set
+    stays off outside too."""
+    proc, (sender, receiver) = profile_of(tmp_path, "--scope", "kernel", "--outside", "armed", "--o", "100us")
+    assert "outside it armed" in proc.stderr
+    assert sender["scope"] == "kernel" and sender["outside_knobs"] == "armed"
+    assert sender["kernel"]["injected_ns"]["o_s"] == INSIDE * 100_000
+    # one ns per message sent outside: the program's own and MPI's (clock sync, finalize)
+    assert BEFORE + AFTER <= sender["outside"]["injected_ns"]["o_s"] < 1000
+    assert BEFORE + AFTER <= receiver["outside"]["injected_ns"]["o_r"] < 1000
+    assert sender["outside"]["injected_ns"]["g"] == 0 and sender["outside"]["injected_ns"]["L"] == 0
+
+
+def test_zero_outside_is_the_default(tmp_path):
+    _, (sender, _) = profile_of(tmp_path, "--scope", "kernel", "--o", "100us")
+    assert sender["outside_knobs"] == "zero"
+    assert sender["outside"]["injected_ns"]["o_s"] == 0
+
+
+def test_armed_outside_needs_the_kernel_scope(tmp_path):
+    proc = run([installed("loggp"), "run", "-n", "2", "--outside", "armed", "--o", "1us", "--",
+                built("shim/tests/loggp-test-regions"), 1, 1, 1], timeout=60)
+    assert proc.returncode == 2 and "--outside armed: only with --scope kernel" in proc.stderr
+
+
+def test_a_bad_outside_stops_mpi_init_and_show_naming_it():
+    proc = run([installed("mpiexec"), "-n", "2", built("shim/tests/loggp-test-regions"), 1, 1, 1],
+               env={"LD_PRELOAD": str(built("shim/libloggp.so")), "LOGGP_SCOPE": "kernel", "LOGGP_OUTSIDE": "on"},
+               timeout=120)
+    assert proc.returncode != 0 and "LOGGP_OUTSIDE=on: expected zero or armed" in proc.stderr
+    show = run([installed("loggp-knobs"), "show"], env={"LOGGP_OUTSIDE": "on"})
+    assert show.returncode == 1 and "LOGGP_OUTSIDE=on: expected zero or armed" in show.stderr

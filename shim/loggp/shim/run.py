@@ -240,6 +240,10 @@ def parser():
     p.add_argument("--scope", choices=("all", "kernel"),
                    help="where the knobs apply: all (the default) or kernel, inside the region the program marks "
                         "with loggp_hint(\"IN_KERNEL\", ...) or MPI_Pcontrol only")
+    p.add_argument("--outside", choices=("zero", "armed"),
+                   help="with --scope kernel, what the knobs leave outside the region: zero (the default) or "
+                        "armed, each knob set at its smallest step (1 ns, G 0.001 ns/B), its delay path running "
+                        "while adding ~nothing: a baseline that shares the armed layer's own cost")
     p.add_argument("--provider", choices=PROVIDERS, help="libfabric provider for same-node traffic (default shm)")
     p.add_argument("--profile", metavar="DIR", help="write each rank's traffic profile to DIR/profile.<rank>.json (default: no profile)")
     p.add_argument("--trace", metavar="DIR",
@@ -270,6 +274,10 @@ def run_variables(args):
         env["LOGGP_QUIET"] = "1"
     if args.scope:
         env["LOGGP_SCOPE"] = args.scope
+    if args.outside:
+        if args.outside == "armed" and args.scope != "kernel":
+            raise RunError("--outside armed: only with --scope kernel (outside the region is everywhere else)")
+        env["LOGGP_OUTSIDE"] = args.outside
     env.update(jitter_environment(args))
     env.update(topology.environment(args, args.np, RunError))
     return env

@@ -11,7 +11,7 @@ from loggp.knobs import KnobError, knobs_program
 FLAGS = {"LOGGP_L_JITTER": "--L-jitter", "LOGGP_O_JITTER": "--o-jitter", "LOGGP_SEED": "--seed",
          "LOGGP_TOPOLOGY": "--topology", "LOGGP_RANKS_PER_NODE": "--ranks-per-node", "LOGGP_L_INTER": "--L-inter",
          "LOGGP_G_INTER": "--G-inter", "LOGGP_PROFILE": "--profile", "LOGGP_TRACE": "--trace",
-         "LOGGP_SCOPE": "--scope", "LOGGP_ENGINE": "--engine"}
+         "LOGGP_SCOPE": "--scope", "LOGGP_OUTSIDE": "--outside", "LOGGP_ENGINE": "--engine"}
 
 
 def named(variable, value, additions):

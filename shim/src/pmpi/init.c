@@ -113,8 +113,10 @@ void loggp_print_banner(int rank, int engine)
         if (n < (int)sizeof line)
             n += snprintf(line + n, sizeof line - (size_t)n, "%s%s", jitter, pairs);
         if (n < (int)sizeof line)
-            n += snprintf(line + n, sizeof line - (size_t)n, "%s", loggp_live_scoped_to_kernel()
-                          ? " (inside the kernel region only: loggp_hint IN_KERNEL or MPI_Pcontrol)" : "");
+            n += snprintf(line + n, sizeof line - (size_t)n, "%s%s", loggp_live_scoped_to_kernel()
+                          ? " (inside the kernel region only: loggp_hint IN_KERNEL or MPI_Pcontrol)" : "",
+                          loggp_live_scoped_to_kernel() && loggp_live_outside_armed()
+                          ? " (outside it armed: each knob set at its smallest step)" : "");
         if (n < (int)sizeof line)
             snprintf(line + n, sizeof line - (size_t)n, "%s%s", loggp_live_watching() ? "; live from " : "",
                      loggp_live_watching() ? loggp_live_file() : "");
@@ -272,6 +274,7 @@ static void write_profile(double wall_seconds)
     };
     loggp_live_wanted(&run.knobs);
     run.scope_kernel = loggp_live_scoped_to_kernel();
+    run.outside_armed = loggp_live_outside_armed();
     run.topology_json = loggp_topology_profile_json();
     loggp_clock_sync_result(&run.clock);
     loggp_profile_write(dir, &run);
