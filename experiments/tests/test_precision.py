@@ -253,3 +253,25 @@ def test_the_budget_is_never_overrun_by_a_new_pair():
 def test_a_pair_without_a_reading_is_an_error_not_a_silent_gap():
     with pytest.raises(ValueError, match="o_r"):
         pr.repeat_to_precision(lambda: {"L": (1.0, 2.0)}, goals(1.0), 10, clock=FakeClock())
+
+
+def test_a_ceiling_is_met_below_it_missed_wholly_above_and_unresolved_across():
+    ceiling = pr.Ceiling(0.01, 0.005)
+    assert pr.verdict(pr.Interval(-0.5, -0.9, 0.01, 20), ceiling) == pr.MET        # any cost below, edge included
+    assert pr.verdict(pr.Interval(0.02, 0.011, 0.03, 20), ceiling) == pr.MISSED
+    assert pr.verdict(pr.Interval(0.01, 0.005, 0.015, 20), ceiling) == pr.UNRESOLVED
+    assert pr.verdict(pr.Interval(0.0, -math.inf, math.inf, 3), ceiling) == pr.UNRESOLVED
+    assert "wholly above the goal at most" in pr.reason(pr.Interval(0.02, 0.011, 0.03, 20), ceiling)
+
+
+def test_judged_differences_say_whether_more_pairs_would_change_them():
+    far_below = [0.001 * (i % 5) - 0.1 for i in range(20)]
+    out = pr.judge_at_most(far_below, 0.01, 0.005)
+    assert out["verdict"] == pr.MET and out["settled"] and not out["budget_ran_out"]
+    across = [0.01 + 0.02 * ((-1) ** i) * (i % 7) for i in range(20)]  # wide, across the ceiling
+    out = pr.judge_at_most(across, 0.01, 0.005)
+    assert out["verdict"] == pr.UNRESOLVED and not out["settled"] and out["budget_ran_out"]
+    # the caller says its budget did not end the repeats: the reason must not claim it did
+    out = pr.judge_differences(across, 0.01, 0.005, budget_ran_out=False)
+    assert out["verdict"] == pr.UNRESOLVED and not out["budget_ran_out"] and "budget" not in out["reason"]
+    assert not pr.judge_differences([1.0] * 3, 1.0, 0.1)["settled"]  # too few pairs for an interval

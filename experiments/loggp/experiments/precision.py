@@ -256,6 +256,31 @@ class Goal:
     def high(self):
         return self.expected + self.tolerance
 
+    def describe(self, places=None, unit=""):
+        tolerance = f"{self.tolerance:.3g}" if places is None else f"{self.tolerance:.{places}f}"
+        return f"goal {_number(self.expected, places)} +- {tolerance}{unit}"
+
+
+@dataclass(frozen=True)
+class Ceiling:
+    """A one-sided goal: the reading at most `limit` (a cost that may be anything below
+    it). `tolerance` is how narrow the interval must get to settle an undecided reading."""
+    limit: float
+    tolerance: float
+
+    low = -math.inf
+
+    @property
+    def high(self):
+        return self.limit
+
+    @property
+    def expected(self):
+        return self.limit
+
+    def describe(self, places=None, unit=""):
+        return f"goal at most {_number(self.limit, places)}{unit}"
+
 
 def verdict(interval, goal):
     """met: the interval lies inside the goal; missed: the interval and the goal are
@@ -289,8 +314,7 @@ def reason(interval, goal, unit="", reached=True, places=None):
     numbers, else four significant digits)."""
     v = verdict(interval, goal)
     u = f" {unit}" if unit else ""
-    tolerance = f"{goal.tolerance:.3g}" if places is None else f"{goal.tolerance:.{places}f}"
-    goal_text = f"goal {_number(goal.expected, places)} +- {tolerance}{u}"
+    goal_text = goal.describe(places, u)
     if not interval.bounded:
         return f"only {interval.n} pairs, too few for an interval (need {MIN_SAMPLES}); {goal_text}"
     read = (f"read {_number(interval.estimate, places)}{u} in [{_number(interval.low, places)}, "
@@ -393,12 +417,26 @@ def repeat_to_precision(measure_pair, goals, budget_s, clock=time.monotonic, max
     return outcomes, pairs
 
 
-def judge_differences(differences, expected, tolerance, unit="", places=None):
+def judge_differences(differences, expected, tolerance, unit="", places=None, budget_ran_out=None):
     """A fixed set of paired differences judged against expected +- tolerance, as a plain
-    dict (verdict, reason, interval, precision reached): for a command that repeats a
-    given number of times rather than to a precision, and for the layers below this one,
-    which receive it as a callable."""
-    goal = Goal(expected, tolerance)
+    dict (verdict, reason, interval, precision reached, settled): for a command that
+    repeats a given number of times rather than to a precision, and for the layers below
+    this one, which receive it as a callable. budget_ran_out: whether the caller's budget
+    ended the repeats (None: the reason says so whenever the reading is not settled)."""
+    return _judged(Goal(expected, tolerance), differences, unit, places, budget_ran_out)
+
+
+def judge_at_most(differences, limit, tolerance, unit="", places=None, budget_ran_out=None):
+    """As judge_differences, against a ceiling: met, the interval at or below `limit`;
+    missed, wholly above it; unresolved, across it (settled once no wider than tolerance)."""
+    return _judged(Ceiling(limit, tolerance), differences, unit, places, budget_ran_out)
+
+
+def _judged(goal, differences, unit, places, budget_ran_out):
     reading = Reading(goal, list(differences))
     interval = reading.interval()
-    return Outcome(goal, interval, verdict(interval, goal), not reading.settled()).as_dict(unit, places)
+    settled = reading.settled()
+    ran_out = not settled if budget_ran_out is None else bool(budget_ran_out) and not settled
+    out = Outcome(goal, interval, verdict(interval, goal), ran_out).as_dict(unit, places)
+    out["settled"] = settled
+    return out
