@@ -41,9 +41,11 @@ def wiring(name):
     if name == "study":
         return {"write_report": write_report}
     if name == "bench":
-        # `bench knobs` judges its readings with the experiments' intervals and three verdicts
-        from loggp.experiments.precision import judge_differences
-        return {"judge": judge_differences}
+        # `bench` judges its readings with the experiments' intervals and three verdicts, and
+        # reads --precision and --budget with their parsers
+        from loggp.experiments import precision
+        return {"judge": precision.judge_differences, "judge_at_most": precision.judge_at_most,
+                "parse_precision": precision.parse_precision, "parse_budget": precision.parse_budget}
     return {}
 
 

@@ -10,8 +10,14 @@ with loggp-patterns (np=2), rounds interleaved, medians.
                 to the ping-pong; each knob armed alone at least 85 % of the
                 rate on the window (docs/benchmarks.md)
   knobs         each knob at 1, 10, 100 us (G as (k-1)G at 4 KiB and 64 KiB)
-                with each of the four patterns: the measured increase beside
-                what LogGP predicts for that pattern
+                with each of the four patterns: the measured increase over
+                the armed baseline (every knob at its smallest step) beside
+                what LogGP predicts for that pattern, after the armed layer's
+                own cost per pattern (armed minus zero knobs, same run)
+
+Both repeat rounds until every goal's 95 % interval is settled (--precision)
+or --budget is spent, and give each line a verdict: met (the interval within
+the goal), missed (wholly beyond it), unresolved (neither).
 """
 # This module: transparency and the command line (its docstring is the --help text);
 # bench_knobs.py measures the knobs, patterns_run.py runs the patterns.
@@ -21,6 +27,7 @@ import os
 import statistics
 import subprocess
 import sys
+import time
 
 import loggp.knobs as knob_values
 from loggp.knobs.command import Command, UsageError, number_in, positive_int
@@ -31,21 +38,15 @@ from loggp.shim import jitter_check
 from . import machine_load
 from . import pattern_model as model
 from . import run as runmod
-from .bench_knobs import PAIRINGS, knob_accuracy, print_knobs
-from .patterns_run import (DEFAULT_PROVIDER, LATE_WAIT_NS, NP, PROGRAMS, detours_text, host_detours, interleaved,
-                           load_average, measure)
+from .bench_knobs import ALL_ARMED, ARMED_FLAGS, PAIRINGS, knob_accuracy, print_knobs
+from .patterns_run import DEFAULT_PROVIDER, LATE_WAIT_NS, NP, PROGRAMS, detours_text, host_detours, load_average, measure
 
 # ---- transparency ----------------------------------------------------------------------------
 
 # Each knob alone at its smallest step (o, g, L: 1 ns; G: 0.001 ns/B) and all four together:
 # the delay paths run while the delays add ~nothing, so what shows is the layer's own cost.
-ARMED = {
-    "armed o": ("--o", "1ns"),
-    "armed g": ("--g", "1ns"),
-    "armed G": ("--G", "0.001ns/B"),
-    "armed L": ("--L", "1ns"),
-}
-ARMED["armed all"] = tuple(flag for pair in ARMED.values() for flag in pair)
+ARMED = {f"armed {knob}": flags for knob, flags in ARMED_FLAGS.items()}
+ARMED["armed all"] = ALL_ARMED
 TRANSPARENCY_SPECS = (("window", 8, 2000), ("window", 1024, 1000), ("pingpong", 8, 20000), ("exchange", 8, 20000),
                       ("late", 8, 200))
 TERMS = (
@@ -56,11 +57,13 @@ TERMS = (
     ("armed all", "all four knobs at their smallest steps together"),
     ("ns", "window: ns per message; pingpong: ns per half round trip; exchange: ns per iteration "
            f"(each rank sends one message and receives one); late: the median receive call after a "
-           f"{LATE_WAIT_NS // 1000} us idle spell, the message long arrived (Martin's o_r)"),
+           f"{LATE_WAIT_NS // 1000} us idle spell, the message long arrived (Martin's o_r); medians of rounds"),
     ("rate", "plain ns / mode ns: the mode's message rate as a fraction of plain MPICH's"),
-    ("time", "mode ns / plain ns - 1: time added to plain MPICH's half round trip"),
-    ("verdict", "met / missed: this line's transparency goal (`loggp bench --help`); no goal: measured for "
-                "information"),
+    ("time", "mode ns / plain ns - 1: time added to plain MPICH's figure; [low, high] its 95 % interval over "
+             "the rounds (each round's mode run against the plain run of the same round)"),
+    ("verdict", "from that interval against the line's goal (`loggp bench --help`; a rate r is a time of at most "
+                "1/r - 1): met, wholly within it; missed, wholly beyond it; unresolved, across it when the budget "
+                "ran out or too few rounds; no goal: measured for information"),
 )
 
 
@@ -83,46 +86,96 @@ def transparency_goal(pattern, size, mode):
     return None
 
 
-def transparency_verdict(pattern, size, mode, plain_ns, mode_ns):
-    """(rate, time, verdict) for one line."""
-    rate, time = plain_ns / mode_ns, mode_ns / plain_ns - 1
-    goal = transparency_goal(pattern, size, mode)
-    if mode == "plain":
-        return rate, time, ""
+def time_ceiling(goal):
+    """A line's goal as the most time it may add (mode ns / plain ns - 1), or None."""
     if goal is None:
-        return rate, time, "no goal"
+        return None
     kind, threshold = goal
-    ok = rate >= threshold if kind == "rate" else time <= threshold
-    return rate, time, "met" if ok else "missed"
+    return 1.0 / threshold - 1.0 if kind == "rate" else threshold
 
 
-def transparency(rounds, provider, reps, scale, armed, mpi="mpich"):
+TRANSPARENCY_WIDTH = 0.005  # how narrow a line's interval of added time must get, by default
+TRANSPARENCY_PRECISION = f"{100 * TRANSPARENCY_WIDTH:g}%"
+
+
+def transparency(rounds, provider, reps, scale, armed, mpi="mpich", judge_at_most=None, precision=None,
+                 budget_s=None, clock=time.monotonic):
+    """Each mode's figures per pattern against plain MPICH's in interleaved rounds. `rounds`
+    rounds always run; with budget_s, more rounds follow (plain and the modes whose lines are
+    not settled) until every line with a goal is settled or the budget is spent. A line's
+    verdict comes from judge_at_most over its rounds' added times; precision.allowed(plain
+    ns) is how narrow their interval must get, in ns."""
+    if judge_at_most is None:
+        raise ValueError("transparency needs a judge of one-sided goals (loggp.experiments.precision)")
     modes = transparency_modes(armed)
     specs = [(p, b, max(1, round(c * scale))) for p, b, c in TRANSPARENCY_SPECS]
     samples = {mode: {(p, b): [] for p, b, _ in specs} for mode in modes}
+    added = {mode: {(p, b): [] for p, b, _ in specs} for mode in modes if mode != "plain"}  # per round
     load_start, detours = load_average(), host_detours()
     watch = machine_load.LoadWatch().start()
-    for r, order in enumerate(interleaved(rounds, modes)):
-        for mode in order:
-            knobs = ARMED.get(mode, ())
-            figures = measure(specs, knobs=knobs, preload=mode != "plain", provider=provider, reps=reps, mpi=mpi)
-            for key, value in figures.items():
+    start = clock()
+    pending, done, out_of_budget = list(modes), 0, False
+    while True:
+        figures = {}
+        for mode in pending if done % 2 == 0 else reversed(pending):
+            figures[mode] = measure(specs, knobs=ARMED.get(mode, ()), preload=mode != "plain", provider=provider,
+                                    reps=reps, mpi=mpi)
+        for mode, values in figures.items():
+            for key, value in values.items():
                 samples[mode][key].append(value)
-        print(f"  round {r + 1}/{rounds} done", file=sys.stderr)
+                if mode != "plain":
+                    added[mode][key].append(value / figures["plain"][key] - 1.0)
+        done += 1
+        print(f"  round {done} done", file=sys.stderr)
+        if done < rounds:
+            continue
+        if budget_s is None:
+            break
+        unsettled = [mode for mode in modes if mode != "plain"
+                     and not all(judged["settled"] for judged in judge_mode(mode, specs, samples, added,
+                                                                            judge_at_most, precision).values())]
+        if not unsettled:
+            break
+        if clock() - start >= budget_s:
+            out_of_budget = True
+            break
+        pending = ["plain"] + unsettled
     lines = []
-    for p, b, _ in specs:
-        plain = statistics.median(samples["plain"][(p, b)])
-        for mode in modes:
+    for mode in modes:
+        judged = judge_mode(mode, specs, samples, added, judge_at_most, precision,
+                            budget_ran_out=out_of_budget if budget_s is not None else None) if mode != "plain" else {}
+        for p, b, _ in specs:
+            plain = statistics.median(samples["plain"][(p, b)])
             ns = statistics.median(samples[mode][(p, b)])
-            rate, time, verdict = transparency_verdict(p, b, mode, plain, ns)
             goal = transparency_goal(p, b, mode)
-            lines.append({"pattern": p, "bytes": b, "mode": mode, "ns": ns, "rate": rate, "time": time,
-                          "goal": list(goal) if goal else None, "verdict": verdict,
-                          "samples": samples[mode][(p, b)]})
-    return {"np": NP, "mpi": mpi, "provider": provider or DEFAULT_PROVIDER[mpi], "rounds": rounds, "reps": reps,
-            "armed": {mode: list(ARMED[mode]) for mode in modes if mode in ARMED},
+            line = judged.get((p, b))
+            verdict = "" if mode == "plain" else line["verdict"] if line else "no goal"
+            interval = (judge_at_most(added[mode][(p, b)], 0.0, 1.0)["interval"] if mode != "plain" else None)
+            lines.append({"pattern": p, "bytes": b, "mode": mode, "ns": ns, "rate": plain / ns, "time": ns / plain - 1,
+                          "time_interval": interval, "goal": list(goal) if goal else None,
+                          "ceiling": time_ceiling(goal), "verdict": verdict,
+                          "reason": line["reason"] if line else "", "samples": samples[mode][(p, b)]})
+    order = {(p, b): i for i, (p, b, _) in enumerate(specs)}
+    lines.sort(key=lambda line: order[(line["pattern"], line["bytes"])])  # stable: modes stay in order
+    return {"np": NP, "mpi": mpi, "provider": provider or DEFAULT_PROVIDER[mpi], "rounds": done, "min_rounds": rounds,
+            "reps": reps, "armed": {mode: list(ARMED[mode]) for mode in modes if mode in ARMED},
+            "precision": precision.text() if precision is not None else None, "budget_s": budget_s,
+            "budget_ran_out": out_of_budget, "elapsed_s": round(clock() - start, 1),
             "load_average": [load_start, load_average()], "detours": detours, "lines": lines,
             "shared_cores": watch.end().line()}
+
+
+def judge_mode(mode, specs, samples, added, judge_at_most, precision, budget_ran_out=None):
+    """{(pattern, bytes): judge_at_most's dict} for the lines of one mode that have a goal."""
+    out = {}
+    for p, b, _ in specs:
+        ceiling = time_ceiling(transparency_goal(p, b, mode))
+        if ceiling is None:
+            continue
+        plain = statistics.median(samples["plain"][(p, b)])
+        width = precision.allowed(plain) / plain if precision is not None else TRANSPARENCY_WIDTH
+        out[(p, b)] = judge_at_most(added[mode][(p, b)], ceiling, width, "", places=4, budget_ran_out=budget_ran_out)
+    return out
 
 
 def goal_text(goal):
@@ -136,25 +189,36 @@ def print_transparency(result):
     print(f"transparency: np={result['np']}, {result.get('mpi', 'mpich')}, libfabric provider {result['provider']}; "
           f"{result['rounds']} round{'s' if result['rounds'] != 1 else ''}, "
           f"modes interleaved; each run's figure the median of {result['reps']} repetitions, medians of rounds")
+    if result.get("budget_s") is not None:
+        print(f"repeated until every goal's 95 % interval was settled (--precision "
+              f"{result['precision'] or TRANSPARENCY_PRECISION} of plain's figure) or the budget of "
+              f"{result['budget_s']:g} s was spent, after at least {result['min_rounds']} rounds: "
+              f"{'the budget ran out' if result['budget_ran_out'] else 'settled'} after {result['elapsed_s']:g} s")
     print(f"load average (1 min) {result['load_average'][0]:.1f} at the start, {result['load_average'][1]:.1f} at the "
           "end: figures measured on a loaded machine are not results")
     print(detours_text(result.get("detours")))
     if result.get("shared_cores"):
         print(result["shared_cores"])
-    print(f"  {'pattern':14s} {'mode':10s} {'ns':>9s} {'rate':>6s} {'time':>8s}  {'goal':15s} verdict")
+    print(f"  {'pattern':14s} {'mode':10s} {'ns':>9s} {'rate':>6s} {'time':>8s} {'[low, high]':>17s}  "
+          f"{'goal':15s} verdict")
     for line in result["lines"]:
         label = f"{line['pattern']} {line['bytes']} B"
         if line["mode"] == "plain":
             print(f"  {label:14s} {'plain':10s} {line['ns']:9.1f}")
             continue
-        print(f"  {label:14s} {line['mode']:10s} {line['ns']:9.1f} {line['rate']:6.3f} {100 * line['time']:+7.1f}%  "
-              f"{goal_text(line['goal']):15s} {line['verdict']}")
+        iv = line.get("time_interval") or {}
+        bounds = (f"[{100 * iv['low']:+.1f}, {100 * iv['high']:+.1f}]%" if iv.get("low") is not None
+                  else "no interval")
+        print(f"  {label:14s} {line['mode']:10s} {line['ns']:9.1f} {line['rate']:6.3f} {100 * line['time']:+7.1f}% "
+              f"{bounds:>17s}  {goal_text(line['goal']):15s} {line['verdict']}")
     print("terms:")
     for term, text in TERMS:
         print(f"  {term:10s} {text}")
 
 
 # ---- command line ----------------------------------------------------------------------------
+
+DEFAULT_BUDGET = "10min"
 
 def number_list(kind, low):
     def parse(text):
@@ -203,17 +267,25 @@ class BenchCommand(Command):
     formatter_class = argparse.RawDescriptionHelpFormatter
     errors = ((runmod.RunError, 1), (MissingProgram, 1), (RuntimeError, 1), (subprocess.TimeoutExpired, 1))
 
-    def __init__(self, judge):
-        # judge(differences, expected, tolerance, unit) -> {"verdict", "reason", "interval", ..}:
-        # met, missed or unresolved from the readings' interval (loggp.experiments.precision,
-        # handed down by the root)
-        self.judge = judge
+    def __init__(self, judge, judge_at_most, parse_precision, parse_budget):
+        # Handed down by the root from loggp.experiments.precision, above this layer:
+        # judge(differences, expected, tolerance, unit, budget_ran_out=..) and judge_at_most(
+        # differences, limit, tolerance, ..) -> {"verdict", "reason", "interval", "settled", ..}:
+        # met, missed or unresolved from the readings' interval; parse_precision('1%,20ns') and
+        # parse_budget('10min'), the parsers of calibrate's --precision and --budget.
+        self.judge, self.judge_at_most = judge, judge_at_most
+        self.parse_precision, self.parse_budget = parse_precision, parse_budget
 
     def configure(self, p):
         sub = p.add_subparsers(dest="what", required=True)
         t = sub.add_parser("transparency", help="cost of libloggp.so at zero knobs and armed, per pattern",
                            example="loggp bench transparency --scale 0.2")
-        t.add_argument("--rounds", type=positive_int, default=7, help="interleaved rounds (default 7)")
+        t.add_argument("--rounds", type=positive_int, default=8,
+                       help="interleaved rounds that always run, the fewest that give a 95 %% interval (default 8)")
+        t.add_argument("--precision", default=TRANSPARENCY_PRECISION, metavar="P",
+                       help="how narrow each goal's 95 %% interval of added time must get: a percentage of plain "
+                            "MPI's figure, a time, or both (the larger applies), e.g. 0.5%% or 20ns (default "
+                            f"{TRANSPARENCY_PRECISION.replace('%', '%%')})")
         t.add_argument("--armed", choices=("each", "all", "both"), default="both",
                        help="armed modes: each knob alone, all together, or both (default)")
         k = sub.add_parser("knobs", help="set each knob, read it back with four patterns against LogGP's prediction",
@@ -234,10 +306,16 @@ class BenchCommand(Command):
         k.add_argument("--g-machine-ns", type=nonnegative_float, metavar="NS",
                        help="the machine's own gap in g_total = g_machine + g (default: from the plain window, "
                             "LogP's saturation measure; 0 takes g_total = g)")
-        k.add_argument("--rounds", type=positive_int, default=5, help="interleaved rounds (default 5)")
+        k.add_argument("--rounds", type=positive_int, default=5,
+                       help="interleaved rounds that always run (default 5); more follow for the settings not "
+                            "settled, within --budget")
+        k.add_argument("--precision", metavar="P",
+                       help="each line's goal around LogGP's prediction, and how narrow its 95 %% interval must "
+                            "get: a percentage, a time, or both (the larger applies), e.g. 1%%,20ns (default: the "
+                            "model's goals, o and L max(2%%, 100ns), g and G 2%%)")
         k.add_argument("--pairing", choices=PAIRINGS, default="in-run",
-                       help="what a knob's run is set against: in-run, each repetition beside one without the knob "
-                            "in the same run (milliseconds apart; the default), or runs, the zero-knob run of its "
+                       help="what a knob's run is set against: in-run, each repetition beside one with every knob "
+                            "armed in the same run (milliseconds apart; the default), or runs, the armed run of its "
                             "round (seconds apart)")
         k.add_argument("--L-jitter", dest="L_jitter", metavar="DIST:S",
                        help="instead: check L's distribution (mean, sd, percentiles of round trips) for this "
@@ -247,6 +325,10 @@ class BenchCommand(Command):
         k.add_argument("--seed", type=int, default=1, help="seed of the draws (default 1)")
         k.add_argument("--samples", type=positive_int, default=3000, help="round trips per run (default 3000)")
         for s in (t, k):
+            s.add_argument("--budget", metavar="T",
+                           help="time to repeat rounds in, with its unit (s, min, h), e.g. 90s or 5min; --rounds "
+                                "run whatever the budget, and lines not settled by its end are unresolved "
+                                f"(default {DEFAULT_BUDGET})")
             s.add_argument("--reps", type=positive_int, default=5, help="repetitions per run (default 5)")
             s.add_argument("--scale", type=positive_float, default=1.0,
                            help="multiplies every message count (default 1; small values for a quick check)")
@@ -259,6 +341,14 @@ class BenchCommand(Command):
             s.add_argument("--json", metavar="FILE", help="also write the figures as JSON (default: none)")
 
     def check(self, args):
+        if getattr(args, "L_jitter", None) and (args.precision or args.budget):
+            raise UsageError(f"--{'precision' if args.precision else 'budget'} applies to the knob readings; "
+                             "--L-jitter checks a distribution over --rounds")
+        try:
+            args.goal = self.parse_precision(args.precision) if args.precision else None
+            args.budget_s = self.parse_budget(args.budget or DEFAULT_BUDGET)
+        except ValueError as err:
+            raise UsageError(f"--{err}") from None
         if getattr(args, "L_jitter", None):
             try:
                 jitter_check.split_jitter(args.L_jitter)
@@ -274,7 +364,8 @@ class BenchCommand(Command):
 
     def run(self, args):
         if args.what == "transparency":
-            result = transparency(args.rounds, args.provider, args.reps, args.scale, args.armed, args.mpi)
+            result = transparency(args.rounds, args.provider, args.reps, args.scale, args.armed, args.mpi,
+                                  judge_at_most=self.judge_at_most, precision=args.goal, budget_s=args.budget_s)
             print_transparency(result)
         elif args.L_jitter:
             result = jitter_check.check(args.jitter_L, args.L_jitter, args.seed, args.samples, rounds=args.rounds)
@@ -282,7 +373,7 @@ class BenchCommand(Command):
         else:
             result = knob_accuracy(args.knobs, args.values_us, args.g_sizes, args.rounds, args.provider, args.reps,
                                    args.scale, args.compute_ns, args.g_machine_ns, args.mpi, args.pairing,
-                                   judge=self.judge)
+                                   judge=self.judge, precision=args.goal, budget_s=args.budget_s)
             print_knobs(result)
         if args.json:
             write_text_atomic(args.json, json.dumps(result, indent=1, default=str))

@@ -1,13 +1,15 @@
 """`loggp bench knobs`: each knob at 1, 10, 100 us (G as (k-1)G at 4 KiB and
 64 KiB) with each of the four patterns, the measured increase beside what
 LogGP predicts for that pattern (pattern_model.py)."""
+import dataclasses
 import statistics
 import sys
+import time
 
 from . import machine_load
 from . import pattern_model as model
-from .patterns_run import (DEFAULT_PROVIDER, NP, TARGET_NS, detours_text, host_detours, interleaved, load_average,
-                           measure, measure_paired)
+from .patterns_run import (DEFAULT_PROVIDER, NP, TARGET_NS, detours_text, host_detours, load_average, measure,
+                           measure_paired)
 
 # How a knob's run is set against zero knobs: "in-run", each repetition beside
 # one without the knobs in the same run (milliseconds apart); "runs", the
@@ -69,71 +71,140 @@ def base_from(figures, size, compute_ns, g_machine=None):
                       g_machine=g_machine)
 
 
+# The armed baseline: every knob at its smallest step (o, g, L 1 ns; G 0.001 ns/B), so the
+# layer takes every delay path while the delays add ~nothing. A setting runs its knob at
+# its value and the others armed; its reading is taken against the armed baseline, so the
+# armed layer's own cost per message cancels.
+ARMED_FLAGS = {"o": ("--o", "1ns"), "g": ("--g", "1ns"), "G": ("--G", "0.001ns/B"), "L": ("--L", "1ns")}
+ALL_ARMED = tuple(flag for pair in ARMED_FLAGS.values() for flag in pair)
+ARMED_KNOBS = model.Knobs(os=1.0, or_=1.0, g=1.0, G=0.001, L=1.0)
+KNOB_FIELDS = {"o": ("os", "or_"), "g": ("g",), "G": ("G",), "L": ("L",)}
+
+
+def armed_setting(knob, flags, increments):
+    """(flags, Knobs) of a setting on the armed baseline: the knob at its value, every
+    other knob at its smallest step."""
+    others = tuple(flag for k, pair in ARMED_FLAGS.items() if k != knob for flag in pair)
+    values = {field: getattr(increments, field) for field in KNOB_FIELDS[knob]}
+    return tuple(flags) + others, dataclasses.replace(ARMED_KNOBS, **values)
+
+
+def predicted_over_armed(pattern, base, knobs):
+    """What a setting should add to the armed baseline: LogGP's increase for it less the
+    armed steps' own (the model is not linear in the knobs: g is a minimum spacing)."""
+    return model.predicted_increase(pattern, base, knobs) - model.predicted_increase(pattern, base, ARMED_KNOBS)
+
+
+def line_tolerance(knob, predicted, size, precision=None):
+    """The goal's half-width for one line: --precision around the prediction if given,
+    else the model's own goals (model.tolerance); None where no goal is set."""
+    tol = model.tolerance(knob, predicted, size)
+    if tol is None or precision is None:
+        return tol
+    return precision.allowed(predicted)
+
+
 def knob_accuracy(knobs, values_us, g_sizes, rounds, provider, reps, scale, compute_ns, g_machine=None, mpi="mpich",
-                  pairing="in-run", judge=None):
-    """Each setting's increase per pattern beside LogGP's prediction. judge(differences,
-    expected, tolerance, unit) gives each line its verdict from the interval of its paired
-    differences: in-run, every repetition beside the one without the knob, over all rounds;
-    runs, each round's run minus its zero-knob run."""
+                  pairing="in-run", judge=None, precision=None, budget_s=None, clock=time.monotonic):
+    """Each setting's increase over the armed baseline per pattern beside LogGP's
+    prediction, and the armed layer's own cost per pattern (armed minus zero knobs).
+    judge(differences, expected, tolerance, unit, budget_ran_out=..) gives each line its
+    verdict from the interval of its paired differences: in-run, every repetition beside
+    the armed one in the same run, over all rounds; runs, each round's run minus its armed
+    run. `rounds` rounds always run; with budget_s, more follow for the settings whose lines
+    are not settled (decided, or as narrow as their tolerance) until the budget is spent."""
     if judge is None:
         raise ValueError("knob_accuracy needs a judge of paired differences (loggp.experiments.precision)")
     settings = knob_settings(knobs, values_us, g_sizes)
     sizes = sorted({model.ACK_BYTES} | {s[2] for s in settings})
     base_specs = [(p, size, count_for(p, guess_ns(p, size, compute_ns), scale)) for size in sizes for p in PATTERNS]
     # a setting is its name and size: at the smallest G step two sizes share a name
-    names = ["zero"] + [(s[0], s[2]) for s in settings]
-    runs = {name: [] for name in names}
-    repetitions = {name: {} for name in names}  # in-run: every repetition's paired difference, all rounds
-    first_base = None  # round 1 runs zero knobs first; knob runs size their counts by its predictions
+    keys = [(s[0], s[2]) for s in settings]
+    inside = {(s[0], s[2]): armed_setting(s[1], s[3], s[4]) for s in settings}
+    zero_runs, armed_runs = [], []             # per round: {(pattern, bytes): ns}
+    armed_cost = {key[:2]: [] for key in base_specs}  # armed - zero, every pair
+    pairs = {key: {} for key in keys}          # the differences each line is judged on
+    readings = {key: [] for key in keys}       # per round: {(pattern, bytes): median increase}
     load_start, detours = load_average(), host_detours()
     watch = machine_load.LoadWatch().start()
-    for r, order in enumerate(interleaved(rounds, names)):
-        for name in order:
-            if name == "zero":
-                runs["zero"].append(measure(base_specs, provider=provider, reps=reps, compute_ns=compute_ns, mpi=mpi))
-                first_base = first_base or runs["zero"][0]
+    start = clock()
+    pending, done, out_of_budget = list(keys), 0, False
+    while pending:
+        order, whole_runs = ["armed"] + pending, {}
+        for name in order if done % 2 == 0 else reversed(order):
+            if name == "armed":
+                measure_baselines(base_specs, pairing, zero_runs, armed_runs, armed_cost, provider, reps, compute_ns,
+                                  mpi)
                 continue
-            _, knob, size, flags, increments = next(s for s in settings if (s[0], s[2]) == name)
+            first_base = zero_runs[0]  # round 1 runs the baselines first; counts follow their predictions
+            size = name[1]
+            flags, knobs_in = inside[name]
             base = base_from(first_base, size, compute_ns)
-            specs = [(p, size, count_for(p, model.PREDICT[p](base, increments), scale)) for p in PATTERNS]
+            specs = [(p, size, count_for(p, model.PREDICT[p](base, knobs_in), scale)) for p in PATTERNS]
             if pairing == "in-run":
-                paired = measure_paired(specs, flags, provider=provider, reps=reps, compute_ns=compute_ns, mpi=mpi)
-                runs[name].append({key: statistics.median(diffs) for key, (_, diffs) in paired.items()})
+                paired = measure_paired(specs, flags, provider=provider, reps=reps, compute_ns=compute_ns, mpi=mpi,
+                                        outside="armed")
+                readings[name].append({key: statistics.median(diffs) for key, (_, diffs) in paired.items()})
                 for key, (_, diffs) in paired.items():
-                    repetitions[name].setdefault(key, []).extend(diffs)
+                    pairs[name].setdefault(key, []).extend(diffs)
             else:
-                runs[name].append(measure(specs, knobs=flags, provider=provider, reps=reps, compute_ns=compute_ns,
-                                          mpi=mpi))
-        print(f"  round {r + 1}/{rounds} done", file=sys.stderr)
-    zero = {key: statistics.median(run[key] for run in runs["zero"]) for key in runs["zero"][0]}
+                whole_runs[name] = measure(specs, knobs=flags, provider=provider, reps=reps, compute_ns=compute_ns,
+                                           mpi=mpi)
+        for name, run in whole_runs.items():  # runs: against this round's armed run
+            armed = armed_runs[-1]
+            readings[name].append({key: run[key] - armed[key] for key in run})
+            for key in run:
+                pairs[name].setdefault(key, []).append(run[key] - armed[key])
+        done += 1
+        print(f"  round {done} done ({len(pending)} setting{'s' if len(pending) != 1 else ''})", file=sys.stderr)
+        if done < rounds:
+            continue
+        if budget_s is None:
+            break
+        zero = medians(zero_runs)
+        pending = [key for key in pending
+                   if not all(judged["settled"] for judged in judge_setting(key, settings, pairs, zero, compute_ns,
+                                                                             g_machine, judge, precision))]
+        if pending and clock() - start >= budget_s:
+            out_of_budget = True
+            break
+    zero = medians(zero_runs)
     rows = []
     for name, knob, size, flags, increments in settings:
         key = (name, size)
         base = base_from(zero, size, compute_ns, g_machine)
-        for p in PATTERNS:
+        judged_lines = judge_setting(key, settings, pairs, zero, compute_ns, g_machine, judge, precision,
+                                     budget_ran_out=out_of_budget if budget_s is not None else None)
+        for p, judged in zip(PATTERNS, judged_lines):
+            increases = [reading[(p, size)] for reading in readings[key]]
             if pairing == "in-run":  # each round's reading is already against its own repetitions
-                increases = [run[(p, size)] for run in runs[key]]
                 spread = model.baseline_spread(increases)
             else:
-                increases = [run[(p, size)] - z[(p, size)] for run, z in zip(runs[key], runs["zero"])]
-                spread = model.baseline_spread([z[(p, size)] for z in runs["zero"]])
-            measured = statistics.median(increases)
-            predicted = model.predicted_increase(p, base, increments)
-            tol = model.tolerance(knob, predicted, size)
-            pairs = repetitions[key][(p, size)] if pairing == "in-run" else increases
-            judged = judge(pairs, predicted, tol, "ns") if tol is not None else None
+                spread = model.baseline_spread([a[(p, size)] for a in armed_runs])
+            measured = statistics.median(pairs[key][(p, size)])
+            predicted = predicted_over_armed(p, base, inside[key][1])
+            tol = line_tolerance(knob, predicted, size, precision)
             rows.append({"setting": name, "knob": knob, "bytes": size, "pattern": p, "base_ns": zero[(p, size)],
                          "predicted_increase_ns": predicted, "measured_increase_ns": measured,
                          "error_ns": measured - predicted, "tolerance_ns": tol,
                          "verdict": judged["verdict"] if judged else "no goal",
                          "reason": judged["reason"] if judged else "no goal for a pattern the knob should not move",
                          "interval_ns": judged["interval"] if judged else None,
+                         "pairs": len(pairs[key][(p, size)]),
                          "spread_ns": spread, "unsteady": model.unsteady(spread, tol),
                          "increases": increases})
+    cost = []
+    for (p, size), diffs in armed_cost.items():
+        interval = judge(diffs, 0.0, 1.0, "ns")["interval"]  # only its interval: the cost has no goal
+        cost.append({"pattern": p, "bytes": size, "zero_ns": zero[(p, size)], "cost_ns": interval["estimate"],
+                     "interval_ns": interval, "pairs": len(diffs)})
     gaps = {size: model.machine_gap(base_from(zero, size, compute_ns, g_machine))
             for size in sorted({s[2] for s in settings})}
-    return {"np": NP, "mpi": mpi, "provider": provider or DEFAULT_PROVIDER[mpi], "rounds": rounds, "reps": reps,
-            "pairing": pairing,
+    return {"np": NP, "mpi": mpi, "provider": provider or DEFAULT_PROVIDER[mpi], "rounds": done,
+            "min_rounds": rounds, "reps": reps, "pairing": pairing, "baseline": "armed",
+            "armed_flags": list(ALL_ARMED), "armed_cost": cost,
+            "precision": precision.text() if precision is not None else None,
+            "budget_s": budget_s, "budget_ran_out": out_of_budget, "elapsed_s": round(clock() - start, 1),
             "compute_ns": compute_ns,
             "window": model.WINDOW, "ack_bytes": model.ACK_BYTES, "g_machine_ns": gaps,
             "g_machine_from": "given" if g_machine is not None else "plain window",
@@ -141,28 +212,72 @@ def knob_accuracy(knobs, values_us, g_sizes, rounds, provider, reps, scale, comp
             "shared_cores": watch.end().line()}
 
 
+def measure_baselines(specs, pairing, zero_runs, armed_runs, armed_cost, provider, reps, compute_ns, mpi):
+    """One round's baselines. in-run: one run whose repetitions alternate zero knobs and
+    every knob armed (its zero halves give the zero-knob figures); runs: a zero-knob run and
+    an armed run. Appends to zero_runs, armed_runs and armed_cost's pairs."""
+    if pairing == "in-run":
+        paired = measure_paired(specs, ALL_ARMED, provider=provider, reps=reps, compute_ns=compute_ns, mpi=mpi)
+        zero_runs.append({key: zero for key, (zero, _) in paired.items()})
+        armed_runs.append({key: zero + statistics.median(diffs) for key, (zero, diffs) in paired.items()})
+        for key, (_, diffs) in paired.items():
+            armed_cost[key].extend(diffs)
+        return
+    zero = measure(specs, provider=provider, reps=reps, compute_ns=compute_ns, mpi=mpi)
+    armed = measure(specs, knobs=ALL_ARMED, provider=provider, reps=reps, compute_ns=compute_ns, mpi=mpi)
+    zero_runs.append(zero)
+    armed_runs.append(armed)
+    for key in zero:
+        armed_cost[key].append(armed[key] - zero[key])
+
+
+def medians(runs):
+    return {key: statistics.median(run[key] for run in runs) for key in runs[0]}
+
+
+def judge_setting(key, settings, pairs, zero, compute_ns, g_machine, judge, precision, budget_ran_out=None):
+    """Each pattern's verdict (judge's dict) for one setting, None where it has no goal."""
+    name, knob, size, flags, increments = next(s for s in settings if (s[0], s[2]) == key)
+    knobs_in = armed_setting(knob, flags, increments)[1]
+    base = base_from(zero, size, compute_ns, g_machine)
+    out = []
+    for p in PATTERNS:
+        predicted = predicted_over_armed(p, base, knobs_in)
+        tol = line_tolerance(knob, predicted, size, precision)
+        out.append(judge(pairs[key][(p, size)], predicted, tol, "ns", budget_ran_out=budget_ran_out)
+                   if tol is not None else None)
+    return out
+
+
 KNOB_TERMS = (
+    ("armed", "the baseline: every knob at its smallest step (o, g, L 1 ns; G 0.001 ns/B): the layer takes each "
+              "delay path and the delays add ~nothing, so its own cost per message is on both sides and cancels"),
+    ("cost", {"in-run": "the armed layer's own cost: median over every repetition of (every knob armed - the one "
+                        "beside it at zero knobs, same run), with its 95 % interval",
+              "runs": "the armed layer's own cost: median over rounds of (armed run - zero-knob run of the same "
+                      "round), with its 95 % interval"}),
     ("base", "the pattern's figure at zero knobs (ns per half round trip / message / iteration), same run"),
-    ("predicted", "LogGP's increase for this pattern: pingpong 2o, L, (k-1)G a half round trip or g_total/2 if "
+    ("predicted", "LogGP's increase over the armed baseline: for the setting (the knob at its value, the others "
+                  "armed) less for every knob armed; pingpong 2o, L, (k-1)G a half round trip or g_total/2 if "
                   "that is longer; exchange the same one-way sum or g_total per iteration; window (W+3)/W o, 2L/W, "
                   "(k-1)G per message or g_total; compute the same, with g below the computation hidden"),
     ("g_total", "g_machine + g + (k-1)G: LogP's minimum spacing of injections at a process; g_machine from the "
                 "plain window (W x ns/msg = (W-1) g_machine + one-way + ack) unless --g-machine-ns gives it"),
-    ("measured", {"in-run": "median over rounds of the run's median over repetitions of (repetition with the knob - "
-                            "the one beside it without: --alternate, the knob scoped to the kernel region)",
-                  "runs": "median over rounds of (run with the knob - zero-knob run of the same round)"}),
+    ("measured", {"in-run": "median over every repetition of all rounds of (repetition with the setting - the one "
+                            "beside it with every knob armed: --alternate, --scope kernel --outside armed)",
+                  "runs": "median over rounds of (run with the setting - armed run of the same round)"}),
     ("error", "measured - predicted"),
-    ("tolerance", "o, L: max(2 %, 100 ns) of the prediction; g, G (k >= 4 KiB): 2 %; a prediction under 100 ns "
-                  "(a pattern the knob should not move): 100 ns"),
+    ("tolerance", "--precision around the prediction if given; else o, L: max(2 %, 100 ns) of the prediction; "
+                  "g, G (k >= 4 KiB): 2 %; a prediction under 100 ns (a pattern the knob should not move): 100 ns"),
     ("spread", {"in-run": "max - min of this line's readings over the rounds",
-                "runs": "max - min of this line's zero-knob runs over the rounds"}),
+                "runs": "max - min of this line's armed runs over the rounds"}),
     ("verdict", {"in-run": "from the 95 % interval (order statistics) of every repetition's difference to the one "
                            "beside it, all rounds: met, inside predicted +- tolerance; missed, wholly outside; "
-                           "unresolved, neither (too few repetitions, or noise); * the reading moved more between "
-                           "rounds than the tolerance",
+                           "unresolved, neither (the budget ran out first, or noise); * the reading moved more "
+                           "between rounds than the tolerance",
                  "runs": "from the 95 % interval (order statistics) of the rounds' differences: met, inside "
-                         "predicted +- tolerance; missed, wholly outside; unresolved, neither (too few rounds, or "
-                         "noise); * the zero-knob baseline moved more between rounds than the tolerance"}),
+                         "predicted +- tolerance; missed, wholly outside; unresolved, neither (the budget ran out "
+                         "first, or noise); * the armed baseline moved more between rounds than the tolerance"}),
 )
 
 
@@ -173,17 +288,31 @@ def knob_terms(pairing):
 
 def print_knobs(result):
     pairing = result.get("pairing", "runs")
-    against = ("each repetition beside one without the knob in the same run, and a zero-knob run for the base"
-               if pairing == "in-run" else "a zero-knob run each")
+    against = ("each repetition beside one with every knob armed in the same run"
+               if pairing == "in-run" else "the armed run of its round")
     print(f"knob accuracy: np={result['np']}, {result.get('mpi', 'mpich')}, libfabric provider {result['provider']}; "
           f"{result['rounds']} round{'s' if result['rounds'] != 1 else ''} "
-          f"interleaved, {against}; medians of {result['reps']} repetitions per run; window "
+          f"interleaved, against {against}; {result['reps']} repetitions per run; window "
           f"W={result['window']}, ack {result['ack_bytes']} B; compute {result['compute_ns']:g} ns before each send")
+    if result.get("budget_s") is not None:
+        goal = f"--precision {result['precision']}" if result.get("precision") else "each line's tolerance"
+        print(f"repeated until every line's 95 % interval was settled ({goal}) or the budget of "
+              f"{result['budget_s']:g} s was spent, after at least {result['min_rounds']} rounds: "
+              f"{'the budget ran out' if result['budget_ran_out'] else 'settled'} after {result['elapsed_s']:g} s")
     print(f"load average (1 min) {result['load_average'][0]:.1f} at the start, {result['load_average'][1]:.1f} at the "
           "end: figures measured on a loaded machine are not results")
     print(detours_text(result.get("detours")))
     if result.get("shared_cores"):
         print(result["shared_cores"])
+    if result.get("armed_cost"):
+        print("armed layer's own cost (every knob at its smallest step minus zero knobs, same run; cancelled in "
+              "every line below):")
+        for c in result["armed_cost"]:
+            iv = c["interval_ns"]
+            where = (f"[{iv['low']:+.1f}, {iv['high']:+.1f}]" if iv["low"] is not None
+                     else "no interval yet")
+            print(f"  {c['pattern']:9s} {c['bytes']:6d} B  zero {c['zero_ns']:9.1f}  cost {c['cost_ns']:+8.1f} ns "
+                  f"{where} ({c['pairs']} pairs)")
     gaps = ", ".join(f"{size} B {gap:.0f} ns" for size, gap in sorted(result["g_machine_ns"].items()))
     print(f"g_machine ({result['g_machine_from']}): {gaps}")
     print(f"  {'setting':16s} {'bytes':>6s} {'pattern':9s} {'base':>9s} {'predicted':>10s} {'measured':>10s} "

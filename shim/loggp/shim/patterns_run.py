@@ -84,12 +84,14 @@ def measure(specs, knobs=(), preload=True, provider=None, reps=5, compute_ns=500
     return {(p, b): statistics.median(values) for (p, b, _), values in parse_lines(out, specs, reps).items()}
 
 
-def measure_paired(specs, knobs, provider=None, reps=5, compute_ns=5000, timeout=600, mpi="mpich"):
+def measure_paired(specs, knobs, provider=None, reps=5, compute_ns=5000, timeout=600, mpi="mpich", outside="zero"):
     """One run in which each repetition runs without and with the knobs, side
-    by side (--alternate, the knobs scoped to the kernel region). Returns
-    {(pattern, bytes): (median ns without, [with - without, per repetition])}."""
-    out = run_patterns(specs, list(knobs) + ["--scope", "kernel"], True, provider, reps, compute_ns, timeout, mpi,
-                       alternate=True)
+    by side (--alternate, the knobs scoped to the kernel region); outside
+    "armed": "without" is each knob given at its smallest step (`loggp run
+    --outside armed`). Returns {(pattern, bytes): (median ns without, [with -
+    without, per repetition])}."""
+    flags = list(knobs) + ["--scope", "kernel"] + (["--outside", "armed"] if outside == "armed" else [])
+    out = run_patterns(specs, flags, True, provider, reps, compute_ns, timeout, mpi, alternate=True)
     lines = parse_lines(out, specs, reps, regions=("outside", "kernel"))
     result = {}
     for p, b, _ in specs:
