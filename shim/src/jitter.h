@@ -7,6 +7,7 @@
 #ifndef LOGGP_JITTER_H
 #define LOGGP_JITTER_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -38,6 +39,9 @@ uint64_t jitter_apply(uint64_t base_ns, double offset);
 int loggp_jitter_start(char *err, size_t errlen);
 
 extern int loggp_jitter_L_on, loggp_jitter_o_on;
+/* Nonzero while only the armed steps are in force (outside the kernel region
+ * with LOGGP_OUTSIDE=armed, live.c): no draw then, so the steps add ~nothing. */
+extern _Atomic int loggp_jitter_held;
 
 /* One draw around L (or o), from this thread's stream. */
 uint64_t loggp_jitter_draw_L(uint64_t L_ns);
@@ -48,16 +52,28 @@ void loggp_jitter_describe(char *buf, size_t len);
 
 #pragma GCC visibility pop
 
+static inline int loggp_jitter_is_held(void)
+{
+    return atomic_load_explicit(&loggp_jitter_held, memory_order_relaxed);
+}
+
+/* o is drawn: o jitter is on and not held. */
+static inline int loggp_jitter_o_drawn(void)
+{
+    return __builtin_expect(loggp_jitter_o_on, 0) && !loggp_jitter_is_held();
+}
+
 /* L for one message: the set L, or a draw around it while L jitter is on
  * (one predictable branch when it is off). */
 static inline uint64_t loggp_jittered_L(uint64_t L_ns)
 {
-    return __builtin_expect(loggp_jitter_L_on, 0) && L_ns ? loggp_jitter_draw_L(L_ns) : L_ns;
+    return __builtin_expect(loggp_jitter_L_on, 0) && L_ns && !loggp_jitter_is_held() ? loggp_jitter_draw_L(L_ns)
+                                                                                       : L_ns;
 }
 
 static inline uint64_t loggp_jittered_o(uint64_t o_ns)
 {
-    return __builtin_expect(loggp_jitter_o_on, 0) && o_ns ? loggp_jitter_draw_o(o_ns) : o_ns;
+    return loggp_jitter_o_drawn() && o_ns ? loggp_jitter_draw_o(o_ns) : o_ns;
 }
 
 #endif

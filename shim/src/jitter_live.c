@@ -10,6 +10,7 @@
 #include "runenv.h"
 
 int loggp_jitter_L_on, loggp_jitter_o_on;
+_Atomic int loggp_jitter_held;
 
 static jitter_spec L_spec, o_spec;
 static uint64_t seed;

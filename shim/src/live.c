@@ -1,5 +1,6 @@
 #include "live.h"
 
+#include "jitter.h"
 #include "knob_watch.h"
 #include "region.h"
 #include "runenv.h"
@@ -52,6 +53,7 @@ void loggp_live_publish(const loggp_knobs *knobs)
     wanted = *knobs;
     atomic_store(&scope_kernel, knobs->scope == LOGGP_SCOPE_KERNEL);
     int off = scope_kernel && atomic_load(&loggp_region) != LOGGP_REGION_KERNEL;
+    atomic_store(&loggp_jitter_held, off && outside_armed);
     if (!off) {
         publish_in_force(knobs, topology_values);
     } else {

@@ -137,3 +137,12 @@ def test_a_bad_outside_stops_mpi_init_and_show_naming_it():
     assert proc.returncode != 0 and "LOGGP_OUTSIDE=on: expected zero or armed" in proc.stderr
     show = run([installed("loggp-knobs"), "show"], env={"LOGGP_OUTSIDE": "on"})
     assert show.returncode == 1 and "LOGGP_OUTSIDE=on: expected zero or armed" in show.stderr
+
+
+def test_armed_steps_outside_are_not_jittered(tmp_path):
+    """With o jitter, the armed step outside the region stays 1 ns a message (a draw around
+    it would add up to the jitter's width there); inside, o is drawn as usual."""
+    _, (sender, _) = profile_of(tmp_path, "--scope", "kernel", "--outside", "armed", "--o", "100us",
+                                "--o-jitter", "normal:20us")
+    assert BEFORE + AFTER <= sender["outside"]["injected_ns"]["o_s"] < 1000
+    assert sender["kernel"]["injected_ns"]["o_s"] != INSIDE * 100_000  # drawn, not the set value each time

@@ -348,7 +348,7 @@ static uint64_t spend_o_r_and_count(const held_read *r, uint64_t gap_waited_g, u
         c->injected_ns[LOGGP_INJ_GAP_PER_BYTE] += gap_waited_bytes;
         if (receives && d->o_r) {
             /* from when the completions were taken, so the layer's own work is inside o_r */
-            uint64_t o_r = loggp_jitter_o_on ? loggp_jitter_draw_o(d->o_r * receives) : d->o_r * receives;
+            uint64_t o_r = loggp_jitter_o_drawn() ? loggp_jitter_draw_o(d->o_r * receives) : d->o_r * receives;
             uint64_t spun_to = loggp_spin_overhead_until(local_ns(returned) + o_r);
             returned += spun_to - local_ns(returned);
             c->injected_ns[LOGGP_INJ_O_R] += o_r;
