@@ -464,6 +464,8 @@ def test_transparency_reports_every_pattern_and_mode(tmp_path):
     for term in ("plain", "zero", "armed X", "armed all", "rate", "time", "verdict"):
         assert f"\n  {term} " in proc.stdout
     assert "rate >= 0.98" in proc.stdout and "time <= +1 %" in proc.stdout
+    # one round: no interval, so every goal is unresolved: two windows x (zero + four armed), the ping-pong
+    assert "0 of 11 goals met, 0 missed, 11 unresolved" in proc.stdout
     assert not (tmp_path / "t.json.tmp").exists()
     assert result["detours"]["per_second"] >= 0 and result["detours"]["seconds"] > 0
     assert "host detours: " in proc.stdout and "% of a CPU" in proc.stdout

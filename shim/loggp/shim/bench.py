@@ -211,6 +211,9 @@ def print_transparency(result):
                   else "no interval")
         print(f"  {label:14s} {line['mode']:10s} {line['ns']:9.1f} {line['rate']:6.3f} {100 * line['time']:+7.1f}% "
               f"{bounds:>17s}  {goal_text(line['goal']):15s} {line['verdict']}")
+    judged = [line for line in result["lines"] if line["verdict"] in ("met", "missed", "unresolved")]
+    count = {v: sum(line["verdict"] == v for line in judged) for v in ("met", "missed", "unresolved")}
+    print(f"{count['met']} of {len(judged)} goals met, {count['missed']} missed, {count['unresolved']} unresolved")
     print("terms:")
     for term, text in TERMS:
         print(f"  {term:10s} {text}")
