@@ -206,7 +206,8 @@ def test_repeats_run_until_every_line_is_settled_or_the_budget_is_spent(monkeypa
         monkeypatch.setattr(bench_knobs, "measure_paired", machine.measure_paired)
         monkeypatch.setattr(bench_knobs, "host_detours", lambda: None)
         ticks = iter(range(0, 10**6, 10))  # ten seconds a call
-        result = bench_knobs.knob_accuracy(["L"], [10.0], [4096], 2, None, 5, 1.0, 5000, judge=wired("judge"),
+        # G at 1 KiB has no goal (below 4 KiB): nothing to settle, and no obstacle to stopping
+        result = bench_knobs.knob_accuracy(["L", "G"], [10.0], [1024], 2, None, 5, 1.0, 5000, judge=wired("judge"),
                                            budget_s=60.0, clock=lambda: next(ticks))
         assert result["budget_ran_out"] is ran_out
         if expect_rounds:

@@ -146,3 +146,14 @@ def test_armed_steps_outside_are_not_jittered(tmp_path):
                                 "--o-jitter", "normal:20us")
     assert BEFORE + AFTER <= sender["outside"]["injected_ns"]["o_s"] < 1000
     assert sender["kernel"]["injected_ns"]["o_s"] != INSIDE * 100_000  # drawn, not the set value each time
+
+
+def test_show_says_what_the_knobs_leave_outside_the_region(tmp_path):
+    env = {"LOGGP_KNOB_FILE": str(tmp_path / "knobs"), "LOGGP_SCOPE": "kernel", "LOGGP_OUTSIDE": "armed"}
+    table = run([installed("loggp-knobs"), "show"], env=env)
+    assert table.returncode == 0 and "outside the kernel region: armed (LOGGP_OUTSIDE)" in table.stdout
+    assert json.loads(run([installed("loggp-knobs"), "show", "--json"], env=env).stdout)["outside"] == "armed"
+    unscoped = run([installed("loggp-knobs"), "show"], env={**env, "LOGGP_SCOPE": "all"})
+    assert "no effect while the scope is all" in unscoped.stdout
+    zero = run([installed("loggp-knobs"), "show", "--json"], env={**env, "LOGGP_OUTSIDE": ""})
+    assert json.loads(zero.stdout)["outside"] == "zero"

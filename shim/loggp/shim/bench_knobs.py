@@ -164,7 +164,8 @@ def knob_accuracy(knobs, values_us, g_sizes, rounds, provider, reps, scale, comp
         zero = medians(zero_runs)
         pending = [key for key in pending
                    if not all(judged["settled"] for judged in judge_setting(key, settings, pairs, zero, compute_ns,
-                                                                             g_machine, judge, precision))]
+                                                                             g_machine, judge, precision)
+                              if judged is not None)]  # a line without a goal has nothing to settle
         if pending and clock() - start >= budget_s:
             out_of_budget = True
             break
