@@ -218,6 +218,20 @@ def test_repeats_run_until_every_line_is_settled_or_the_budget_is_spent(monkeypa
             assert unresolved and all("budget ran out" in r["reason"] for r in unresolved)
 
 
+def test_a_setting_runs_its_knob_at_its_value_and_every_other_knob_armed():
+    flags, knobs = bench_knobs.armed_setting("o", ("--o", "10us"), model.Knobs(os=10000.0, or_=10000.0))
+    assert flags == ("--o", "10us", "--g", "1ns", "--G", "0.001ns/B", "--L", "1ns")
+    assert knobs == model.Knobs(os=10000.0, or_=10000.0, g=1.0, G=0.001, L=1.0)
+    flags, knobs = bench_knobs.armed_setting("G", ("--G", "0.244ns/B"), model.Knobs(G=0.244))
+    assert flags.count("--G") == 1 and knobs.G == 0.244 and knobs.os == knobs.L == 1.0
+    base = synthetic()
+    # the prediction over the armed baseline is the setting's less the armed steps' own
+    assert bench_knobs.predicted_over_armed("pingpong", base, knobs) == pytest.approx(
+        inc("pingpong", base, os=1.0, or_=1.0, g=1.0, G=0.244, L=1.0) - inc("pingpong", base, os=1.0, or_=1.0, g=1.0,
+                                                                           G=0.001, L=1.0))
+    assert bench_knobs.predicted_over_armed("window", base, bench_knobs.ARMED_KNOBS) == 0.0
+
+
 def test_knob_accuracy_needs_a_judge():
     with pytest.raises(ValueError, match="judge"):
         bench_knobs.knob_accuracy(["L"], [10.0], [4096], 1, None, 1, 1.0, 5000)
