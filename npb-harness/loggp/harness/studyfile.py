@@ -323,6 +323,81 @@ def from_dict(path, text, data, skip_missing=True):
         fail(f"'budget': {e}", "budget")
 
     launcher_table = get(data, "launcher", dict, {}, typename="a table [launcher]")
+    launcher, hostfile, parallel = _launcher(launcher_table, base, fail, get)
+
+    sweep = _sweep(get(data, "sweep", dict, {}, typename="a table [sweep]"), fail)
+    jitter = jitter_sweep.parse_table(data.get("jitter"), lambda m, key: fail(m, key, "jitter"))
+    if "o" in sweep and ({"o_s", "o_r"} & set(sweep)) and grid:
+        fail("[sweep] with grid = true, sweep either 'o' or 'o_s'/'o_r', not both", "o", "sweep")
+
+    bench_list = data.get("benchmark")
+    if not isinstance(bench_list, list) or not bench_list:
+        raise StudyError(path, "no benchmarks: add at least one [[benchmark]] table")
+    benchmarks, names, skipped = [], set(), []
+    for i, b in enumerate(bench_list):
+        if not isinstance(b, dict):
+            fail("'benchmark' must be an array of tables [[benchmark]]", "benchmark")
+        for key in b:
+            if key not in BENCH_KEYS:
+                fail(f"unknown key '{key}' in [[benchmark]] #{i + 1} "
+                     f"(expected: {', '.join(sorted(BENCH_KEYS))})", key, "benchmark", i)
+
+        def bget(key, typ, default, typename=None):
+            return get(b, key, typ, default, "benchmark", i, typename)
+
+        kinds = [k for k in ("kernel", "npb_binary", "command") if k in b]
+        if len(kinds) != 1:
+            fail(f"[[benchmark]] #{i + 1} needs exactly one of 'kernel', 'npb_binary' or "
+                 f"'command' (has: {', '.join(kinds) or 'none'})", kinds[1] if kinds[1:] else None,
+                 "benchmark", i)
+        klass = bget("class", str, default_class)
+        if klass is not None and klass not in CLASSES:
+            fail(f"'class' must be one of {', '.join(CLASSES)}, got {klass!r}", "class", "benchmark", i)
+        optional = bget("optional", bool, False, "true or false")
+        timeout = _timeout(b.get("timeout", None), lambda m: fail(m, "timeout", "benchmark", i),
+                           default_timeout)
+        nps = _nps(b["np"], lambda m: fail(m, "np", "benchmark", i)) if "np" in b else default_np
+        runtime_regex = success_regex = None
+        program_path = None
+        if kinds[0] == "kernel":
+            argv, default_name, kind_name = _kernel_program(b, i, bget, fail, klass, nps)
+        elif kinds[0] == "npb_binary":
+            argv, default_name, kind_name, program_path = _npb_program(i, bget, fail, klass, base)
+        else:
+            argv, default_name, kind_name, runtime_regex, success_regex = _command_program(b, i, bget, fail, base)
+        bname = bget("name", str, default_name)
+        if not re.fullmatch(r"[A-Za-z0-9_.+-]+", bname):
+            fail(f"benchmark name {bname!r} may only contain letters, digits and _.+-",
+                 "name", "benchmark", i)
+        if bname in names:
+            fail(f"two benchmarks are named {bname!r}; give one a different 'name'",
+                 "name" if "name" in b else kinds[0], "benchmark", i)
+        names.add(bname)
+        bench = Benchmark(bname, kind_name, argv, klass, nps, timeout,
+                          runtime_regex, success_regex, optional)
+        missing = _missing_program(argv[0] if program_path is None else program_path)
+        if missing:
+            if optional and skip_missing:
+                skipped.append(f"{bname}: {missing}")
+                continue
+            if skip_missing:
+                fail(f"benchmark {bname!r}: {missing}", kinds[0], "benchmark", i)
+        benchmarks.append(bench)
+    if not benchmarks:
+        raise StudyError(path, "every benchmark is optional and missing: "
+                         + "; ".join(skipped))
+    topology = topology_sweep.parse_table(data.get("topology"), lambda m, key: fail(m, key, "topology"),
+                                          [n for b in benchmarks for n in b.nps])
+    return Study(path=os.path.abspath(path), text=text, name=name, repetitions=reps,
+                 seed=seed, order=order, grid=grid, launcher=launcher, hostfile=hostfile,
+                 benchmarks=benchmarks, sweep=sweep, results=results, skipped=skipped, trace=trace, jitter=jitter,
+                 topology=topology, scope=scope, targets=targets,
+                 parallel=parallel, precision=precision_text, budget=budget_text)
+
+
+
+def _launcher(launcher_table, base, fail, get):
+    """The [launcher] table, checked: (launcher, hostfile, parallel)."""
     for key in launcher_table:
         if key not in LAUNCHER_KEYS:
             fail(f"unknown key '{key}' in [launcher] (expected: {', '.join(sorted(LAUNCHER_KEYS))})",
@@ -363,8 +438,11 @@ def from_dict(path, text, data, skip_missing=True):
              f"its own), not {kind!r}", "parallel", "launcher")
     if kind == "template" and "{hostfile}" in template and hostfile is None:
         fail("[launcher] template uses {hostfile} but no 'hostfile' is given", "template", "launcher")
+    return launcher, hostfile, parallel
 
-    sweep_table = get(data, "sweep", dict, {}, typename="a table [sweep]")
+
+def _sweep(sweep_table, fail):
+    """The [sweep] table: each knob's nonzero values, parsed, in increasing order."""
     sweep = {}
     for knob, values in sweep_table.items():
         if knob not in units.SWEEP_KNOBS:
@@ -389,127 +467,79 @@ def from_dict(path, text, data, skip_missing=True):
         parsed.sort(key=lambda p: p[1])
         if parsed:
             sweep[knob] = parsed
-    jitter = jitter_sweep.parse_table(data.get("jitter"), lambda m, key: fail(m, key, "jitter"))
-    if "o" in sweep and ({"o_s", "o_r"} & set(sweep)) and grid:
-        fail("[sweep] with grid = true, sweep either 'o' or 'o_s'/'o_r', not both", "o", "sweep")
+    return sweep
 
-    bench_list = data.get("benchmark")
-    if not isinstance(bench_list, list) or not bench_list:
-        raise StudyError(path, "no benchmarks: add at least one [[benchmark]] table")
-    benchmarks, names, skipped = [], set(), []
-    for i, b in enumerate(bench_list):
-        if not isinstance(b, dict):
-            fail("'benchmark' must be an array of tables [[benchmark]]", "benchmark")
-        for key in b:
-            if key not in BENCH_KEYS:
-                fail(f"unknown key '{key}' in [[benchmark]] #{i + 1} "
-                     f"(expected: {', '.join(sorted(BENCH_KEYS))})", key, "benchmark", i)
 
-        def bget(key, typ, default, typename=None):
-            return get(b, key, typ, default, "benchmark", i, typename)
+def _kernel_program(b, i, bget, fail, klass, nps):
+    """One of our kernels: (argv, default name, kind)."""
+    kernel = bget("kernel", str, None)
+    if kernel not in KERNELS:
+        fail(f"unknown kernel {kernel!r} (ours are: {', '.join(KERNELS)})",
+             "kernel", "benchmark", i)
+    if klass is None:
+        fail(f"kernel {kernel!r} needs a 'class' (here or at the top level)",
+             "kernel", "benchmark", i)
+    if klass not in KERNEL_CLASSES[kernel]:
+        fail(f"kernel {kernel!r} has no class {klass!r} (its classes: "
+             f"{', '.join(KERNEL_CLASSES[kernel])})", "class" if "class" in b else "kernel",
+             "benchmark", i)
+    odd = [n for n in nps if kernel in POWER_OF_TWO_KERNELS and n & (n - 1)]
+    if odd:
+        fail(f"kernel {kernel!r} runs on a power-of-two number of processes, not np = {odd[0]}",
+             "np" if "np" in b else "kernel", "benchmark", i)
+    argv = (f"loggp-npb-{kernel}", "{class}")
+    default_name, kind_name = kernel, "kernel"
+    return argv, default_name, kind_name
 
-        kinds = [k for k in ("kernel", "npb_binary", "command") if k in b]
-        if len(kinds) != 1:
-            fail(f"[[benchmark]] #{i + 1} needs exactly one of 'kernel', 'npb_binary' or "
-                 f"'command' (has: {', '.join(kinds) or 'none'})", kinds[1] if kinds[1:] else None,
-                 "benchmark", i)
-        klass = bget("class", str, default_class)
-        if klass is not None and klass not in CLASSES:
-            fail(f"'class' must be one of {', '.join(CLASSES)}, got {klass!r}", "class", "benchmark", i)
-        optional = bget("optional", bool, False, "true or false")
-        timeout = _timeout(b.get("timeout", None), lambda m: fail(m, "timeout", "benchmark", i),
-                           default_timeout)
-        nps = _nps(b["np"], lambda m: fail(m, "np", "benchmark", i)) if "np" in b else default_np
-        runtime_regex = success_regex = None
-        program_path = None
-        if kinds[0] == "kernel":
-            kernel = bget("kernel", str, None)
-            if kernel not in KERNELS:
-                fail(f"unknown kernel {kernel!r} (ours are: {', '.join(KERNELS)})",
-                     "kernel", "benchmark", i)
-            if klass is None:
-                fail(f"kernel {kernel!r} needs a 'class' (here or at the top level)",
-                     "kernel", "benchmark", i)
-            if klass not in KERNEL_CLASSES[kernel]:
-                fail(f"kernel {kernel!r} has no class {klass!r} (its classes: "
-                     f"{', '.join(KERNEL_CLASSES[kernel])})", "class" if "class" in b else "kernel",
-                     "benchmark", i)
-            odd = [n for n in nps if kernel in POWER_OF_TWO_KERNELS and n & (n - 1)]
-            if odd:
-                fail(f"kernel {kernel!r} runs on a power-of-two number of processes, not np = {odd[0]}",
-                     "np" if "np" in b else "kernel", "benchmark", i)
-            argv = (f"loggp-npb-{kernel}", "{class}")
-            default_name, kind_name = kernel, "kernel"
-        elif kinds[0] == "npb_binary":
-            binary = bget("npb_binary", str, None)
-            if not re.fullmatch(r"[a-z]{2,3}", binary or ""):
-                fail(f"'npb_binary' must be an NPB benchmark name such as \"cg\", got {binary!r}",
-                     "npb_binary", "benchmark", i)
-            if klass is None:
-                fail(f"NPB binary {binary!r} needs a 'class'", "npb_binary", "benchmark", i)
-            npb_dir = bget("npb_dir", str, None)
-            if not npb_dir:
-                fail("'npb_binary' needs 'npb_dir', the folder with cg.A.x and friends",
-                     "npb_binary", "benchmark", i)
-            npb_dir = os.path.join(base, os.path.expanduser(npb_dir))
-            program_path = os.path.join(npb_dir, f"{binary}.{klass}.x")
-            argv = (program_path,)
-            default_name, kind_name = f"{binary}.{klass}", "npb"
-        else:
-            command = b["command"]
-            if isinstance(command, str):
-                try:
-                    command = shlex.split(command)
-                except ValueError as e:
-                    fail(f"'command' {command!r} cannot be split: {e}", "command", "benchmark", i)
-            if (not isinstance(command, list) or not command
-                    or not all(isinstance(c, str) and c for c in command)):
-                fail(f"'command' must be a non-empty list of strings, got {b['command']!r}",
-                     "command", "benchmark", i)
-            if "/" in command[0] and not os.path.isabs(command[0]):
-                command = [os.path.join(base, command[0])] + command[1:]
-            runtime_regex = bget("runtime_regex", str, None)
-            if runtime_regex is None:
-                fail("a 'command' benchmark needs 'runtime_regex' (its first group is the "
-                     "runtime in seconds)", "command", "benchmark", i)
-            success_regex = bget("success_regex", str, None)
-            for key, rx in (("runtime_regex", runtime_regex), ("success_regex", success_regex)):
-                if rx is not None:
-                    try:
-                        re.compile(rx)
-                    except re.error as e:
-                        fail(f"'{key}' {rx!r} is not a valid regular expression: {e}",
-                             key, "benchmark", i)
-            argv = tuple(command)
-            default_name, kind_name = os.path.basename(command[0]), "command"
-        bname = bget("name", str, default_name)
-        if not re.fullmatch(r"[A-Za-z0-9_.+-]+", bname):
-            fail(f"benchmark name {bname!r} may only contain letters, digits and _.+-",
-                 "name", "benchmark", i)
-        if bname in names:
-            fail(f"two benchmarks are named {bname!r}; give one a different 'name'",
-                 "name" if "name" in b else kinds[0], "benchmark", i)
-        names.add(bname)
-        bench = Benchmark(bname, kind_name, argv, klass, nps, timeout,
-                          runtime_regex, success_regex, optional)
-        missing = _missing_program(argv[0] if program_path is None else program_path)
-        if missing:
-            if optional and skip_missing:
-                skipped.append(f"{bname}: {missing}")
-                continue
-            if skip_missing:
-                fail(f"benchmark {bname!r}: {missing}", kinds[0], "benchmark", i)
-        benchmarks.append(bench)
-    if not benchmarks:
-        raise StudyError(path, "every benchmark is optional and missing: "
-                         + "; ".join(skipped))
-    topology = topology_sweep.parse_table(data.get("topology"), lambda m, key: fail(m, key, "topology"),
-                                          [n for b in benchmarks for n in b.nps])
-    return Study(path=os.path.abspath(path), text=text, name=name, repetitions=reps,
-                 seed=seed, order=order, grid=grid, launcher=launcher, hostfile=hostfile,
-                 benchmarks=benchmarks, sweep=sweep, results=results, skipped=skipped, trace=trace, jitter=jitter,
-                 topology=topology, scope=scope, targets=targets,
-                 parallel=parallel, precision=precision_text, budget=budget_text)
+
+def _npb_program(i, bget, fail, klass, base):
+    """A real NPB binary: (argv, default name, kind, its path)."""
+    binary = bget("npb_binary", str, None)
+    if not re.fullmatch(r"[a-z]{2,3}", binary or ""):
+        fail(f"'npb_binary' must be an NPB benchmark name such as \"cg\", got {binary!r}",
+             "npb_binary", "benchmark", i)
+    if klass is None:
+        fail(f"NPB binary {binary!r} needs a 'class'", "npb_binary", "benchmark", i)
+    npb_dir = bget("npb_dir", str, None)
+    if not npb_dir:
+        fail("'npb_binary' needs 'npb_dir', the folder with cg.A.x and friends",
+             "npb_binary", "benchmark", i)
+    npb_dir = os.path.join(base, os.path.expanduser(npb_dir))
+    program_path = os.path.join(npb_dir, f"{binary}.{klass}.x")
+    argv = (program_path,)
+    default_name, kind_name = f"{binary}.{klass}", "npb"
+    return argv, default_name, kind_name, program_path
+
+
+def _command_program(b, i, bget, fail, base):
+    """Any command: (argv, default name, kind, runtime regex, success regex)."""
+    command = b["command"]
+    if isinstance(command, str):
+        try:
+            command = shlex.split(command)
+        except ValueError as e:
+            fail(f"'command' {command!r} cannot be split: {e}", "command", "benchmark", i)
+    if (not isinstance(command, list) or not command
+            or not all(isinstance(c, str) and c for c in command)):
+        fail(f"'command' must be a non-empty list of strings, got {b['command']!r}",
+             "command", "benchmark", i)
+    if "/" in command[0] and not os.path.isabs(command[0]):
+        command = [os.path.join(base, command[0])] + command[1:]
+    runtime_regex = bget("runtime_regex", str, None)
+    if runtime_regex is None:
+        fail("a 'command' benchmark needs 'runtime_regex' (its first group is the "
+             "runtime in seconds)", "command", "benchmark", i)
+    success_regex = bget("success_regex", str, None)
+    for key, rx in (("runtime_regex", runtime_regex), ("success_regex", success_regex)):
+        if rx is not None:
+            try:
+                re.compile(rx)
+            except re.error as e:
+                fail(f"'{key}' {rx!r} is not a valid regular expression: {e}",
+                     key, "benchmark", i)
+    argv = tuple(command)
+    default_name, kind_name = os.path.basename(command[0]), "command"
+    return argv, default_name, kind_name, runtime_regex, success_regex
 
 
 def _missing_program(program):
