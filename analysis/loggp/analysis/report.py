@@ -338,36 +338,10 @@ def write(results_dir, calibration_path=None):
     colours = _colours(labels)
     bench_colours = {c.benchmark: colours[c.label] for c in a.curves}
 
-    write_text_atomic(os.path.join(out_dir, "sensitivity.csv"),
-                      _csv_text(SENS_HEADER, sensitivity_rows(a.curves)))
-    slow_rows = [[c.benchmark, c.np, c.klass or "", c.knob, p.value, c.unit, p.n, p.median_s,
-                  p.slowdown, p.low, p.high, p.model, p.injected]
-                 for c in a.curves for p in c.points]
-    write_text_atomic(os.path.join(out_dir, "slowdown.csv"), _csv_text(SLOW_HEADER, slow_rows))
-    write_text_atomic(os.path.join(out_dir, "runs.csv"),
-                      _csv_text(RUN_COLUMNS, [[r["round"] + 1 if k == "round" else r.get(k) for k in RUN_COLUMNS]
-                                              for r in a.runs]))  # rounds counted from 1, as everywhere a user reads
+    _write_tables(out_dir, a)
 
     sections = []
-    figures = {}
-    if a.curves:
-        if sensitivity_panels(a.curves):
-            figures["sensitivity"] = _save_figure(sensitivity_figure(a.curves, colours), out_dir,
-                                                  "sensitivity")
-        for knob in analyze.KNOB_ORDER:
-            cs = [c for c in a.curves if c.knob == knob]
-            if cs:
-                figures[knob] = _save_figure(knob_figure(cs, knob, colours), out_dir, f"knob_{knob}")
-        if linear_model_panels(a.curves):
-            figures["linear"] = _save_figure(linear_model_figure(a.curves, colours, regimes),
-                                             out_dir, "linear_model")
-    figures["drift"] = _save_figure(drift_figure(a.runs, bench_colours), out_dir, "drift")
-    martin = {}  # Martin's figure set: four panels per application
-    for i, label in enumerate(figure_set.applications(a.curves)):
-        martin[label] = _save_figure(figure_set.figure(a.curves, label, plt), out_dir, f"figure_set_{i + 1}")
-    profiles = figure_set.baseline_profile(a.runs, _label)
-    if profiles:
-        figures["t0_nb"] = _save_figure(figure_set.t0_nb_figure(profiles, regimes, plt), out_dir, "t0_nb")
+    figures, martin, profiles = _figures(a, out_dir, colours, bench_colours, regimes)
     jitter = jitter_report.jitter_curves(a.runs)
     if jitter:
         write_text_atomic(os.path.join(out_dir, "jitter.csv"),
@@ -393,89 +367,16 @@ def write(results_dir, calibration_path=None):
             ["calibration", calibration_path or "none (T0/B axes show increments only)"],
             ["report written", datetime.datetime.now(datetime.timezone.utc)
              .strftime("%Y-%m-%d %H:%M UTC")]]
-    noisy = [(k, b["cv"]) for k, b in a.baselines.items() if b["cv"] is not None and b["cv"] > 0.1]
-    warning = ""
-    if noisy:
-        worst = max(noisy, key=lambda kv: kv[1])
-        warning = (f"<li><b>Noisy machine</b>: baseline runtimes vary by up to "
-                   f"{100 * worst[1]:.0f} % (coefficient of variation, {html.escape(worst[0][0])}); "
-                   f"trust only effects whose interval excludes 1, and give the study a larger budget "
-                   f"or a quieter machine.</li>")
-    judged = calib.verdict(calibration_path) if calibration_path else None
-    if judged:  # the knobs' own verdict on this machine, before any figure that relies on them
-        warning = (f"<li><b>Calibration here: {judged['verdict']}</b>. {html.escape(judged['sentence'])} "
-                   f"(reasons: {html.escape(judged['verdicts_txt'])})</li>") + warning
-    smoke = smoke_test_reasons(a.runs)
-    if smoke:
-        warning = (f"<li><b>A smoke test, not a measurement</b>: {html.escape('; '.join(smoke))}. Read it as a "
-                   f"check that the study runs; its intervals and verdicts are not figures.</li>") + warning
-    sections.append("<h2>At a glance</h2><ul>" + warning +
-                    "".join(f"<li>{s}</li>" for s in _headline(a.curves)) + "</ul>")
-    sections.append(_glance_table(a.curves))
-    if "sensitivity" in figures:
-        sections.append(_img(figures["sensitivity"], "sensitivity slopes"))
-    sections.append("<h2>Sensitivity table</h2>" + _table(
-        ["benchmark", "np", "class", "knob", "baseline runtime (s)",
-         "slope against the armed baseline (%/unit) [95 % CI], precision reached", "R^2",
-         "model slope", "max setting", "slowdown there [95 % CI]", "flags", "model vs measurement"],
-        [[c.benchmark, c.np, c.klass or "", f"{c.knob} ({c.unit})", c.baseline_s,
-          c.slope_text(),
-          c.fit.r2 if c.fit else None, c.model_slope,
-          f"{c.points[-1].value:g} {c.unit}",
-          f"{c.points[-1].slowdown:.3f} {_interval(c.points[-1].low, c.points[-1].high)}",
-          _flags_text(c) or "-", c.verdict] for c in a.curves]))
-    for knob in analyze.KNOB_ORDER:
-        if knob not in figures:
-            continue
-        cs = [c for c in a.curves if c.knob == knob]
-        sections.append(f"<h2>{html.escape(analyze.KNOB_TITLE[knob])}</h2>"
-                        + _img(figures[knob], f"slowdown against {knob}"))
-        sections.append(_table(
-            ["benchmark", f"{knob} ({analyze.UNIT[knob]})", "runs", "median T (s)", "slowdown",
-             "95 % CI", "model", "baseline + injected delay"],
-            [[c.label, p.value, p.n, p.median_s, p.slowdown, _interval(p.low, p.high),
-              p.model, p.injected] for c in cs for p in c.points]))
+    warning = _glance_warning(a, calibration_path)
+    sections += _glance_sections(a, figures, warning)
+    sections += _knob_sections(a, figures)
     sections.append(_models_section(a))
-    predicted = trace_prediction.rows(results_dir, a.runs, a.curves)
-    if predicted:
-        sections.append(
-            "<h2>Prediction from the baseline's trace</h2><p>The study recorded a trace in its baseline runs; "
-            "<code>loggp predict</code> replays it under LogGOPS (docs/predict.md) at each setting the study "
-            f"swept. Slopes in % per unit; a note where prediction and emulation differ by more than "
-            f"{100 * trace_prediction.DISAGREE:.0f} %.</p>"
-            + _table(["benchmark", "knob", "measured slope", "count x delta model", "trace prediction",
-                      "prediction / measured", "note"], predicted))
+    sections.append(_prediction_section(results_dir, a))
     if "jitter" in figures:
         sections.append("<h2>Latency jitter at a fixed mean</h2>" + _img(figures["jitter"], "slowdown against jitter")
                         + _table(jitter_report.HEADER, jitter_report.rows(jitter)))
-    if martin:
-        sections.append("<h2>Martin's figure set</h2><p>Per application, slowdown against o, g, L and G on one "
-                        "page, as in Martin's thesis: the measured points with their 95 % intervals, the "
-                        "linear fit and the count x delta model (files figure_set_N.png, in this order).</p>"
-                        + "".join(f"<h3>{html.escape(label)}</h3>" + _img(png, f"figure set of {label}")
-                                  for label, png in martin.items()))
-    if "t0_nb" in figures:
-        regime_table = (_table(["application", "regime", "T0 (us)", "B (bytes/us)", "messages", "bytes"],
-                               figure_set.regime_rows(profiles, regimes)) if regimes else
-                        "<p>No calibration beside this study (calibration.json, or `loggp study report "
-                        "--calibration`): message sizes only.</p>")
-        sections.append("<h2>T0 + n/B: where the messages fall</h2><p>The baseline run's point-to-point "
-                        "messages per size range (those the program posts; the messages inside collectives "
-                        "are not counted here: the count x delta section estimates them), summed over ranks, "
-                        "coloured by the calibrated protocol regime they fall in, "
-                        "with the machine's T(m) = T0 + m/B of each regime (t0_nb.png).</p>"
-                        + _img(figures["t0_nb"], "message sizes on T(m)") + regime_table)
-    regions = region_report.region_rows(a.runs, _setting)
-    if regions:
-        write_text_atomic(os.path.join(out_dir, "regions.csv"), _csv_text(region_report.HEADER, regions))
-        sections.append("<h2>By region: kernel and outside</h2><p>Point-to-point messages the ranks "
-                        "posted (not those inside collectives, whose delay the injected column does include), "
-                        "bytes and the delay the knobs injected, inside the programs' kernel region (<code>loggp_hint"
-                        "(\"IN_KERNEL\", ...)</code> or <code>MPI_Pcontrol</code>; our kernels mark their "
-                        "timed section) and outside it, summed over ranks, median over a setting's runs. "
-                        "With the study's <code>scope = \"kernel\"</code> the knobs apply inside only, "
-                        "so the set-up's messages do not dilute a sensitivity (regions.csv).</p>"
-                        + _table(region_report.HEADER, regions))
+    sections += _figure_set_sections(figures, martin, profiles, regimes)
+    sections.append(_regions_section(a, out_dir))
     if "topology" in figures:
         sections.append("<h2>Latency and per-byte gap between nodes</h2><p>The study's [topology] table: the "
                         "value swept applies to pairs of ranks on different nodes only (docs/topology.md).</p>"
@@ -495,6 +396,168 @@ def write(results_dir, calibration_path=None):
                         "alone, the o and L curves would lie on top of each other; the gap "
                         "between them is the CPU time overhead steals, which latency leaves "
                         "free for overlap.</p>" + _img(figures["linear"], "linear model axes"))
+    sections += _closing_sections(a, figures)
+    page = (f"<!DOCTYPE html><html><head><meta charset='utf-8'>"
+            f"<title>loggp study {html.escape(f.get('name', ''))}</title><style>{CSS}</style>"
+            f"</head><body><h1>loggp study: {html.escape(f.get('name', ''))}</h1>"
+            + _table(None, meta, "meta") + "".join(sections) + "</body></html>")
+    path = os.path.join(out_dir, "report.html")
+    write_text_atomic(path, page)
+    return path
+
+
+def _write_tables(out_dir, a):
+    """sensitivity.csv, slowdown.csv and runs.csv."""
+    write_text_atomic(os.path.join(out_dir, "sensitivity.csv"),
+                      _csv_text(SENS_HEADER, sensitivity_rows(a.curves)))
+    slow_rows = [[c.benchmark, c.np, c.klass or "", c.knob, p.value, c.unit, p.n, p.median_s,
+                  p.slowdown, p.low, p.high, p.model, p.injected]
+                 for c in a.curves for p in c.points]
+    write_text_atomic(os.path.join(out_dir, "slowdown.csv"), _csv_text(SLOW_HEADER, slow_rows))
+    write_text_atomic(os.path.join(out_dir, "runs.csv"),
+                      _csv_text(RUN_COLUMNS, [[r["round"] + 1 if k == "round" else r.get(k) for k in RUN_COLUMNS]
+                                              for r in a.runs]))  # rounds counted from 1, as everywhere a user reads
+
+
+def _figures(a, out_dir, colours, bench_colours, regimes):
+    """The study's figures by name, Martin's figure set per application and the baseline's message profiles."""
+    figures = {}
+    if a.curves:
+        if sensitivity_panels(a.curves):
+            figures["sensitivity"] = _save_figure(sensitivity_figure(a.curves, colours), out_dir,
+                                                  "sensitivity")
+        for knob in analyze.KNOB_ORDER:
+            cs = [c for c in a.curves if c.knob == knob]
+            if cs:
+                figures[knob] = _save_figure(knob_figure(cs, knob, colours), out_dir, f"knob_{knob}")
+        if linear_model_panels(a.curves):
+            figures["linear"] = _save_figure(linear_model_figure(a.curves, colours, regimes),
+                                             out_dir, "linear_model")
+    figures["drift"] = _save_figure(drift_figure(a.runs, bench_colours), out_dir, "drift")
+    martin = {}  # Martin's figure set: four panels per application
+    for i, label in enumerate(figure_set.applications(a.curves)):
+        martin[label] = _save_figure(figure_set.figure(a.curves, label, plt), out_dir, f"figure_set_{i + 1}")
+    profiles = figure_set.baseline_profile(a.runs, _label)
+    if profiles:
+        figures["t0_nb"] = _save_figure(figure_set.t0_nb_figure(profiles, regimes, plt), out_dir, "t0_nb")
+    return figures, martin, profiles
+
+
+def _glance_warning(a, calibration_path):
+    """The warnings above the headline: a smoke test, the calibration's verdict, a noisy machine."""
+    noisy = [(k, b["cv"]) for k, b in a.baselines.items() if b["cv"] is not None and b["cv"] > 0.1]
+    warning = ""
+    if noisy:
+        worst = max(noisy, key=lambda kv: kv[1])
+        warning = (f"<li><b>Noisy machine</b>: baseline runtimes vary by up to "
+                   f"{100 * worst[1]:.0f} % (coefficient of variation, {html.escape(worst[0][0])}); "
+                   f"trust only effects whose interval excludes 1, and give the study a larger budget "
+                   f"or a quieter machine.</li>")
+    judged = calib.verdict(calibration_path) if calibration_path else None
+    if judged:  # the knobs' own verdict on this machine, before any figure that relies on them
+        warning = (f"<li><b>Calibration here: {judged['verdict']}</b>. {html.escape(judged['sentence'])} "
+                   f"(reasons: {html.escape(judged['verdicts_txt'])})</li>") + warning
+    smoke = smoke_test_reasons(a.runs)
+    if smoke:
+        warning = (f"<li><b>A smoke test, not a measurement</b>: {html.escape('; '.join(smoke))}. Read it as a "
+                   f"check that the study runs; its intervals and verdicts are not figures.</li>") + warning
+    return warning
+
+
+def _glance_sections(a, figures, warning):
+    """At a glance, the sensitivity figure and table."""
+    sections = []
+    sections.append("<h2>At a glance</h2><ul>" + warning +
+                    "".join(f"<li>{s}</li>" for s in _headline(a.curves)) + "</ul>")
+    sections.append(_glance_table(a.curves))
+    if "sensitivity" in figures:
+        sections.append(_img(figures["sensitivity"], "sensitivity slopes"))
+    sections.append("<h2>Sensitivity table</h2>" + _table(
+        ["benchmark", "np", "class", "knob", "baseline runtime (s)",
+         "slope against the armed baseline (%/unit) [95 % CI], precision reached", "R^2",
+         "model slope", "max setting", "slowdown there [95 % CI]", "flags", "model vs measurement"],
+        [[c.benchmark, c.np, c.klass or "", f"{c.knob} ({c.unit})", c.baseline_s,
+          c.slope_text(),
+          c.fit.r2 if c.fit else None, c.model_slope,
+          f"{c.points[-1].value:g} {c.unit}",
+          f"{c.points[-1].slowdown:.3f} {_interval(c.points[-1].low, c.points[-1].high)}",
+          _flags_text(c) or "-", c.verdict] for c in a.curves]))
+    return sections
+
+
+def _knob_sections(a, figures):
+    """Per knob: its figure and its points."""
+    sections = []
+    for knob in analyze.KNOB_ORDER:
+        if knob not in figures:
+            continue
+        cs = [c for c in a.curves if c.knob == knob]
+        sections.append(f"<h2>{html.escape(analyze.KNOB_TITLE[knob])}</h2>"
+                        + _img(figures[knob], f"slowdown against {knob}"))
+        sections.append(_table(
+            ["benchmark", f"{knob} ({analyze.UNIT[knob]})", "runs", "median T (s)", "slowdown",
+             "95 % CI", "model", "baseline + injected delay"],
+            [[c.label, p.value, p.n, p.median_s, p.slowdown, _interval(p.low, p.high),
+              p.model, p.injected] for c in cs for p in c.points]))
+    return sections
+
+
+def _prediction_section(results_dir, a):
+    """The trace prediction beside the measured slope, or ""."""
+    predicted = trace_prediction.rows(results_dir, a.runs, a.curves)
+    if not predicted:
+        return ""
+    return (
+        "<h2>Prediction from the baseline's trace</h2><p>The study recorded a trace in its baseline runs; "
+        "<code>loggp predict</code> replays it under LogGOPS (docs/predict.md) at each setting the study "
+        f"swept. Slopes in % per unit; a note where prediction and emulation differ by more than "
+        f"{100 * trace_prediction.DISAGREE:.0f} %.</p>"
+        + _table(["benchmark", "knob", "measured slope", "count x delta model", "trace prediction",
+                  "prediction / measured", "note"], predicted))
+
+
+def _figure_set_sections(figures, martin, profiles, regimes):
+    """Martin's figure set and the T0 + n/B view."""
+    sections = []
+    if martin:
+        sections.append("<h2>Martin's figure set</h2><p>Per application, slowdown against o, g, L and G on one "
+                        "page, as in Martin's thesis: the measured points with their 95 % intervals, the "
+                        "linear fit and the count x delta model (files figure_set_N.png, in this order).</p>"
+                        + "".join(f"<h3>{html.escape(label)}</h3>" + _img(png, f"figure set of {label}")
+                                  for label, png in martin.items()))
+    if "t0_nb" in figures:
+        regime_table = (_table(["application", "regime", "T0 (us)", "B (bytes/us)", "messages", "bytes"],
+                               figure_set.regime_rows(profiles, regimes)) if regimes else
+                        "<p>No calibration beside this study (calibration.json, or `loggp study report "
+                        "--calibration`): message sizes only.</p>")
+        sections.append("<h2>T0 + n/B: where the messages fall</h2><p>The baseline run's point-to-point "
+                        "messages per size range (those the program posts; the messages inside collectives "
+                        "are not counted here: the count x delta section estimates them), summed over ranks, "
+                        "coloured by the calibrated protocol regime they fall in, "
+                        "with the machine's T(m) = T0 + m/B of each regime (t0_nb.png).</p>"
+                        + _img(figures["t0_nb"], "message sizes on T(m)") + regime_table)
+    return sections
+
+
+def _regions_section(a, out_dir):
+    """Messages, bytes and delay inside and outside the kernel region, or ""."""
+    regions = region_report.region_rows(a.runs, _setting)
+    if not regions:
+        return ""
+    write_text_atomic(os.path.join(out_dir, "regions.csv"), _csv_text(region_report.HEADER, regions))
+    return ("<h2>By region: kernel and outside</h2><p>Point-to-point messages the ranks "
+            "posted (not those inside collectives, whose delay the injected column does include), "
+            "bytes and the delay the knobs injected, inside the programs' kernel region (<code>loggp_hint"
+            "(\"IN_KERNEL\", ...)</code> or <code>MPI_Pcontrol</code>; our kernels mark their "
+            "timed section) and outside it, summed over ranks, median over a setting's runs. "
+            "With the study's <code>scope = \"kernel\"</code> the knobs apply inside only, "
+            "so the set-up's messages do not dilute a sensitivity (regions.csv).</p>"
+            + _table(region_report.HEADER, regions))
+
+
+def _closing_sections(a, figures):
+    """Failed runs, notes, baseline stability, where the runs ran, the method."""
+    sections = []
     sections.append("<h2>Runs that did not succeed</h2>" + (
         _table(["run", "benchmark", "np", "setting", "round", "status", "why", "stderr"],
                [[r["plan_id"], r["benchmark"], r["np"], _setting(r), r["round"] + 1,
@@ -512,13 +575,7 @@ def write(results_dir, calibration_path=None):
                     f"<pre class='note'>{html.escape(models.__doc__.strip())}</pre>"
                     "<p class='note'>Files next to this page: sensitivity.csv, slowdown.csv, "
                     "runs.csv, and every figure as PNG and SVG.</p>")
-    page = (f"<!DOCTYPE html><html><head><meta charset='utf-8'>"
-            f"<title>loggp study {html.escape(f.get('name', ''))}</title><style>{CSS}</style>"
-            f"</head><body><h1>loggp study: {html.escape(f.get('name', ''))}</h1>"
-            + _table(None, meta, "meta") + "".join(sections) + "</body></html>")
-    path = os.path.join(out_dir, "report.html")
-    write_text_atomic(path, page)
-    return path
+    return sections
 
 
 def _nodes_table(runs):
