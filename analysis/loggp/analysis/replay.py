@@ -86,138 +86,168 @@ def build(traces):
     return out
 
 
-def _program(t, world, sizes, out):
-    recs, names, posts = t.records, t.call_names(), t.posts()
-    completion_of = {int(posts[j]): j for j in range(len(recs)) if posts[j] >= 0}
-    persistent = {}    # request handle -> the init record that made it
-    coll_seen = Counter()
-    prog = []
-    calls = []         # per operation of prog: (MPI call, its number)
-    number = 0
-    prev_end = int(t.init_ns)
-    me = t.rank
-    i = 0
-    n = len(recs)
+class _RankProgram:
+    """One rank's trace turned into a LogGOPS program, one MPI call at a time."""
 
-    def calc(ns):
+    def __init__(self, t, world, sizes, out):
+        self.t, self.world, self.sizes, self.out = t, world, sizes, out
+        self.recs, self.posts = t.records, t.posts()
+        self.completion_of = {int(self.posts[j]): j for j in range(len(self.recs)) if self.posts[j] >= 0}
+        self.persistent = {}    # request handle -> the init record that made it
+        self.coll_seen = Counter()
+        self.prog = []
+
+    def calc(self, ns):
         if ns > 0:
-            prog.append(("calc", float(ns)))
+            self.prog.append(("calc", float(ns)))
 
-    def key(rec, tag=None):
+    def done(self, i):
+        self.prog.append(("done", i))
+
+    def key(self, rec, tag=None):
         return (int(rec["comm_id"]), int(rec["tag"]) if tag is None else tag)
 
-    def local(rec):
+    def local(self, rec):
         """Point-to-point on a communicator whose ranks are world ranks."""
-        return rec["comm_size"] == world
+        return rec["comm_size"] == self.world
 
-    def add_recv(rec, completion, req):
+    def add_recv(self, rec, completion, req):
         """A receive posted by rec (its communicator); the source, tag and size it
         matched come from its completion record where there is one."""
-        got = recs[completion] if completion is not None else rec
+        got = self.recs[completion] if completion is not None else rec
         src, tag, nbytes = int(got["peer"]), int(got["tag"]), int(got["bytes"])
         if src < 0 or src == ANY_SOURCE or tag == ANY_TAG:
             return False  # never matched (cancelled or MPI_PROC_NULL): nothing to wait for
-        prog.append(("irecv", src, key(rec, tag), nbytes, req))
+        self.prog.append(("irecv", src, self.key(rec, tag), nbytes, req))
         return True
 
-    def add_send(rec, req):
+    def add_send(self, rec, req):
         if int(rec["peer"]) < 0:
             return False
-        prog.append(("isend", int(rec["peer"]), key(rec), int(rec["bytes"]), req))
-        out.messages += 1
+        self.prog.append(("isend", int(rec["peer"]), self.key(rec), int(rec["bytes"]), req))
+        self.out.messages += 1
         return True
 
-    while i < n:
+    def completions_after(self, i):
+        """The completion records that follow call i, and the index past them."""
+        completions, j = [], i + 1
+        while j < len(self.recs) and self.recs[j]["kind"] == COMPLETE:
+            completions.append(j)
+            j += 1
+        return completions, j
+
+    def call(self, name, rec, i, completions, took_ns):
+        """Adds what call i does to the program; False when the replay does not model it."""
+        if name in SENDS or name in ISENDS:
+            return self.send(name, rec, i)
+        if name == "MPI_Irecv":
+            if not self.local(rec):
+                return False
+            if not self.add_recv(rec, self.completion_of.get(i), i):
+                self.done(i)
+        elif name == "MPI_Recv":
+            if not self.local(rec):
+                return False
+            if completions and self.add_recv(rec, completions[0], i):
+                self.prog.append(("wait", (i,)))
+        elif name in ("MPI_Sendrecv", "MPI_Sendrecv_replace"):
+            return self.sendrecv(rec, i, completions)
+        elif name in WAITS:
+            reqs = tuple(int(self.posts[c]) for c in completions if self.posts[c] >= 0)
+            if reqs:
+                self.prog.append(("wait", reqs))
+            else:
+                self.calc(took_ns)  # a test that found nothing: its own cost
+        elif name in SEND_INITS or name == "MPI_Recv_init":
+            self.persistent[int(rec["request"])] = rec
+        elif name in ("MPI_Start", "MPI_Startall"):
+            return self.start(rec, i)
+        elif (base := schedules.base_name(name)) is not None:
+            return self.collective(base, rec, i)
+        elif name not in IGNORED:
+            return False
+        return True
+
+    def send(self, name, rec, i):
+        if not self.local(rec):
+            return False
+        if not self.add_send(rec, i):
+            self.done(i)
+        elif name in SENDS:
+            self.prog.append(("wait", (i,)))
+        return True
+
+    def sendrecv(self, rec, i, completions):
+        if not self.local(rec):
+            return False
+        reqs = []
+        if self.add_send(rec, (i, "send")):
+            reqs.append((i, "send"))
+        if completions and self.add_recv(rec, completions[0], (i, "recv")):
+            reqs.append((i, "recv"))
+        if reqs:
+            self.prog.append(("wait", tuple(reqs)))
+        return True
+
+    def start(self, rec, i):
+        """MPI_Start(all) of a persistent request: the send or receive its init made."""
+        made = self.persistent.get(int(rec["request"]))
+        if made is None or not self.local(made):
+            return False
+        if not (self.add_send(made, i) if self.t.names[made["call"]] in SEND_INITS
+                else self.add_recv(made, self.completion_of.get(i), i)):
+            self.done(i)
+        return True
+
+    def collective(self, base, rec, i):
+        """A collective on MPI_COMM_WORLD's ranks as MPICH's schedule of messages, round by round."""
+        comm = int(rec["comm_id"])
+        if rec["comm_size"] != self.world:
+            return False
+        seq = self.coll_seen[comm]
+        self.coll_seen[comm] += 1
+        _, nbytes, root = self.sizes[(comm, seq)]
+        for r, rnd in enumerate(schedules.schedule(base, self.t.rank, self.world, nbytes, root)):
+            reqs = []
+            for k, (op, peer, size) in enumerate(rnd):
+                req = ("coll", i, r, k)
+                tag = ("coll", seq)
+                self.prog.append(("isend" if op == "send" else "irecv", peer, (comm, tag), size, req))
+                self.out.messages += op == "send"
+                reqs.append(req)
+            self.prog.append(("wait", tuple(reqs)))
+        if int(rec["request"]):
+            self.done(i)  # a nonblocking collective, modelled as done at its post
+        self.out.collectives[base] += 1
+        return True
+
+
+def _program(t, world, sizes, out):
+    """One rank's program, and per operation the MPI call it came from (name, its number)."""
+    rank = _RankProgram(t, world, sizes, out)
+    names, recs, prog = t.call_names(), t.records, rank.prog
+    calls = []         # per operation of prog: (MPI call, its number)
+    number = 0
+    prev_end = int(t.init_ns)
+    i = 0
+    while i < len(recs):
         rec, name = recs[i], names[i]
         if rec["kind"] != CALL:
             i += 1
             continue
         number += 1
         start, end = int(rec["start_ns"]), int(rec["end_ns"])
-        calc(start - prev_end)
+        rank.calc(start - prev_end)
         prev_end = end
-        completions = []
-        j = i + 1
-        while j < n and recs[j]["kind"] == COMPLETE:
-            completions.append(j)
-            j += 1
-        base = schedules.base_name(name)
-        modelled = True
-        if name in SENDS or name in ISENDS:
-            if not local(rec):
-                modelled = False
-            elif not add_send(rec, i):
-                prog.append(("done", i))
-            elif name in SENDS:
-                prog.append(("wait", (i,)))
-        elif name == "MPI_Irecv":
-            if not local(rec):
-                modelled = False
-            elif not add_recv(rec, completion_of.get(i), i):
-                prog.append(("done", i))
-        elif name == "MPI_Recv":
-            if not local(rec):
-                modelled = False
-            elif completions and add_recv(rec, completions[0], i):
-                prog.append(("wait", (i,)))
-        elif name in ("MPI_Sendrecv", "MPI_Sendrecv_replace"):
-            if not local(rec):
-                modelled = False
-            else:
-                reqs = []
-                if add_send(rec, (i, "send")):
-                    reqs.append((i, "send"))
-                if completions and add_recv(rec, completions[0], (i, "recv")):
-                    reqs.append((i, "recv"))
-                if reqs:
-                    prog.append(("wait", tuple(reqs)))
-        elif name in WAITS:
-            reqs = tuple(int(posts[c]) for c in completions if posts[c] >= 0)
-            if reqs:
-                prog.append(("wait", reqs))
-            else:
-                calc(end - start)  # a test that found nothing: its own cost
-        elif name in SEND_INITS or name == "MPI_Recv_init":
-            persistent[int(rec["request"])] = rec
-        elif name in ("MPI_Start", "MPI_Startall"):
-            made = persistent.get(int(rec["request"]))
-            if made is None or not local(made):
-                modelled = False
-            elif not (add_send(made, i) if t.names[made["call"]] in SEND_INITS
-                      else add_recv(made, completion_of.get(i), i)):
-                prog.append(("done", i))
-        elif base is not None:
-            comm = int(rec["comm_id"])
-            if rec["comm_size"] != world:
-                modelled = False
-            else:
-                seq = coll_seen[comm]
-                coll_seen[comm] += 1
-                _, nbytes, root = sizes[(comm, seq)]
-                for r, rnd in enumerate(schedules.schedule(base, me, world, nbytes, root)):
-                    reqs = []
-                    for k, (op, peer, size) in enumerate(rnd):
-                        req = ("coll", i, r, k)
-                        tag = ("coll", seq)
-                        prog.append(("isend" if op == "send" else "irecv", peer, (comm, tag), size, req))
-                        out.messages += op == "send"
-                        reqs.append(req)
-                    prog.append(("wait", tuple(reqs)))
-                if int(rec["request"]):
-                    prog.append(("done", i))  # a nonblocking collective, modelled as done at its post
-                out.collectives[base] += 1
-        elif name in IGNORED:
-            pass
-        else:
-            modelled = False
-        if not modelled:
-            calc(end - start)
+        completions, j = rank.completions_after(i)
+        if not rank.call(name, rec, i, completions, end - start):
+            rank.calc(end - start)
             out.unmodelled[name] += 1
             if int(rec["request"]):
-                prog.append(("done", i))  # its completion, when waited for, is in the time just kept
+                rank.done(i)  # its completion, when waited for, is in the time just kept
         calls += [(name, number)] * (len(prog) - len(calls))
         i = j
-    calc(int(t.finalize_ns) - prev_end)
+    rank.calc(int(t.finalize_ns) - prev_end)
     calls += [("MPI_Finalize", number + 1)] * (len(prog) - len(calls))
     return prog, calls
 
