@@ -460,24 +460,44 @@ static inline ssize_t send_end(ep_state *s, send_plan *p, void *context, ssize_t
  * earlier than a round trip through the emulated network (rma.c). */
 void rma_track(ep_state *s, int is_read, const loggp_delays *d, ssize_t rc, uint64_t post_time, uint64_t bytes);
 
-/* RMA and atomics (rma.c, atomic.c): o_s, pacing, origin completion after 2L. */
-#define RMA_HOOK(table, type, is_read, bytes_expr, call)                                                        \
-    ep_state *s = ep_state_of(ep);                                                                              \
-    const type *o = ORIG(s->table, type);                                                                       \
-    if (ofi_in_hook ||                                                                                          \
-        (!loggp_live_active() &&                                                                                \
-         !atomic_load_explicit((is_read) ? &s->read_cntr : &s->write_cntr, memory_order_relaxed)))            \
-        return call;                                                                                            \
-    loggp_delays d;                                                                                             \
-    uint64_t bytes = (bytes_expr);                                                                              \
-    post_begin(s, &d);                                                                                          \
-    uint64_t posted = loggp_now_ns();                                                                           \
-    ofi_in_hook++;                                                                                              \
-    ssize_t rc = call;                                                                                          \
-    ofi_in_hook--;                                                                                              \
-    post_end(s, &d, rc, bytes);                                                                                 \
-    rma_track(s, is_read, &d, rc, posted, bytes);                                                               \
+/* An RMA or atomic hook's plan (rma.c, atomic.c), made by rma_begin before
+ * the provider call and finished by rma_end after it. */
+typedef struct {
+    int is_read;     /* completes on the read counter, else the write counter */
+    uint64_t bytes;
+    uint64_t posted; /* loggp_now_ns() at the post: the origin completes 2L + (k-1)G after it */
+    loggp_delays d;
+} rma_plan;
+
+/* An RMA operation goes straight to the provider from inside the layer's own
+ * calls, and while every knob is zero with nothing pending on its counter. */
+static inline int rma_bypasses_layer(ep_state *s, int is_read)
+{
+    return ofi_in_hook ||
+           (!loggp_live_active() &&
+            !atomic_load_explicit(is_read ? &s->read_cntr : &s->write_cntr, memory_order_relaxed));
+}
+
+/* Before an RMA operation of `bytes` is posted: o_s and the gap owed. The
+ * layer counts as inside a call until rma_end. */
+static inline void rma_begin(ep_state *s, rma_plan *p, int is_read, uint64_t bytes)
+{
+    p->is_read = is_read;
+    p->bytes = bytes;
+    post_begin(s, &p->d);
+    p->posted = loggp_now_ns();
+    ofi_in_hook++;
+}
+
+/* After the provider call returned rc: the gap's bookkeeping and the
+ * origin's completion tracked (rma_track). Returns rc. */
+static inline ssize_t rma_end(ep_state *s, rma_plan *p, ssize_t rc)
+{
+    ofi_in_hook--;
+    post_end(s, &p->d, rc, p->bytes);
+    rma_track(s, p->is_read, &p->d, rc, p->posted, p->bytes);
     return rc;
+}
 
 /* ---- fabrics and domains (fabric.c) ---- */
 

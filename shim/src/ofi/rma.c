@@ -17,53 +17,116 @@ void rma_track(ep_state *s, int is_read, const loggp_delays *d, ssize_t rc, uint
 static ssize_t h_read(struct fid_ep *ep, void *buf, size_t len, void *desc, fi_addr_t src, uint64_t addr,
                       uint64_t key, void *ctx)
 {
-    RMA_HOOK(rma, struct fi_ops_rma, 1, len, o->read(ep, buf, len, desc, src, addr, key, ctx))
+    ep_state *s = ep_state_of(ep);
+    const struct fi_ops_rma *o = ORIG(s->rma, struct fi_ops_rma);
+    int hooked = !rma_bypasses_layer(s, 1);
+    rma_plan p;
+    if (hooked)
+        rma_begin(s, &p, 1, len);
+    ssize_t rc = o->read(ep, buf, len, desc, src, addr, key, ctx);
+    return hooked ? rma_end(s, &p, rc) : rc;
 }
 
 static ssize_t h_readv(struct fid_ep *ep, const struct iovec *iov, void **desc, size_t count, fi_addr_t src,
                        uint64_t addr, uint64_t key, void *ctx)
 {
-    RMA_HOOK(rma, struct fi_ops_rma, 1, iov_bytes(iov, count), o->readv(ep, iov, desc, count, src, addr, key, ctx))
+    ep_state *s = ep_state_of(ep);
+    const struct fi_ops_rma *o = ORIG(s->rma, struct fi_ops_rma);
+    int hooked = !rma_bypasses_layer(s, 1);
+    rma_plan p;
+    if (hooked)
+        rma_begin(s, &p, 1, iov_bytes(iov, count));
+    ssize_t rc = o->readv(ep, iov, desc, count, src, addr, key, ctx);
+    return hooked ? rma_end(s, &p, rc) : rc;
 }
 
 static ssize_t h_readmsg(struct fid_ep *ep, const struct fi_msg_rma *msg, uint64_t flags)
 {
-    RMA_HOOK(rma, struct fi_ops_rma, 1, iov_bytes(msg->msg_iov, msg->iov_count), o->readmsg(ep, msg, flags))
+    ep_state *s = ep_state_of(ep);
+    const struct fi_ops_rma *o = ORIG(s->rma, struct fi_ops_rma);
+    int hooked = !rma_bypasses_layer(s, 1);
+    rma_plan p;
+    if (hooked)
+        rma_begin(s, &p, 1, iov_bytes(msg->msg_iov, msg->iov_count));
+    ssize_t rc = o->readmsg(ep, msg, flags);
+    return hooked ? rma_end(s, &p, rc) : rc;
 }
 
 static ssize_t h_write(struct fid_ep *ep, const void *buf, size_t len, void *desc, fi_addr_t dest, uint64_t addr,
                        uint64_t key, void *ctx)
 {
-    RMA_HOOK(rma, struct fi_ops_rma, 0, len, o->write(ep, buf, len, desc, dest, addr, key, ctx))
+    ep_state *s = ep_state_of(ep);
+    const struct fi_ops_rma *o = ORIG(s->rma, struct fi_ops_rma);
+    int hooked = !rma_bypasses_layer(s, 0);
+    rma_plan p;
+    if (hooked)
+        rma_begin(s, &p, 0, len);
+    ssize_t rc = o->write(ep, buf, len, desc, dest, addr, key, ctx);
+    return hooked ? rma_end(s, &p, rc) : rc;
 }
 
 static ssize_t h_writev(struct fid_ep *ep, const struct iovec *iov, void **desc, size_t count, fi_addr_t dest,
                         uint64_t addr, uint64_t key, void *ctx)
 {
-    RMA_HOOK(rma, struct fi_ops_rma, 0, iov_bytes(iov, count), o->writev(ep, iov, desc, count, dest, addr, key, ctx))
+    ep_state *s = ep_state_of(ep);
+    const struct fi_ops_rma *o = ORIG(s->rma, struct fi_ops_rma);
+    int hooked = !rma_bypasses_layer(s, 0);
+    rma_plan p;
+    if (hooked)
+        rma_begin(s, &p, 0, iov_bytes(iov, count));
+    ssize_t rc = o->writev(ep, iov, desc, count, dest, addr, key, ctx);
+    return hooked ? rma_end(s, &p, rc) : rc;
 }
 
 static ssize_t h_writemsg(struct fid_ep *ep, const struct fi_msg_rma *msg, uint64_t flags)
 {
-    RMA_HOOK(rma, struct fi_ops_rma, 0, iov_bytes(msg->msg_iov, msg->iov_count), o->writemsg(ep, msg, flags))
+    ep_state *s = ep_state_of(ep);
+    const struct fi_ops_rma *o = ORIG(s->rma, struct fi_ops_rma);
+    int hooked = !rma_bypasses_layer(s, 0);
+    rma_plan p;
+    if (hooked)
+        rma_begin(s, &p, 0, iov_bytes(msg->msg_iov, msg->iov_count));
+    ssize_t rc = o->writemsg(ep, msg, flags);
+    return hooked ? rma_end(s, &p, rc) : rc;
 }
 
 static ssize_t h_inject_write(struct fid_ep *ep, const void *buf, size_t len, fi_addr_t dest, uint64_t addr,
                               uint64_t key)
 {
-    RMA_HOOK(rma, struct fi_ops_rma, 0, len, o->inject(ep, buf, len, dest, addr, key))
+    ep_state *s = ep_state_of(ep);
+    const struct fi_ops_rma *o = ORIG(s->rma, struct fi_ops_rma);
+    int hooked = !rma_bypasses_layer(s, 0);
+    rma_plan p;
+    if (hooked)
+        rma_begin(s, &p, 0, len);
+    ssize_t rc = o->inject(ep, buf, len, dest, addr, key);
+    return hooked ? rma_end(s, &p, rc) : rc;
 }
 
 static ssize_t h_writedata(struct fid_ep *ep, const void *buf, size_t len, void *desc, uint64_t data, fi_addr_t dest,
                            uint64_t addr, uint64_t key, void *ctx)
 {
-    RMA_HOOK(rma, struct fi_ops_rma, 0, len, o->writedata(ep, buf, len, desc, data, dest, addr, key, ctx))
+    ep_state *s = ep_state_of(ep);
+    const struct fi_ops_rma *o = ORIG(s->rma, struct fi_ops_rma);
+    int hooked = !rma_bypasses_layer(s, 0);
+    rma_plan p;
+    if (hooked)
+        rma_begin(s, &p, 0, len);
+    ssize_t rc = o->writedata(ep, buf, len, desc, data, dest, addr, key, ctx);
+    return hooked ? rma_end(s, &p, rc) : rc;
 }
 
 static ssize_t h_inject_writedata(struct fid_ep *ep, const void *buf, size_t len, uint64_t data, fi_addr_t dest,
                                   uint64_t addr, uint64_t key)
 {
-    RMA_HOOK(rma, struct fi_ops_rma, 0, len, o->injectdata(ep, buf, len, data, dest, addr, key))
+    ep_state *s = ep_state_of(ep);
+    const struct fi_ops_rma *o = ORIG(s->rma, struct fi_ops_rma);
+    int hooked = !rma_bypasses_layer(s, 0);
+    rma_plan p;
+    if (hooked)
+        rma_begin(s, &p, 0, len);
+    ssize_t rc = o->injectdata(ep, buf, len, data, dest, addr, key);
+    return hooked ? rma_end(s, &p, rc) : rc;
 }
 
 void *patch_rma(struct fid_ep *ep, ep_state *s)
