@@ -335,53 +335,15 @@ def from_dict(path, text, data, skip_missing=True):
         raise StudyError(path, "no benchmarks: add at least one [[benchmark]] table")
     benchmarks, names, skipped = [], set(), []
     for i, b in enumerate(bench_list):
-        if not isinstance(b, dict):
-            fail("'benchmark' must be an array of tables [[benchmark]]", "benchmark")
-        for key in b:
-            if key not in BENCH_KEYS:
-                fail(f"unknown key '{key}' in [[benchmark]] #{i + 1} "
-                     f"(expected: {', '.join(sorted(BENCH_KEYS))})", key, "benchmark", i)
-
-        def bget(key, typ, default, typename=None):
-            return get(b, key, typ, default, "benchmark", i, typename)
-
-        kinds = [k for k in ("kernel", "npb_binary", "command") if k in b]
-        if len(kinds) != 1:
-            fail(f"[[benchmark]] #{i + 1} needs exactly one of 'kernel', 'npb_binary' or "
-                 f"'command' (has: {', '.join(kinds) or 'none'})", kinds[1] if kinds[1:] else None,
-                 "benchmark", i)
-        klass = bget("class", str, default_class)
-        if klass is not None and klass not in CLASSES:
-            fail(f"'class' must be one of {', '.join(CLASSES)}, got {klass!r}", "class", "benchmark", i)
-        optional = bget("optional", bool, False, "true or false")
-        timeout = _timeout(b.get("timeout", None), lambda m: fail(m, "timeout", "benchmark", i),
-                           default_timeout)
-        nps = _nps(b["np"], lambda m: fail(m, "np", "benchmark", i)) if "np" in b else default_np
-        runtime_regex = success_regex = None
-        program_path = None
-        if kinds[0] == "kernel":
-            argv, default_name, kind_name = _kernel_program(b, i, bget, fail, klass, nps)
-        elif kinds[0] == "npb_binary":
-            argv, default_name, kind_name, program_path = _npb_program(i, bget, fail, klass, base)
-        else:
-            argv, default_name, kind_name, runtime_regex, success_regex = _command_program(b, i, bget, fail, base)
-        bname = bget("name", str, default_name)
-        if not re.fullmatch(r"[A-Za-z0-9_.+-]+", bname):
-            fail(f"benchmark name {bname!r} may only contain letters, digits and _.+-",
-                 "name", "benchmark", i)
-        if bname in names:
-            fail(f"two benchmarks are named {bname!r}; give one a different 'name'",
-                 "name" if "name" in b else kinds[0], "benchmark", i)
-        names.add(bname)
-        bench = Benchmark(bname, kind_name, argv, klass, nps, timeout,
-                          runtime_regex, success_regex, optional)
-        missing = _missing_program(argv[0] if program_path is None else program_path)
+        bench, kind_key, program = _benchmark(b, i, fail, get, base, (default_class, default_timeout, default_np),
+                                              names)
+        missing = _missing_program(program)
         if missing:
-            if optional and skip_missing:
-                skipped.append(f"{bname}: {missing}")
+            if bench.optional and skip_missing:
+                skipped.append(f"{bench.name}: {missing}")
                 continue
             if skip_missing:
-                fail(f"benchmark {bname!r}: {missing}", kinds[0], "benchmark", i)
+                fail(f"benchmark {bench.name!r}: {missing}", kind_key, "benchmark", i)
         benchmarks.append(bench)
     if not benchmarks:
         raise StudyError(path, "every benchmark is optional and missing: "
@@ -394,6 +356,54 @@ def from_dict(path, text, data, skip_missing=True):
                  topology=topology, scope=scope, targets=targets,
                  parallel=parallel, precision=precision_text, budget=budget_text)
 
+
+
+def _benchmark(b, i, fail, get, base, defaults, names):
+    """The i-th [[benchmark]] table, checked: the Benchmark, the key its kind is given by, and
+    the program that must exist. defaults: the top level's (class, timeout, np); names: the
+    names taken so far, to which this one is added."""
+    default_class, default_timeout, default_np = defaults
+    if not isinstance(b, dict):
+        fail("'benchmark' must be an array of tables [[benchmark]]", "benchmark")
+    for key in b:
+        if key not in BENCH_KEYS:
+            fail(f"unknown key '{key}' in [[benchmark]] #{i + 1} "
+                 f"(expected: {', '.join(sorted(BENCH_KEYS))})", key, "benchmark", i)
+
+    def bget(key, typ, default, typename=None):
+        return get(b, key, typ, default, "benchmark", i, typename)
+
+    kinds = [k for k in ("kernel", "npb_binary", "command") if k in b]
+    if len(kinds) != 1:
+        fail(f"[[benchmark]] #{i + 1} needs exactly one of 'kernel', 'npb_binary' or "
+             f"'command' (has: {', '.join(kinds) or 'none'})", kinds[1] if kinds[1:] else None,
+             "benchmark", i)
+    klass = bget("class", str, default_class)
+    if klass is not None and klass not in CLASSES:
+        fail(f"'class' must be one of {', '.join(CLASSES)}, got {klass!r}", "class", "benchmark", i)
+    optional = bget("optional", bool, False, "true or false")
+    timeout = _timeout(b.get("timeout", None), lambda m: fail(m, "timeout", "benchmark", i),
+                       default_timeout)
+    nps = _nps(b["np"], lambda m: fail(m, "np", "benchmark", i)) if "np" in b else default_np
+    runtime_regex = success_regex = None
+    program_path = None
+    if kinds[0] == "kernel":
+        argv, default_name, kind_name = _kernel_program(b, i, bget, fail, klass, nps)
+    elif kinds[0] == "npb_binary":
+        argv, default_name, kind_name, program_path = _npb_program(i, bget, fail, klass, base)
+    else:
+        argv, default_name, kind_name, runtime_regex, success_regex = _command_program(b, i, bget, fail, base)
+    bname = bget("name", str, default_name)
+    if not re.fullmatch(r"[A-Za-z0-9_.+-]+", bname):
+        fail(f"benchmark name {bname!r} may only contain letters, digits and _.+-",
+             "name", "benchmark", i)
+    if bname in names:
+        fail(f"two benchmarks are named {bname!r}; give one a different 'name'",
+             "name" if "name" in b else kinds[0], "benchmark", i)
+    names.add(bname)
+    bench = Benchmark(bname, kind_name, argv, klass, nps, timeout,
+                      runtime_regex, success_regex, optional)
+    return bench, kinds[0], argv[0] if program_path is None else program_path
 
 
 def _launcher(launcher_table, base, fail, get):
