@@ -78,6 +78,15 @@ def test_the_check_sees_a_part_importing_upwards(tmp_path):
     assert part_of("loggp.analysis.predict") == "analysis" and part_of("loggp.testbed") == "root"
 
 
+def test_the_testbed_parts_do_not_import_the_command():
+    """testbed.py imports its parts (testbed_hosts, _netem, _slurm, _calibrate); none imports it back."""
+    parts = [(path, name) for _, path, name in modules() if name.startswith("loggp.testbed_")]
+    assert {name for _, name in parts} >= {"loggp.testbed_hosts", "loggp.testbed_netem", "loggp.testbed_slurm",
+                                           "loggp.testbed_calibrate"}
+    back = sorted(path for path, name in parts if "loggp.testbed" in set(imported_modules(REPO / path, name)))
+    assert not back, back
+
+
 HIDDEN_IMPORT = re.compile(r"^[ \t]+(from\s+(loggp\b|\.)|import\s+loggp\b)")
 
 
