@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from loggp.experiments import fit
+from loggp.knobs.params import LogGP
 from exp_synthetic import synthetic_probe
 
 SIZES = [2 ** i for i in range(0, 21)] + [3 * 2 ** i for i in range(8, 19)]
@@ -76,7 +77,7 @@ def test_knob_prediction_matches_knobbed_fit():
     regimes = fit.segment_fit(bm, bt)
     m, t = fit.series(knobbed)
     measured = fit.fit_in_regimes(m, t, regimes)
-    predicted = fit.predict_regimes(regimes, fit.Knobs(o_s=2.0, o_r=2.0, L=5.0, G=0.5))
+    predicted = fit.predict_regimes(regimes, LogGP(o_s=2000.0, o_r=2000.0, L=5000.0, G=0.5))
     for row in fit.compare(predicted, measured):
         assert abs(row["T0_error_us"]) < 0.05 * row["T0_predicted_us"] + 0.1
         assert abs(row["G_error_ns_per_byte"]) < 0.02 * row["G_predicted_ns_per_byte"] + 0.005
@@ -89,7 +90,7 @@ def test_knob_prediction_matches_knobbed_fit():
 
 def test_units():
     k = fit.knob_increments({"os": "250ns", "o": "1us", "L": "2ms", "G": "2us/KiB"})
-    assert (k.o_s, k.o_r, k.L) == (pytest.approx(0.25), 1, 2000)
+    assert (k.o_s, k.o_r, k.L) == (250, 1000, 2_000_000)
     assert k.G == pytest.approx(2000 / 1024, abs=1e-3)  # loggp-knobs keeps whole ps per byte
     with pytest.raises(fit.FitError, match="'5 parsecs'"):
         fit.knob_increments({"L": "5 parsecs"})

@@ -32,7 +32,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from loggp.knobs import FLAGS
 from loggp.knobs.command import positive_int
+from loggp.knobs.vocabulary import SETTINGS, deprecated_spelling, setting_name
 from loggp.knobs.files import write_text_atomic
 from loggp.knobs.programs import which
 
@@ -40,7 +42,7 @@ DIRECTORIES = ("basic", "pt2pt", "coll", "rma", "comm", "datatype")
 MODES = ("plain", "zero", "loggp")
 DEFAULT_KNOBS = "o=2us,g=1us,G=0.5ns/B,L=5us"
 ZERO_KNOBS = "o=0us,g=0us,G=0ns/B,L=0us"
-KNOB_NAMES = ("o", "os", "or", "g", "G", "L")
+KNOB_NAMES = SETTINGS
 
 # test/mpi/basic has no testlist (the suite's top-level list comments it out),
 # and its programs do not print " No Errors": they pass on exit status 0 with
@@ -191,8 +193,12 @@ def parse_knobs(text):
         name, eq, value = item.partition("=")
         if not eq or not value:
             raise UsageError(f"--knobs: '{item}' is not NAME=VALUE (e.g. {DEFAULT_KNOBS})")
-        if name not in KNOB_NAMES:
-            raise UsageError(f"--knobs: unknown knob '{name}' (known: {', '.join(KNOB_NAMES)})")
+        try:
+            name, old = setting_name(name)
+        except KeyError:
+            raise UsageError(f"--knobs: unknown knob '{name}' (known: {', '.join(KNOB_NAMES)})") from None
+        if old:
+            print(f"mpich_suite: --knobs: {deprecated_spelling(old, name)}", file=sys.stderr)
         knobs.append((name, value))
     if not knobs:
         raise UsageError(f"--knobs: '{text}' gives no knob (e.g. {DEFAULT_KNOBS})")
@@ -479,7 +485,7 @@ def routing_env(provider):
 def knob_flags(knobs):
     flags = []
     for name, value in knobs:
-        flags += [f"--{name}", value]
+        flags += [FLAGS[name], value]
     return flags
 
 

@@ -8,6 +8,7 @@ import shutil
 import pytest
 
 from loggp.shim import bench, bench_knobs, patterns_run
+from loggp.knobs.params import LogGP
 from loggp.shim import pattern_model as model
 from tests.testkit import installed, run, skip_if_busy
 
@@ -25,7 +26,7 @@ def synthetic(size=8, g_machine=240.0, one_way=650.0, ack=650.0, exchange=700.0,
 
 
 def inc(pattern, base, **knobs):
-    return model.predicted_increase(pattern, base, model.Knobs(**knobs))
+    return model.predicted_increase(pattern, base, LogGP(**knobs))
 
 
 def test_machine_gap_is_recovered_from_the_plain_window():
@@ -40,16 +41,16 @@ def test_zero_knobs_predict_no_change(pattern):
 
 def test_overhead_adds_both_ends_to_one_way_patterns():
     base = synthetic()
-    assert inc("pingpong", base, os=1000.0, or_=1000.0) == pytest.approx(2000.0)
-    assert inc("pingpong", base, os=3000.0) == pytest.approx(3000.0)
-    assert inc("exchange", base, os=1000.0, or_=1000.0) == pytest.approx(2000.0)
+    assert inc("pingpong", base, o_s=1000.0, o_r=1000.0) == pytest.approx(2000.0)
+    assert inc("pingpong", base, o_s=3000.0) == pytest.approx(3000.0)
+    assert inc("exchange", base, o_s=1000.0, o_r=1000.0) == pytest.approx(2000.0)
 
 
 def test_overhead_adds_w_plus_3_over_w_per_streamed_message():
     # (W-1) pipelined messages pay max(o_s, o_r) each; the first and the ack pay o_s + o_r each
     base = synthetic()
-    assert inc("window", base, os=10000.0, or_=10000.0) == pytest.approx(10000.0 * (W + 3) / W)
-    assert inc("compute", base, os=10000.0, or_=10000.0) == pytest.approx(10000.0 * (W + 3) / W)
+    assert inc("window", base, o_s=10000.0, o_r=10000.0) == pytest.approx(10000.0 * (W + 3) / W)
+    assert inc("compute", base, o_s=10000.0, o_r=10000.0) == pytest.approx(10000.0 * (W + 3) / W)
 
 
 def test_latency_adds_to_each_one_way_trip_and_only_2L_per_window_to_a_stream():
@@ -65,10 +66,10 @@ def test_gap_is_a_minimum_spacing_not_an_addition():
     # round trip 1.3 us: longer than g_total = 1.24 us, so the ping-pong is unaffected
     assert inc("pingpong", base, g=1000.0) == pytest.approx(0.0)
     # g_total 5.24 us > round trip: one g_total per round trip (measured: about 2.6-2.7 us a half)
-    assert model.pingpong(base, model.Knobs(g=5000.0)) == pytest.approx(5240.0 / 2)
+    assert model.pingpong(base, LogGP(g=5000.0)) == pytest.approx(5240.0 / 2)
     # a stream's interval becomes g_total once it is longer than the natural one
-    assert model.stream(base, model.Knobs(g=10000.0)) == pytest.approx(10240.0)
-    assert model.exchange(base, model.Knobs(g=10000.0)) == pytest.approx(10240.0)
+    assert model.stream(base, LogGP(g=10000.0)) == pytest.approx(10240.0)
+    assert model.exchange(base, LogGP(g=10000.0)) == pytest.approx(10240.0)
     assert inc("exchange", base, g=100.0) == pytest.approx(0.0)
 
 
@@ -76,15 +77,15 @@ def test_a_given_machine_gap_replaces_the_windows():
     # an apparatus counting only its injector's busy time: g_total = 100 ns + g
     base = model.Base(**{**synthetic(g_machine=240.0).__dict__, "g_machine": 100.0})
     assert model.machine_gap(base) == 100.0
-    assert model.stream(base, model.Knobs(g=10000.0)) == pytest.approx(10100.0)
-    assert model.pingpong(base, model.Knobs(g=5000.0)) == pytest.approx(5100.0 / 2)
+    assert model.stream(base, LogGP(g=10000.0)) == pytest.approx(10100.0)
+    assert model.pingpong(base, LogGP(g=5000.0)) == pytest.approx(5100.0 / 2)
     assert inc("window", base) == pytest.approx(0.0)
 
 
 def test_computation_hides_a_gap_shorter_than_it():
     base = synthetic(compute_interval=5300.0)
     assert inc("compute", base, g=1000.0) == pytest.approx(0.0)
-    assert model.stream(base, model.Knobs(g=10000.0), compute=True) == pytest.approx(10240.0)
+    assert model.stream(base, LogGP(g=10000.0), compute=True) == pytest.approx(10240.0)
 
 
 def test_bytes_add_k_minus_1_G_per_message_and_to_each_one_way_time():
@@ -123,26 +124,26 @@ class SyntheticPatterns:
 
     @staticmethod
     def knobs_of(flags):
-        fields = {"--o": ("os", "or_"), "--g": ("g",), "--L": ("L",), "--G": ("G",)}
+        fields = {"--o": ("o_s", "o_r"), "--g": ("g",), "--L": ("L",), "--G": ("G",)}
         values = {}
         for flag, text in zip(flags[::2], flags[1::2]):
             per_byte = text.endswith("/B")
             number = text[:-4] if per_byte else text[:-2]
             ns = float(number) * (1 if per_byte else {"ns": 1, "us": 1000}[text[-2:]])
             values.update({field: ns for field in fields[flag]})
-        return model.Knobs(**values)
+        return LogGP(**values)
 
     def half(self, p, base, knobs):
-        armed = knobs != model.Knobs()
+        armed = knobs != LogGP()
         return (self.layer if armed else 0.0) + self.scale * model.predicted_increase(p, base, knobs)
 
     def measure_paired(self, specs, flags, reps=5, outside="zero", **_):
         self.paired_calls.append((tuple(flags), outside))
         inside = self.knobs_of(flags)
         # outside armed: each knob set at its smallest step (LOGGP_OUTSIDE=armed)
-        steps = {"os": 1.0, "or_": 1.0, "g": 1.0, "L": 1.0, "G": 0.001}
-        out_knobs = (model.Knobs(**{f: steps[f] for f, v in vars(inside).items() if v}) if outside == "armed"
-                     else model.Knobs())
+        steps = {"o_s": 1.0, "o_r": 1.0, "g": 1.0, "L": 1.0, "G": 0.001}
+        out_knobs = (LogGP(**{f: steps[f] for f, v in vars(inside).items() if v}) if outside == "armed"
+                     else LogGP())
         out = {}
         for p, b, _ in specs:
             base = bench_knobs.base_from(self.measure([(q, size, 0) for q in bench_knobs.PATTERNS
@@ -219,15 +220,15 @@ def test_repeats_run_until_every_line_is_settled_or_the_budget_is_spent(monkeypa
 
 
 def test_a_setting_runs_its_knob_at_its_value_and_every_other_knob_armed():
-    flags, knobs = bench_knobs.armed_setting("o", ("--o", "10us"), model.Knobs(os=10000.0, or_=10000.0))
+    flags, knobs = bench_knobs.armed_setting("o", ("--o", "10us"), LogGP(o_s=10000.0, o_r=10000.0))
     assert flags == ("--o", "10us", "--g", "1ns", "--G", "0.001ns/B", "--L", "1ns")
-    assert knobs == model.Knobs(os=10000.0, or_=10000.0, g=1.0, G=0.001, L=1.0)
-    flags, knobs = bench_knobs.armed_setting("G", ("--G", "0.244ns/B"), model.Knobs(G=0.244))
-    assert flags.count("--G") == 1 and knobs.G == 0.244 and knobs.os == knobs.L == 1.0
+    assert knobs == LogGP(o_s=10000.0, o_r=10000.0, g=1.0, G=0.001, L=1.0)
+    flags, knobs = bench_knobs.armed_setting("G", ("--G", "0.244ns/B"), LogGP(G=0.244))
+    assert flags.count("--G") == 1 and knobs.G == 0.244 and knobs.o_s == knobs.L == 1.0
     base = synthetic()
     # the prediction over the armed baseline is the setting's less the armed steps' own
     assert bench_knobs.predicted_over_armed("pingpong", base, knobs) == pytest.approx(
-        inc("pingpong", base, os=1.0, or_=1.0, g=1.0, G=0.244, L=1.0) - inc("pingpong", base, os=1.0, or_=1.0, g=1.0,
+        inc("pingpong", base, o_s=1.0, o_r=1.0, g=1.0, G=0.244, L=1.0) - inc("pingpong", base, o_s=1.0, o_r=1.0, g=1.0,
                                                                            G=0.001, L=1.0))
     assert bench_knobs.predicted_over_armed("window", base, bench_knobs.ARMED_KNOBS) == 0.0
 
@@ -297,7 +298,7 @@ def test_g_settings_give_k_minus_1_G_the_value_asked():
         assert abs((size - 1) * increments.G - 1000.0) <= (size - 1) * 0.0005
     settings = bench_knobs.knob_settings(["G", "L"], [10.0], [4096])
     assert [s[0] for s in settings if s[1] == "L"] == ["L=10us"]
-    assert next(s for s in settings if s[1] == "L")[4] == model.Knobs(L=10000.0)
+    assert next(s for s in settings if s[1] == "L")[4] == LogGP(L=10000.0)
     settings = bench_knobs.knob_settings(["o"], [0.001, 0.25, 1500.0, 1e6], [4096])   # each in its own unit
     assert [(s[0], s[3]) for s in settings] == [("o=1ns", ("--o", "1ns")), ("o=250ns", ("--o", "250ns")),
                                                 ("o=1.5ms", ("--o", "1.5ms")), ("o=1s", ("--o", "1s"))]

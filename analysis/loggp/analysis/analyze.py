@@ -9,14 +9,14 @@ import numpy as np
 from loggp.experiments import precision
 from loggp.harness import paired
 from loggp.harness.studyfile import ARMED_SWEEP, DEFAULT_PRECISION, ZERO_SWEEP
+from loggp.knobs.vocabulary import FIELDS, SETTINGS, TIME_PER_BYTE, knobs_of, unit_of
 
 from . import models, stats
 
-KNOB_ORDER = ("o", "o_s", "o_r", "g", "G", "L")
-KNOB_COLUMN = {"o": "o_s_ns", "o_s": "o_s_ns", "o_r": "o_r_ns", "g": "g_ns",
-               "G": "G_ns_per_byte", "L": "L_ns"}
+KNOB_ORDER = SETTINGS
+KNOB_COLUMN = {s: FIELDS[knobs_of(s)[0]] for s in SETTINGS}
 # Display units: times in us, G in ns/B. NS_PER_UNIT converts back.
-UNIT = {"o": "us", "o_s": "us", "o_r": "us", "g": "us", "G": "ns/B", "L": "us"}
+UNIT = {s: "ns/B" if unit_of(s) == TIME_PER_BYTE else "us" for s in SETTINGS}
 NS_PER_UNIT = {"us": 1000.0, "ns/B": 1.0}
 KNOB_TITLE = {"o": "overhead o (o_s = o_r)", "o_s": "send overhead o_s",
               "o_r": "receive overhead o_r", "g": "gap g", "G": "per-byte gap G (1/bandwidth)",

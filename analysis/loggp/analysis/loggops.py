@@ -22,27 +22,18 @@ Programs are lists of operations (tuples):
     ("done", req)                          marks req complete now (a request whose work was modelled inline)
 Requests are any hashable names, unique per rank. Times are ns."""
 from collections import deque
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+
+from loggp.knobs.params import LogGP
 
 from . import native
 
 
 @dataclass(frozen=True)
-class Params:
-    o_s: float = 0.0
-    o_r: float = 0.0
-    g: float = 0.0
-    G: float = 0.0          # ns per byte
-    L: float = 0.0
+class Params(LogGP):
+    """The LogGP set (loggp.knobs.params) with LogGOPS's rendezvous threshold S;
+    plus() and the rest are LogGP's and keep S."""
     S: float = float("inf")  # largest eager message, bytes
-
-    def plus(self, **deltas):
-        """These parameters with each delta added (o adds to o_s and o_r)."""
-        values = {}
-        for name, delta in deltas.items():
-            for field in (("o_s", "o_r") if name == "o" else (name,)):
-                values[field] = getattr(self, field) + delta
-        return replace(self, **values)
 
 
 class DeadlockError(RuntimeError):

@@ -9,7 +9,7 @@ import math
 import sys
 from pathlib import Path
 
-from loggp.knobs import KnobError, parse as parse_knobs
+from loggp.knobs import SETTINGS, KnobError, parse as parse_knobs
 from loggp.knobs.command import Command, CommandError, UsageError, positive_int
 from loggp.knobs.files import write_text_atomic
 from loggp.shim import trace_record
@@ -17,7 +17,7 @@ from loggp.shim import trace_record
 from . import (loggops, machine_check, native, otf2_import, predict_jobs, replay, target_prediction, trace,
                trace_input, trust)
 
-KNOBS = ("o", "o_s", "o_r", "g", "G", "L")
+KNOBS = SETTINGS
 # The machine's own parameters when no probe result is given: MPICH over libfabric's
 # shm provider on the machine loggp was developed on (loggp probe, 8 B; G from 64 KiB;
 # docs/predict.md).

@@ -18,7 +18,9 @@ from pathlib import Path
 
 import numpy as np
 
-from loggp.knobs import KnobError, parse as parse_knob_values
+from loggp.knobs import KNOBS, KnobError, parse as parse_knob_values
+from loggp.knobs.params import LogGP
+from loggp.knobs.vocabulary import FIELDS, FLAG_NAMES
 from loggp.knobs.command import Command, CommandError, Parser
 from loggp.knobs.files import atomic_write, write_text_atomic
 
@@ -200,27 +202,14 @@ def fit_in_regimes(m, y, template):
     return out
 
 
-@dataclass
-class Knobs:
-    """Knob increments: times in microseconds, G in nanoseconds per byte."""
-    o_s: float = 0.0
-    o_r: float = 0.0
-    g: float = 0.0
-    G: float = 0.0
-    L: float = 0.0
-
-
 def format_knobs(knobs):
-    """Knobs as a user writes them: "o_s=1us o_r=1us g=0 G=0.5ns/B L=10us"."""
-    def text(value, unit):
-        return "0" if value == 0 else f"{value:g}{unit}"
-    return " ".join(f"{name}={text(getattr(knobs, name), 'ns/B' if name == 'G' else 'us')}"
-                    for name in ("o_s", "o_r", "g", "G", "L"))
+    """Knobs (a LogGP set) as a user writes them: "o_s=1us o_r=1us g=0 G=0.5ns/B L=10us"."""
+    return str(knobs)
 
 
 def predict_regimes(baseline, knobs):
-    """LogGP's prediction for the knobbed fit: T0 + o_s + L + o_r, 1/B + G."""
-    return [Regime(r.m_min, r.m_max, r.T0_us + knobs.o_s + knobs.L + knobs.o_r,
+    """LogGP's prediction for the knobbed fit: T0 + o_s + L + o_r, 1/B + G (knobs in ns, ns/B)."""
+    return [Regime(r.m_min, r.m_max, r.T0_us + (knobs.o_s + knobs.L + knobs.o_r) / 1000.0,
                    r.us_per_byte + knobs.G / 1000.0, r.points, math.nan, math.nan) for r in baseline]
 
 
@@ -238,43 +227,33 @@ def compare(predicted, measured):
 
 # ------------------------------------------------------------------ knob values
 
-# Command-line option -> knob; "o" sets o_s and o_r together.
-KNOB_OPTIONS = {"o": "o", "os": "o_s", "or": "o_r", "L": "L", "G": "G"}
+# Command-line option (the flag without dashes) -> knob; "o" sets o_s and o_r together.
+KNOB_OPTIONS = FLAG_NAMES
 
 
 def knob_increments(texts):
-    """{option: text} -> Knobs, each value parsed by loggp-knobs (the one knob parser);
-    --os and --or override --o."""
-    k = Knobs()
-    for option in sorted(texts, key=lambda o: o != "o"):
-        knob = KNOB_OPTIONS[option]
-        try:
-            ns = parse_knob_values({knob: texts[option]})[knob]
-        except KnobError as err:
-            raise FitError(str(err)) from None
-        if knob == "o":
-            k.o_s = k.o_r = ns / 1000.0
-        elif knob == "G":
-            k.G = ns
-        else:
-            setattr(k, knob, ns / 1000.0)
-    return k
+    """{option: text} -> LogGP (ns, ns/B), each value parsed by loggp-knobs (the one knob
+    parser); --os and --or override --o."""
+    try:
+        return LogGP.parse({KNOB_OPTIONS[option]: text for option, text in texts.items()})
+    except KnobError as err:
+        raise FitError(str(err)) from None
 
 
 def recorded_knobs(data, name):
     """The knobs a probe file says were in force throughout its run (loggp-probe writes
-    libloggp.so's own view, or zero without it), as Knobs; None when it does not say: an
+    libloggp.so's own view, or zero without it), as LogGP; None when it does not say: an
     older probe, a --knob-set run, or knobs changed while it measured."""
     texts = data.get("knobs")
     if texts is None:
         return None
-    if not isinstance(texts, dict) or set(texts) - {"o_s", "o_r", "g", "G", "L"}:
+    if not isinstance(texts, dict) or set(texts) - set(KNOBS):
         raise FitError(f"{name}: \"knobs\" {texts!r} is not a map of o_s, o_r, g, G, L to values")
     try:
         ns = parse_knob_values(texts)
     except KnobError as err:
         raise FitError(f"{name}: \"knobs\": {err}") from None
-    return Knobs(**{k: v if k == "G" else v / 1000.0 for k, v in ns.items()})
+    return LogGP.of(ns)
 
 
 def knobs_of_the_run(data, base, given, flags, probe_name, base_name):
@@ -282,7 +261,7 @@ def knobs_of_the_run(data, base, given, flags, probe_name, base_name):
     neither says, when they disagree, and a baseline that ran with knobs."""
     if base is not None:
         base_knobs = recorded_knobs(base, base_name)
-        if base_knobs is not None and base_knobs != Knobs():
+        if base_knobs is not None and not base_knobs.is_zero():
             raise FitError(f"--baseline {base_name} ran with knobs {format_knobs(base_knobs)}: a baseline is "
                            f"a run without knobs")
     recorded = recorded_knobs(data, probe_name)
@@ -290,11 +269,10 @@ def knobs_of_the_run(data, base, given, flags, probe_name, base_name):
         if recorded is None:
             why = data.get("knobs_source") or "it predates loggp-probe recording them"
             raise FitError(f"--baseline needs the knobs the probed run had, and {probe_name} does not record "
-                           f"them ({why}): give them (--o, --os, --or, --L, --G, e.g. --L 10us; --L 0 for a "
+                           f"them ({why}): give them (--o, --os, --or, --g, --L, --G, e.g. --L 10us; --L 0 for a "
                            f"run without knobs)")
         return recorded
-    if recorded is not None and (recorded.o_s, recorded.o_r, recorded.G, recorded.L) != \
-            (flags.o_s, flags.o_r, flags.G, flags.L):
+    if recorded is not None and recorded != flags:
         raise FitError(f"the knobs given ({format_knobs(flags)}) differ from those {probe_name} recorded "
                        f"({format_knobs(recorded)}); leave the flags out to use the recorded ones")
     return flags
@@ -365,7 +343,8 @@ def parser():
     p.add_argument("--max-regimes", type=int, default=4, help="at most this many regimes (default 4)")
     p.add_argument("--baseline", metavar="BASE.json",
                    help="probe result without knobs: compare LogGP's prediction with this fit (default: none)")
-    for knob, example in (("o", "1us"), ("os", "1us"), ("or", "1us"), ("L", "5us"), ("G", "0.5ns/B")):
+    for knob in KNOB_OPTIONS:
+        example = "0.5ns/B" if knob == "G" else "1us"
         p.add_argument(f"--{knob}", metavar="T/B" if knob == "G" else "T",
                        help=f"knob increment of the probed run (e.g. {example}); with --baseline (default: "
                             f"the knobs the probe file recorded; refused when it records none)")
@@ -431,7 +410,7 @@ def execute(args, data, base, knobs):
                   f"{r['T0_error_us']:+8.3f} {r['G_predicted_ns_per_byte']:10.5f} "
                   f"{r['G_measured_ns_per_byte']:10.5f} {r['G_error_ns_per_byte']:+9.5f}")
         result = {"baseline_regimes": [r.summary() for r in base_regimes],
-                  "regimes": [r.summary() for r in regimes], "knobs": asdict(knobs), "comparison": rows}
+                  "regimes": [r.summary() for r in regimes], "knobs": {FIELDS[k]: v for k, v in knobs.values().items()}, "comparison": rows}
         plots = [("baseline", mb, yb, base_regimes, "solid"), ("with knobs", m, y, regimes, "solid"),
                  ("LogGP prediction", m, None, predicted, "dashed")]
         title = "T(m) with knobs vs LogGP prediction"

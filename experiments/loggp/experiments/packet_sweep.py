@@ -11,7 +11,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from loggp.knobs import KnobError, parse as parse_knobs
+from loggp.knobs import SETTINGS, KnobError, parse as parse_knobs
 from loggp.knobs.command import CommandError
 from loggp.knobs.programs import find_program
 
@@ -20,7 +20,7 @@ from . import packet_model as model
 from .probe import KNOB_FLAGS, format_knob
 
 # The knobs a setting may name; "o" sets o_s and o_r together, as `loggp run --o` does.
-SETTING_KNOBS = ("o", "o_s", "o_r", "g", "G", "L")
+SETTING_KNOBS = SETTINGS
 # Enough sizes on both sides of a protocol switch for T(m)'s regimes (3 points each).
 QUICK_PROBE_SIZES = "8,64,512,2048,4096,8192,16384,32768,65536,262144"
 

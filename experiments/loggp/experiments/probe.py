@@ -11,13 +11,13 @@ import sys
 import tempfile
 from pathlib import Path
 
-from loggp.knobs import ENVIRONMENT, KnobError, knobs_program
+from loggp.knobs import ENVIRONMENT, FLAGS, KNOBS, KnobError, knobs_program
 from loggp.knobs.command import Command, UsageError
 from loggp.knobs.programs import find_program
 
 from . import modes
 
-KNOB_FLAGS = {"o_s": "--os", "o_r": "--or", "g": "--g", "G": "--G", "L": "--L"}
+KNOB_FLAGS = {knob: FLAGS[knob] for knob in KNOBS}
 # Knob variables (those `loggp run` sets) that would override the knob file a
 # --knob-set run rewrites.
 KNOB_ENV = tuple(sorted(ENVIRONMENT.values()))

@@ -1,19 +1,12 @@
 """loggp.knobs: knob values for Python code, parsed by loggp-knobs itself so that
 every part of loggp accepts exactly the same syntax (the one knob parser).
 
-The knobs' names outside Python (environment, JSON, C) are in
-docs/architecture.md, "Names of the knobs"."""
+Every name a knob goes by (flag, environment, JSON, C) is in .vocabulary."""
 import json
 import subprocess
 
 from .programs import MissingProgram, find_program
-
-KNOBS = ("o_s", "o_r", "g", "G", "L")
-# "o" sets o_s and o_r together, as the --o flag does.
-FLAGS = {"o": "--o", "o_s": "--os", "o_r": "--or", "g": "--g", "G": "--G", "L": "--L"}
-# The environment variable that sets each knob for one run (loggp-knobs' own names).
-ENVIRONMENT = {"o_s": "LOGGP_OS", "o_r": "LOGGP_OR", "g": "LOGGP_GAP", "G": "LOGGP_GAP_PER_BYTE",
-               "L": "LOGGP_LATENCY"}
+from .vocabulary import ENVIRONMENT, FLAGS, KNOBS, SETTINGS  # noqa: F401 (the names every part reads)
 
 
 class KnobError(ValueError):

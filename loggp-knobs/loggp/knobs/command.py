@@ -14,6 +14,8 @@ import argparse
 import difflib
 import sys
 
+from .vocabulary import FLAGS, LONG_NAMES
+
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
 
@@ -36,8 +38,7 @@ class UsageError(CommandError):
 
 
 # Long names a newcomer may try for a knob flag, for "did you mean".
-KNOB_NAMES = {"latency": "--L", "overhead": "--o", "send-overhead": "--os", "recv-overhead": "--or",
-              "gap": "--g", "gap-per-byte": "--G", "bandwidth": "--G"}
+KNOB_NAMES = {long: FLAGS[setting] for long, setting in LONG_NAMES.items()}
 
 
 class Once(argparse.Action):

@@ -8,9 +8,11 @@ the ordered list of steps from an empty file to the current schema.
 import json
 import sqlite3
 
+from loggp.knobs.vocabulary import FIELDS
+
 DB_NAME = "results.sqlite"
 
-KNOB_COLUMNS = {"o_s": "o_s_ns", "o_r": "o_r_ns", "g": "g_ns", "G": "G_ns_per_byte", "L": "L_ns"}
+KNOB_COLUMNS = FIELDS
 
 MIGRATIONS = [
     # 1: the first schema.

@@ -7,11 +7,12 @@ them; the text itself is what `loggp run` gets.
 """
 import functools
 
-from loggp.knobs import FLAGS, KNOBS, KnobError, parse as parse_knobs
+from loggp.knobs import FLAGS, KNOBS, SETTINGS, KnobError, parse as parse_knobs  # noqa: F401
+from loggp.knobs.vocabulary import TIME_PER_BYTE, unit_of
 
 # Sweep names accepted in a study file; "o" moves o_s and o_r together, as
 # Martin's overhead knob did.
-SWEEP_KNOBS = ("o", "o_s", "o_r", "g", "G", "L")
+SWEEP_KNOBS = SETTINGS
 
 # Every knob at its smallest step: the layer armed on every path, adding (almost) no delay
 # of its own. A study's armed baseline: its runs carry the layer's own cost, as each knob
@@ -24,7 +25,7 @@ class UnitError(ValueError):
 
 
 def is_per_byte(knob):
-    return knob == "G"
+    return unit_of(knob) == TIME_PER_BYTE
 
 
 @functools.lru_cache(maxsize=1024)

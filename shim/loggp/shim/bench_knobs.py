@@ -6,6 +6,9 @@ import statistics
 import sys
 import time
 
+from loggp.knobs.params import LogGP
+from loggp.knobs.vocabulary import knobs_of
+
 from . import machine_load
 from . import pattern_model as model
 from .patterns_run import (DEFAULT_PROVIDER, NP, TARGET_NS, detours_text, host_detours, load_average, measure,
@@ -47,7 +50,7 @@ def time_text(us):
 
 
 def knob_settings(knobs, values_us, g_sizes):
-    """(name, knob, size, flags, Knobs increments) for each setting measured."""
+    """(name, knob, size, flags, LogGP increments) for each setting measured."""
     out = []
     for knob in knobs:
         for value in values_us:
@@ -56,10 +59,10 @@ def knob_settings(knobs, values_us, g_sizes):
                 for size in g_sizes:
                     per_byte = max(round(ns / (size - 1), 3), 0.001)
                     out.append((f"G={per_byte:g}ns/B", "G", size, ("--G", f"{per_byte:.3f}ns/B"),
-                                model.Knobs(G=per_byte)))
+                                LogGP(G=per_byte)))
                 continue
             flag = time_text(value)
-            increments = {"o": model.Knobs(os=ns, or_=ns), "g": model.Knobs(g=ns), "L": model.Knobs(L=ns)}[knob]
+            increments = LogGP().plus({knob: ns})
             out.append((f"{knob}={flag}", knob, 8, (f"--{knob}", flag), increments))
     return out
 
@@ -77,15 +80,14 @@ def base_from(figures, size, compute_ns, g_machine=None):
 # armed layer's own cost per message cancels.
 ARMED_FLAGS = {"o": ("--o", "1ns"), "g": ("--g", "1ns"), "G": ("--G", "0.001ns/B"), "L": ("--L", "1ns")}
 ALL_ARMED = tuple(flag for pair in ARMED_FLAGS.values() for flag in pair)
-ARMED_KNOBS = model.Knobs(os=1.0, or_=1.0, g=1.0, G=0.001, L=1.0)
-KNOB_FIELDS = {"o": ("os", "or_"), "g": ("g",), "G": ("G",), "L": ("L",)}
+ARMED_KNOBS = LogGP(o_s=1.0, o_r=1.0, g=1.0, G=0.001, L=1.0)
 
 
 def armed_setting(knob, flags, increments):
-    """(flags, Knobs) of a setting on the armed baseline: the knob at its value, every
-    other knob at its smallest step."""
+    """(flags, LogGP increments) of a setting on the armed baseline: the knob at its value,
+    every other knob at its smallest step."""
     others = tuple(flag for k, pair in ARMED_FLAGS.items() if k != knob for flag in pair)
-    values = {field: getattr(increments, field) for field in KNOB_FIELDS[knob]}
+    values = {field: getattr(increments, field) for field in knobs_of(knob)}
     return tuple(flags) + others, dataclasses.replace(ARMED_KNOBS, **values)
 
 

@@ -34,18 +34,10 @@ unless given (an apparatus may count only its injector's busy time).
 """
 from dataclasses import dataclass
 
+from loggp.knobs.params import LogGP
+
 WINDOW = 64
 ACK_BYTES = 8
-
-
-@dataclass(frozen=True)
-class Knobs:
-    """Knob increments: times in ns, G in ns per byte."""
-    os: float = 0.0
-    or_: float = 0.0
-    g: float = 0.0
-    G: float = 0.0
-    L: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -62,12 +54,12 @@ class Base:
 
 
 def byte_time(knobs, size):
-    """(k-1)ΔG: what G adds to one k-byte message."""
-    return max(size - 1, 0) * knobs.G
+    """(k-1)ΔG: what G adds to one k-byte message (knobs: a LogGP set of increments)."""
+    return knobs.byte_time(size)
 
 
 def one_way_added(knobs, size):
-    return knobs.os + byte_time(knobs, size) + knobs.L + knobs.or_
+    return knobs.one_way(size)
 
 
 def fixed_time(base, compute):
@@ -104,15 +96,15 @@ def exchange(base, knobs, window=WINDOW):
 def _window_period(base, knobs, compute, window):
     interval = natural_interval(base, compute, window)
     g_total = gap_total(base, knobs, window)
-    fill = (fixed_time(base, compute) + 2 * (knobs.os + knobs.or_ + knobs.L) + byte_time(knobs, base.bytes)
+    fill = (fixed_time(base, compute) + 2 * (knobs.o_s + knobs.o_r + knobs.L) + byte_time(knobs, base.bytes)
             + byte_time(knobs, ACK_BYTES))
-    return (window - 1) * max(interval + max(knobs.os, knobs.or_), g_total) + max(g_total, fill)
+    return (window - 1) * max(interval + max(knobs.o_s, knobs.o_r), g_total) + max(g_total, fill)
 
 
 def stream(base, knobs, compute=False, window=WINDOW):
     """Predicted ns per message of the window pattern (compute=True: the compute pattern)."""
     start = base.compute if compute else base.window
-    change = _window_period(base, knobs, compute, window) - _window_period(base, Knobs(), compute, window)
+    change = _window_period(base, knobs, compute, window) - _window_period(base, LogGP(), compute, window)
     return start + change / window
 
 

@@ -9,21 +9,15 @@ import sys
 import tempfile
 from pathlib import Path
 
-from loggp.knobs import ENVIRONMENT, KnobError, environment as knob_variables
+from loggp.knobs import ENVIRONMENT, FLAGS, KnobError, environment as knob_variables
+from loggp.knobs.vocabulary import knobs_of
 from loggp.knobs.command import Command, CommandError, Parser, positive_int
 from loggp.knobs.programs import find_program, prefix_path, which
 
 from . import abi, machine_load, open_mpi, run_env, topology, trace_record
 
 # Command-line knob flags and the environment variables they set.
-KNOB_FLAGS = {
-    "o": (ENVIRONMENT["o_s"], ENVIRONMENT["o_r"]),
-    "os": (ENVIRONMENT["o_s"],),
-    "or": (ENVIRONMENT["o_r"],),
-    "g": (ENVIRONMENT["g"],),
-    "G": (ENVIRONMENT["G"],),
-    "L": (ENVIRONMENT["L"],),
-}
+KNOB_FLAGS = {flag[2:]: tuple(ENVIRONMENT[k] for k in knobs_of(setting)) for setting, flag in FLAGS.items()}
 PROVIDERS = ("shm", "tcp")
 # Jitter flags and their variables; libloggp.so parses the values (jitter.h).
 JITTER_FLAGS = {"L-jitter": "LOGGP_L_JITTER", "o-jitter": "LOGGP_O_JITTER"}
