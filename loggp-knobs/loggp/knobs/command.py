@@ -16,7 +16,11 @@ import sys
 
 from .vocabulary import FLAGS, LONG_NAMES
 
-EXIT_USAGE = 2
+# Exit codes, the same for every command (docs/cli.md).
+EXIT_OK = 0
+EXIT_FAILED = 1       # the run failed
+EXIT_USAGE = 2        # bad usage or a bad value
+EXIT_MISSED = 3       # it ran, and a verdict missed its goal
 EXIT_INTERRUPTED = 130
 
 

@@ -15,6 +15,7 @@ from loggp.knobs.command import Command, CommandError, Parser, positive_int
 from loggp.knobs.programs import find_program, prefix_path, which
 
 from . import abi, machine_load, open_mpi, run_env, topology, trace_record
+from .child import run_program
 
 # Command-line knob flags and the environment variables they set.
 KNOB_FLAGS = {flag[2:]: tuple(ENVIRONMENT[k] for k in knobs_of(setting)) for setting, flag in FLAGS.items()}
@@ -439,7 +440,4 @@ def execute(args, testbed_plan=None, target_plan=None):
     env.update(additions)
     sys.stdout.flush()
     sys.stderr.flush()
-    try:
-        os.execvpe(cmd[0], cmd, env)
-    except OSError as err:
-        raise CommandError(f"cannot start {cmd[0]}: {err}", exit_code=127) from None
+    return run_program(cmd, env)
