@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from loggp.experiments.calibrate import MISSED_GOAL  # shared: it ran, but a reading missed its goal
-from loggp.knobs.command import Command, UsageError
+from loggp.knobs.command import EXIT_FAILED, EXIT_OK, Command, UsageError
 
 
 class MainCommand(Command):
@@ -50,7 +50,7 @@ def main_job(out, skip_calibration):
     if not skip_calibration and not calibration.is_file():
         print(f"[loggp main] 1/4 quick calibration -> {calibration.parent}", file=sys.stderr, flush=True)
         rc = calibrate.main(["--quick", "--out", str(calibration.parent)])
-        if rc not in (0, MISSED_GOAL):
+        if rc not in (EXIT_OK, MISSED_GOAL):
             print(f"[loggp main] calibration failed (exit {rc})", file=sys.stderr)
             return rc
     print(f"[loggp main] 2/4 default study -> {out / 'study'}", file=sys.stderr, flush=True)
@@ -59,10 +59,10 @@ def main_job(out, skip_calibration):
     if not report:
         minutes = (time.monotonic() - started) / 60
         print(f"[loggp main] the study could not run (see above); {minutes:.1f} min", file=sys.stderr)
-        return 1
+        return EXIT_FAILED
     modes_table(out / "modes")
-    if packet_tuning(out, calibration) != 0:
-        return 1
+    if packet_tuning(out, calibration) != EXIT_OK:
+        return EXIT_FAILED
     minutes = (time.monotonic() - started) / 60
     print(f"[loggp main] done in {minutes:.1f} min", file=sys.stderr)
     print(f"report: {os.path.abspath(report)}")
@@ -75,7 +75,7 @@ def main_job(out, skip_calibration):
         print(f"[loggp main] calibration: {', '.join(verdict['missed'])} missed the accuracy goal on this machine "
               f"(the reasons are in {calibration.parent / 'verdicts.txt'}); exit {MISSED_GOAL}", file=sys.stderr)
         return MISSED_GOAL
-    return 0
+    return EXIT_OK
 
 
 def modes_table(folder):

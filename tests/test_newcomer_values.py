@@ -90,8 +90,9 @@ def test_calibrate_sweep_takes_values_with_units():
     from loggp.experiments import calibrate as cal
     args = cal.parser().parse_args(["--knobs", "L,G", "--sweep", "L=0,1us,10us", "--sweep", "G=0,500ps/B"])
     assert cal.parse_sweeps(args) == {"L": [0.0, 1.0, 10.0], "G": [0.0, 0.5]}
-    old = cal.parser().parse_args(["--knobs", "L", "--sweep", "L=0,5"])
-    assert cal.parse_sweeps(old) == {"L": [0.0, 5.0]}, "the documented old spelling (us) still works"
+    bare = cal.parser().parse_args(["--knobs", "L", "--sweep", "L=0,5"])
+    with pytest.raises(cal.CalibrationError, match="'5': a bare number has no unit"):
+        cal.parse_sweeps(bare)
 
 
 def test_calibrate_sweep_refuses_a_bad_unit_in_the_parsers_words():

@@ -289,7 +289,7 @@ def test_command_writes_every_output_with_its_verdicts(tmp_path, capsys):
 
 
 def test_command_reports_a_broken_apparatus_plainly(tmp_path, capsys):
-    rc, _ = run_command(tmp_path, ["--knobs", "g", "--sweep", "g=0,5,50", "--no-baseline"], scale={"g": 0.5})
+    rc, _ = run_command(tmp_path, ["--knobs", "g", "--sweep", "g=0,5us,50us", "--no-baseline"], scale={"g": 0.5})
     assert rc == cal.MISSED_GOAL == 3
     text = capsys.readouterr().out
     assert "g [us]: MISSED" in text and "MISSED: g = 50 us: g read +2" in text
@@ -311,10 +311,11 @@ def test_a_loaded_machine_is_said_before_the_report(tmp_path, capsys):
 
 @pytest.mark.parametrize("args, message", [
     (["--knobs", "o,x"], "unknown knob 'x'"),
-    (["--sweep", "o=1"], "two distinct values"),
-    (["--sweep", "o=1,-2"], ">= 0"),
-    (["--sweep", "q=1,2"], "KNOB=V1"),
-    (["--knobs", "g", "--sweep", "o=0,1"], "not in --knobs"),
+    (["--sweep", "o=1us"], "two distinct values"),
+    (["--sweep", "o=1us,-2us"], "negative values"),
+    (["--sweep", "o=0,5"], "'5': a bare number has no unit"),
+    (["--sweep", "q=1us,2us"], "KNOB=V1"),
+    (["--knobs", "g", "--sweep", "o=0,1us"], "not in --knobs"),
     (["--sizes", "8,64"], "two sizes >= 8192"),
     (["--sizes", "8,abc"], "'8,abc'"),
     (["--time-limit", "0"], "--time-limit 0"),

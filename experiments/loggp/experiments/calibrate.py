@@ -38,12 +38,13 @@ from loggp.experiments import target_calibration
 import loggp.knobs as knob_values
 from loggp.shim import machine_load
 from loggp.shim.patterns_run import detours_text, host_detours
-from loggp.knobs.command import Command, CommandError, Parser
+from loggp.knobs import grammar
+from loggp.knobs.command import EXIT_MISSED, EXIT_OK, Command, CommandError, Parser
 from loggp.knobs.programs import MissingProgram
 
 KNOBS = ("o", "g", "L", "G")
 # The exit status `loggp main` shares: the run completed, but a reading missed its goal.
-MISSED_GOAL = 3
+MISSED_GOAL = EXIT_MISSED
 DEFAULT_SWEEPS = {
     "o": [0, 0.5, 1, 2, 5, 10, 20, 50, 100],
     "g": [0, 0.5, 1, 2, 5, 10, 20, 50, 100],
@@ -524,8 +525,7 @@ def parser():
     p.add_argument("--knobs", default=",".join(KNOBS), help="comma-separated subset of o,g,L,G (default all)")
     p.add_argument("--sweep", action="append", default=[], metavar="KNOB=V1,V2,...",
                    help="values of one knob with units, e.g. L=0,1us,10us or G=0,0.5ns/B, overriding the "
-                        "default or --quick sweep (repeatable; default: none). The old spelling, bare numbers "
-                        "in us (ns/B for G), still works")
+                        "default or --quick sweep (repeatable; default: none)")
     p.add_argument("--precision", default=pr.KNOB_PRECISION.text().removeprefix("max(").removesuffix(")")
                    .replace(" ", ""), metavar="P",
                    help="how close each reading must be to its expectation, and how narrow its 95 %% interval "
@@ -535,10 +535,11 @@ def parser():
                    help=f"time to repeat runs in, with its unit (s, min, h), e.g. 90s or 5min; every knob runs "
                         f"once whatever the budget, and readings not settled by its end are unresolved (default "
                         f"{DEFAULT_BUDGET}; {QUICK_BUDGET} with --quick)")
-    p.add_argument("--out", default="loggp-calibration", metavar="DIR", help="output directory")
-    p.add_argument("--sizes", default=",".join(str(s) for s in CAL_SIZES),
-                   help="probe sizes (bytes); at least two >= 8192 for G")
-    p.add_argument("--time-limit", type=float, default=1.5, help="probe time budget per knob set and run, seconds")
+    p.add_argument("--out", default="results/calibrate", metavar="DIR", help="results folder")
+    p.add_argument("--sizes", default=",".join(grammar.format_size(s) for s in CAL_SIZES), metavar="SIZES",
+                   help="probe sizes, e.g. 8,64K; at least two >= 8K for G")
+    p.add_argument("--time-limit", type=grammar.duration(0.0, 3600.0, low_open=True), default="1.5s",
+                   metavar="T", help="probe time budget per knob set and run, e.g. 1.5s")
     p.add_argument("--rounds", type=int, default=8,
                    help="interleaved rounds over a sweep's knob sets within one run; each round is one paired "
                         "reading (default 8)")
@@ -556,14 +557,9 @@ def parser():
 
 
 def sweep_value(knob, text, item):
-    """One --sweep value in the sweep's own unit (us; ns/B for G). A value with a unit
-    ("10us", "0.5ns/B", "0") goes through the one knob parser; a bare number is the old
-    spelling, read in the sweep's unit (documented in --help and experiments/README.md)."""
+    """One --sweep value in the sweep's own unit (us; ns/B for G), read by the one knob
+    parser: a unit is required ("10us", "0.5ns/B"), only 0 goes without."""
     text = text.strip()
-    try:
-        return float(text)
-    except ValueError:
-        pass
     try:
         ns = knob_values.parse({knob: text})[knob]
     except knob_values.KnobError as err:
@@ -601,9 +597,9 @@ def parse_sweeps(args):
 
 def parse_sizes(text):
     try:
-        sizes = [int(s) for s in text.split(",")]
-    except ValueError:
-        raise CalibrationError(f"--sizes '{text}': expected comma-separated byte counts") from None
+        sizes = grammar.parse_sizes(text)
+    except grammar.GrammarError as err:
+        raise CalibrationError(f"--sizes {err}") from None
     if any(s < 1 for s in sizes) or len(set(sizes)) != len(sizes):
         raise CalibrationError(f"--sizes '{text}': sizes must be distinct and >= 1")
     if sum(s >= BULK_MIN_BYTES for s in sizes) < 2:
@@ -648,8 +644,6 @@ class CalibrateCommand(Command):
                 raise CalibrationError(f"--target checks a target network instead of the sweeps: drop {sweeping[0]}")
         args.sweeps = parse_sweeps(args)
         args.size_list = parse_sizes(args.sizes)
-        if not (args.time_limit > 0 and math.isfinite(args.time_limit)):
-            raise CalibrationError(f"--time-limit {args.time_limit}: must be a positive number of seconds")
         if not 1 <= args.rounds <= 100:
             raise CalibrationError(f"--rounds {args.rounds}: must be in 1..100")
         try:
@@ -702,7 +696,7 @@ def execute(args, sweeps, sizes, out_dir, runner=None, clock=time.monotonic, loa
     print(report_text(summary))
     print(f"wrote {os.path.abspath(out_dir)}/verdicts.txt, calibration.json, calibration.csv, probe_points.csv, "
           f"calibration.png/.svg, probes/ ({summary['elapsed_s']} s)")
-    return MISSED_GOAL if summary["verdict"] == pr.MISSED else 0
+    return EXIT_MISSED if summary["verdict"] == pr.MISSED else EXIT_OK
 
 
 if __name__ == "__main__":
