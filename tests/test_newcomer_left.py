@@ -181,7 +181,7 @@ def test_a_one_knob_study_draws_no_empty_panel_and_no_empty_header(tmp_path):
 def probe(tmp_path, name, *knob_flags):
     from tests.testkit import installed, run
     out = tmp_path / name
-    proc = run([installed("loggp"), "probe", *knob_flags, "--sizes", "8,64,16384,65536", "--time-limit", "0.2",
+    proc = run([installed("loggp"), "probe", *knob_flags, "--sizes", "8,64,16384,65536", "--time-limit", "0.2s",
                 "--json", out], timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return out
@@ -198,7 +198,7 @@ def test_the_probe_records_the_knobs_in_force_and_fit_reads_them(tmp_path, capsy
 
     assert fit.main([str(knobbed), "--baseline", str(base), "--json", str(tmp_path / "c.json")]) == 0
     assert "L=10us" in capsys.readouterr().out
-    assert json.loads((tmp_path / "c.json").read_text())["knobs"]["L"] == 10.0
+    assert json.loads((tmp_path / "c.json").read_text())["knobs"]["L_ns"] == 10000.0
 
 
 def synthetic_file(tmp_path, name, knobs=None, record=None):

@@ -196,7 +196,7 @@ def test_unwritable_json_fails_without_a_partial_file(tmp_path):
 
 def test_loggp_probe_command(tmp_path, capsys):
     out = tmp_path / "p.json"
-    assert probemod.main(["--sizes", "8", "--time-limit", "0.2", "--quiet", "--json", str(out)]) == 0
+    assert probemod.main(["--sizes", "8", "--time-limit", "0.2s", "--quiet", "--json", str(out)]) == 0
     assert json.loads(out.read_text())["sizes"][0]["bytes"] == 8
     assert probemod.main(["--np", "1"]) == 2
     assert "--np '1'" in capsys.readouterr().err
@@ -231,7 +231,7 @@ def test_knob_sets_are_measured_side_by_side_in_one_run(tmp_path, capsys):
         assert len(run_["sizes"][0]["T_us"]["rounds_us"]) == 2
     # `loggp probe` passes --knob-set through, with a private knob file
     out = tmp_path / "sets.json"
-    assert probemod.main(["--sizes", "8", "--time-limit", "0.2", "--rounds", "1", "--quiet", "--knob-set", "zero",
+    assert probemod.main(["--sizes", "8", "--time-limit", "0.2s", "--rounds", "1", "--quiet", "--knob-set", "zero",
                           "--knob-set", "L=5us", "--json", str(out)]) == 0
     data = json.loads(out.read_text())
     assert [s["spec"] for s in data["knob_sets"]] == ["zero", "L=5us"] and data["rounds"] == 1

@@ -11,7 +11,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from loggp.knobs import SETTINGS, KnobError, parse as parse_knobs
+from loggp.knobs import SETTINGS, KnobError, grammar, parse as parse_knobs
 from loggp.knobs.command import CommandError
 from loggp.knobs.programs import find_program
 
@@ -35,16 +35,7 @@ def parse_setting(spec):
     text = spec.strip()
     if text in ("zero", "0", "none"):
         return "zero", {}
-    texts = {}
-    for item in text.split(","):
-        name, eq, value = item.strip().partition("=")
-        if not eq or not value.strip():
-            raise ValueError(f"setting '{spec}': '{item}' is not knob=value (e.g. o=10us,G=2ns/B, or zero)")
-        if name not in SETTING_KNOBS:
-            raise ValueError(f"setting '{spec}': unknown knob '{name}' (known: {', '.join(SETTING_KNOBS)})")
-        if name in texts:
-            raise ValueError(f"setting '{spec}': knob '{name}' given twice")
-        texts[name] = value.strip()
+    texts = grammar.parse_settings(text)  # GrammarError is a ValueError
     try:
         ns = parse_knobs(texts)  # the one knob parser (loggp-knobs)
     except KnobError as err:

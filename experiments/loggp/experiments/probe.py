@@ -11,7 +11,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from loggp.knobs import ENVIRONMENT, FLAGS, KNOBS, KnobError, knobs_program
+from loggp.knobs import ENVIRONMENT, FLAGS, KNOBS, KnobError, grammar, knobs_program
 from loggp.knobs.command import Command, UsageError
 from loggp.knobs.programs import find_program
 
@@ -127,6 +127,31 @@ def main(argv=None):
     return ProbeCommand().main(argv)
 
 
+def probe_duration(text):
+    """--time-limit in the one grammar ("1.5s"), as loggp-probe takes it: seconds."""
+    try:
+        return f"{grammar.parse_duration(text, 0.0, 86400.0):g}"
+    except grammar.GrammarError as err:
+        raise UsageError(f"--time-limit {err}") from None
+
+
+def probe_knob_set(text):
+    """--knob-set with the knob names of every NAME=VALUE setting (`tune --setting` too):
+    o, o_s, o_r, g, G, L; the flag spelling (os, or) is taken with a note."""
+    if text.strip() == "zero":
+        return text
+    try:
+        texts = grammar.parse_settings(text, "--knob-set",
+                                       warn=lambda line: print(f"loggp probe: {line}", file=sys.stderr))
+    except grammar.GrammarError as err:
+        raise UsageError(str(err)) from None
+    return ",".join(f"{name}={value}" for name, value in texts.items())
+
+
+# loggp-probe options whose values `loggp probe` reads in the one grammar first.
+GRAMMAR_OPTIONS = {"--time-limit": probe_duration, "--knob-set": probe_knob_set}
+
+
 def parse_args(argv):
     """loggp probe's own options; the rest goes to loggp-probe, which checks it."""
     if argv[:1] in (["-h"], ["--help"]):
@@ -141,6 +166,9 @@ def parse_args(argv):
               "                       instead: the table of blocking and non-blocking calls, one way and round\n"
               "                       trip per size (loggp-modes; with --sizes, --reps, --rounds, --json F,\n"
               "                       --csv F, --plot F.png; default: the probe's LogGP signature)\n"
+              "  --time-limit T, --knob-set SET\n"
+              "                       as loggp-probe's below, in the one grammar (docs/cli.md): a duration with\n"
+              "                       its unit (1.5s); knob names as in a knob file (o_s=1us,L=5us)\n"
               "example:\n  loggp probe --L 10us --sizes 8,4K,64K --json probe.json\n"
               "loggp-probe options:")
         sys.stdout.flush()
@@ -163,6 +191,10 @@ def parse_args(argv):
                 np_ranks = int(value)
             else:
                 knob_args += [arg, value]
+            i += 2
+            continue
+        if arg in GRAMMAR_OPTIONS and i + 1 < len(argv):
+            rest += [arg, GRAMMAR_OPTIONS[arg](argv[i + 1])]
             i += 2
             continue
         rest.append(arg)

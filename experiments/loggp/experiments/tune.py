@@ -6,7 +6,8 @@ import sys
 import time
 from pathlib import Path
 
-from loggp.knobs.command import Command, UsageError, number_in, positive_int
+from loggp.knobs import grammar
+from loggp.knobs.command import EXIT_OK, Command, UsageError, number_in, positive_int
 
 from . import packet_output, packet_sweep
 
@@ -35,16 +36,18 @@ class TuneCommand(Command):
         q = sub.add_parser("packet", help="sweep PacketSize for a linked structure; measured vs LogGP best",
                            description=__doc__, example=self.example)
         q.add_argument("--setting", action="append", metavar="SPEC",
-                       help="a knob setting: 'zero' or knob=value,... with knobs o, o_s, o_r, g, G, L "
+                       help="a knob setting: 'zero' or knob=value,... with knobs o, o_s, o_r, g, G, L as in "
+                            "`loggp probe --knob-set` "
                             "(e.g. o=10us or G=2ns/B,L=5us); repeatable, each measured in its own run "
                             f"(default {' '.join(DEFAULT_SETTINGS)})")
         q.add_argument("--records", type=number_in(int, 1, 1 << 24), default=4096,
                        help="N, records in the structure")
-        q.add_argument("--record-size", type=number_in(int, 24, 1 << 20), default=64,
+        q.add_argument("--record-size", type=grammar.size(24, 1 << 20), default="64", metavar="SIZE",
                        help="R, bytes per record (a 24-byte header of id and two child ids, then payload)")
-        q.add_argument("--min-size", type=number_in(int, 1, MAX_SIZE), default=64, help="smallest PacketSize, bytes")
-        q.add_argument("--max-size", type=number_in(int, 1, MAX_SIZE), default=1 << 20,
-                       help="largest PacketSize, bytes")
+        q.add_argument("--min-size", type=grammar.size(1, MAX_SIZE), default="64", metavar="SIZE",
+                       help="smallest PacketSize, e.g. 64 or 4K")
+        q.add_argument("--max-size", type=grammar.size(1, MAX_SIZE), default="1M", metavar="SIZE",
+                       help="largest PacketSize, e.g. 64K or 1M")
         q.add_argument("--reps", type=positive_int, default=7,
                        help="repetitions per size, interleaved over the sizes (median and its 95 %% interval)")
         q.add_argument("--no-refine", action="store_true",
@@ -52,9 +55,9 @@ class TuneCommand(Command):
         q.add_argument("--calibration", metavar="FILE",
                        help="calibration.json from `loggp calibrate --out` for the machine's o, g, L, G "
                             "(default: a quick probe at zero knobs)")
-        q.add_argument("--out", default="results/tune-packet", help="results folder")
-        q.add_argument("--timeout", type=number_in(float, 0, 86400, low_open=True), default=600.0,
-                       help="seconds one benchmark run may take")
+        q.add_argument("--out", default="results/tune-packet", metavar="DIR", help="results folder")
+        q.add_argument("--timeout", type=grammar.duration(0.0, 86400.0, low_open=True), default="10min",
+                       metavar="T", help="how long one benchmark run may take, e.g. 90s or 10min")
 
     def check(self, args):
         try:
@@ -120,7 +123,7 @@ def tune_packet(args, runner, prober):
     out = Path(args.out).resolve()
     print(packet_output.write_outputs(out, summary), end="")
     print(f"results: {out}/packet.{{json,csv,txt,png}}")
-    return 0
+    return EXIT_OK
 
 
 def main(argv=None):
