@@ -35,7 +35,7 @@ def test_study_class_a_kernel_lacks_is_refused_at_validation(tmp_path):
     line = path.read_text().splitlines().index('class = "C"') + 1
     assert f"{path}:{line}" in proc.stderr
     assert "kernel 'ft' has no class 'C' (its classes: S, W, A, B)" in proc.stderr
-    assert not (tmp_path / "loggp-results").exists(), "refused before any run"
+    assert not (tmp_path / "results").exists(), "refused before any run"
 
 
 def test_a_kernel_on_a_process_count_it_cannot_take_is_refused_at_validation(tmp_path):
@@ -43,7 +43,7 @@ def test_a_kernel_on_a_process_count_it_cannot_take_is_refused_at_validation(tmp
     proc = loggp("study", "run", path, "--no-report")
     assert proc.returncode == 2
     assert "kernel 'cg' runs on a power-of-two number of processes, not np = 3" in proc.stderr, proc.stderr
-    assert not (tmp_path / "loggp-results").exists(), "refused before any run"
+    assert not (tmp_path / "results").exists(), "refused before any run"
 
 
 def test_power_of_two_kernels_match_the_kernels_own_checks():
@@ -88,7 +88,7 @@ def failing_study(tmp_path):
 
 def test_a_study_whose_runs_all_failed_exits_non_zero_and_says_so(tmp_path):
     path = failing_study(tmp_path)
-    proc = loggp("study", "run", path, "--results", tmp_path / "r", "--no-report", timeout=300)
+    proc = loggp("study", "run", path, "--out", tmp_path / "r", "--no-report", timeout=300)
     assert proc.returncode == 1
     assert "every run failed" in proc.stderr
 
@@ -96,13 +96,13 @@ def test_a_study_whose_runs_all_failed_exits_non_zero_and_says_so(tmp_path):
 def test_resume_accepts_a_comment_and_refuses_a_different_plan(tmp_path):
     path = failing_study(tmp_path)
     results = tmp_path / "r"
-    loggp("study", "run", path, "--results", results, "--no-report", timeout=300)
+    loggp("study", "run", path, "--out", results, "--no-report", timeout=300)
     path.write_text("# a comment, nothing else\n" + path.read_text())
-    proc = loggp("study", "run", path, "--results", results, "--no-report", timeout=300)
+    proc = loggp("study", "run", path, "--out", results, "--no-report", timeout=300)
     assert proc.returncode != 2, proc.stderr
     assert "only in ways that keep the same runs (comments, layout); resuming" in proc.stderr
     path.write_text(path.read_text().replace("repetitions = 1", "repetitions = 2"))
-    proc = loggp("study", "run", path, "--results", results, "--no-report", timeout=300)
+    proc = loggp("study", "run", path, "--out", results, "--no-report", timeout=300)
     assert proc.returncode == 2
     assert "holds results of a different study" in proc.stderr and "now plans other runs" in proc.stderr
 

@@ -23,7 +23,7 @@ def loggp(*args, **kw):
 
 def test_rounds_count_from_one_and_paths_are_absolute(tmp_path):
     (tmp_path / "s.toml").write_text(STUDY)
-    proc = loggp("study", "run", "s.toml", "--results", "r", "--no-report", cwd=tmp_path, timeout=300)
+    proc = loggp("study", "run", "s.toml", "--out", "r", "--no-report", cwd=tmp_path, timeout=300)
     assert "round 1/2" in proc.stderr and "round 2/2" in proc.stderr
     results = tmp_path / "r"
     rounds = sorted(json.loads(p.read_text())["round"] for p in results.rglob("run.json"))
@@ -61,7 +61,7 @@ def test_status_shows_the_run_in_progress(tmp_path):
     import time
     (tmp_path / "s.toml").write_text(STUDY.replace('["false"]', '["sleep", "4"]').replace("repetitions = 2",
                                                                                          "repetitions = 1"))
-    study = subprocess.Popen([installed("loggp"), "study", "run", "s.toml", "--results", "r", "--no-report"],
+    study = subprocess.Popen([installed("loggp"), "study", "run", "s.toml", "--out", "r", "--no-report"],
                              cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         seen = ""

@@ -132,6 +132,6 @@ def test_a_study_with_no_knob_setting_says_only_baselines_run(tmp_path):
     path = tmp_path / "s.toml"
     path.write_text('name = "z"\nrepetitions = 1\nnp = 2\n[sweep]\nL = ["0"]\n'
                     '[[benchmark]]\nkernel = "ep"\nclass = "S"\n')
-    proc = run([installed("loggp"), "study", "run", path, "--no-report", "--results", tmp_path / "r"], timeout=300)
+    proc = run([installed("loggp"), "study", "run", path, "--no-report", "--out", tmp_path / "r"], timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert "warning: no knob setting to measure" in proc.stderr and "only the baselines run" in proc.stderr

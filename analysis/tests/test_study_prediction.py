@@ -35,7 +35,7 @@ def results(tmp_path_factory):
     path = folder / "traced.toml"
     path.write_text(STUDY)
     out = folder / "results"
-    proc = subprocess.run(LOGGP + ["study", "run", str(path), "--results", str(out)], capture_output=True, text=True,
+    proc = subprocess.run(LOGGP + ["study", "run", str(path), "--out", str(out)], capture_output=True, text=True,
                           timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return out

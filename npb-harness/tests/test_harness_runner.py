@@ -64,7 +64,7 @@ def rows(results):
 
 def test_study_runs_records_failures_and_goes_on(write_study, tmp_path):
     results = str(tmp_path / "res")
-    proc = subprocess.run(LOGGP + ["study", "run", write_study(MIXED), "--results", results],
+    proc = subprocess.run(LOGGP + ["study", "run", write_study(MIXED), "--out", results],
                           capture_output=True, text=True, timeout=240)
     assert proc.returncode == 1, proc.stderr        # some runs were not ok
     runs = rows(results)
@@ -137,7 +137,7 @@ def _count(results):
 def test_resume_after_kill_9_loses_and_duplicates_nothing(write_study, tmp_path):
     path = write_study(RESUME)
     results = str(tmp_path / "res")
-    cmd = LOGGP + ["study", "run", path, "--results", results, "--no-report"]
+    cmd = LOGGP + ["study", "run", path, "--out", results, "--no-report"]
     seen_before_kill = []
     for target in (2, 5):
         runner = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -172,9 +172,9 @@ def test_changed_study_file_is_not_mixed_into_old_results(write_study, tmp_path)
     text = RESUME.replace("repetitions = 3", "repetitions = 1")
     path = write_study(text)
     results = str(tmp_path / "res")
-    assert cli.command("study").main(["run", path, "--results", results, "--no-report"]) == 0
+    assert cli.command("study").main(["run", path, "--out", results, "--no-report"]) == 0
     write_study(text.replace('"2us"]', '"4us"]'))
-    assert cli.command("study").main(["run", path, "--results", results, "--no-report"]) == 2
+    assert cli.command("study").main(["run", path, "--out", results, "--no-report"]) == 2
     assert len(rows(results)) == 4
 
 
@@ -255,6 +255,6 @@ def test_second_runner_on_the_same_results_is_refused(write_study, tmp_path, cap
     results.mkdir()
     with open(results / ".lock", "w") as held:
         fcntl.flock(held, fcntl.LOCK_EX)
-        assert cli.command("study").main(["run", write_study(RESUME), "--results", str(results)]) == 2
+        assert cli.command("study").main(["run", write_study(RESUME), "--out", str(results)]) == 2
     assert "another `loggp study run` is working on" in capsys.readouterr().err
     assert not (results / "results.sqlite").exists()

@@ -408,7 +408,7 @@ def test_a_study_runs_a_debian_program_on_the_libfabric_engine_and_says_so(tmp_p
     study = tmp_path / "study.toml"
     study.write_text(STUDY.replace("{program}", str(debian_timing)))
     results = tmp_path / "res"
-    proc = run([sys.executable, "-m", "loggp.cli", "study", "run", str(study), "--results", str(results),
+    proc = run([sys.executable, "-m", "loggp.cli", "study", "run", str(study), "--out", str(results),
                 "--no-report"], timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     conn = sqlite3.connect(results / "results.sqlite")

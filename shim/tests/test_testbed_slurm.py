@@ -138,7 +138,7 @@ def test_srun_launcher_runs_the_libfabric_engine_across_hosts(cluster, tmp_path)
 def test_parallel_study_runs_steps_on_nodes_of_their_own(cluster, tmp_path):
     results = tmp_path / "results"
     proc = on_host0(cluster, "salloc", "-N", "2", "loggp", "study", "run", str(study_file(tmp_path, 2)),
-                    "--results", str(results), "--no-report")
+                    "--out", str(results), "--no-report")
     assert proc.returncode == 0, proc.stderr
     done = rows(results)
     assert [r["status"] for r in done] == ["ok"] * 4
@@ -161,7 +161,7 @@ def test_killed_driver_cancels_its_steps_and_a_rerun_resumes(cluster, tmp_path, 
     allocation, cancels them first."""
     results = tmp_path / "results"
     study = study_file(tmp_path, 2, runs=4, seconds=4)
-    run_it = f"loggp study run {study} --results {results} --no-report"
+    run_it = f"loggp study run {study} --out {results} --no-report"
     script = (f"{run_it} & pid=$!; sleep 2; kill -{signal_name} $pid; wait $pid; echo KILLED; "
               f"squeue -h -s -o '%i %j'; "
               f"{run_it} || exit 9; echo RERUN; squeue -h -s -o '%i %j'")
@@ -184,7 +184,7 @@ def test_killed_driver_cancels_its_steps_and_a_rerun_resumes(cluster, tmp_path, 
     ([], False, "no SLURM_JOB_ID"),
 ])
 def test_bad_parallel_inputs_exit_2(cluster, tmp_path, args, inside, message):
-    cmd = ["loggp", "study", "run", str(study_file(tmp_path, 1)), "--results", str(tmp_path / "r"), *args]
+    cmd = ["loggp", "study", "run", str(study_file(tmp_path, 1)), "--out", str(tmp_path / "r"), *args]
     proc = on_host0(cluster, *(["salloc", "-N", "2"] if inside else []), *cmd)
     assert proc.returncode == 2 and message in proc.stderr, proc.stderr
     assert not (tmp_path / "r").exists()
@@ -194,11 +194,11 @@ def test_submit_keeps_its_script_and_status_follows_the_job(cluster, tmp_path):
     results = tmp_path / "results"
     study = study_file(tmp_path, 2, runs=2)
     dry = on_host0(cluster, "loggp", "study", "submit", str(study), "--nodes", "2", "--time", "5",
-                   "--results", str(results), "--dry-run")
+                   "--out", str(results), "--dry-run")
     assert dry.returncode == 0 and "#SBATCH --nodes=2" in dry.stdout, dry.stderr
     assert not (results / "slurm-job.json").exists()
     proc = on_host0(cluster, "loggp", "study", "submit", str(study), "--nodes", "2", "--time", "5",
-                    "--results", str(results))
+                    "--out", str(results))
     assert proc.returncode == 0, proc.stderr
     job = proc.stdout.strip()
     assert job.isdigit() and (results / "submit.sbatch").is_file()
@@ -217,12 +217,12 @@ def test_submit_keeps_its_script_and_status_follows_the_job(cluster, tmp_path):
 ])
 def test_bad_submit_inputs_exit_2(cluster, tmp_path, args, message):
     proc = on_host0(cluster, "loggp", "study", "submit", str(study_file(tmp_path, 1)), *args,
-                    "--results", str(tmp_path / "r"))
+                    "--out", str(tmp_path / "r"))
     assert proc.returncode == 2 and message in proc.stderr, proc.stderr
 
 
 def test_submit_without_slurm_says_so(tmp_path):
     env = dict(os.environ, PATH=os.path.dirname(installed("loggp")))  # no sbatch on this PATH
     proc = run([installed("loggp"), "study", "submit", str(study_file(tmp_path, 1)), "--nodes", "1",
-                "--time", "5", "--results", str(tmp_path / "r")], env=env)
+                "--time", "5", "--out", str(tmp_path / "r")], env=env)
     assert proc.returncode == 2 and "sbatch not found" in proc.stderr, proc.stderr

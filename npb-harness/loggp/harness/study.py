@@ -1,6 +1,6 @@
 """`loggp study`: run, resume, inspect and report knob-sweep studies.
 
-  loggp study run STUDY.toml [--results DIR] [--no-report] [--precision P] [--budget T]
+  loggp study run STUDY.toml [--out DIR] [--no-report] [--precision P] [--budget T]
   loggp study status DIR
   loggp study submit STUDY.toml --nodes N --time T [--parallel K] [--dry-run]
   loggp study report DIR [--calibration FILE]
@@ -18,6 +18,7 @@ from loggp.experiments.calibration_file import CalibrationError, load as load_ca
 from loggp.experiments.probe import ProbeError
 from loggp.experiments.signature import SignatureError
 from loggp.knobs.command import Command, CommandError, Parser
+from loggp.knobs.grammar import Deprecated
 
 from loggp.experiments import precision as precision_rules
 
@@ -32,15 +33,21 @@ class UsageError(Exception):
     pass
 
 
+def add_out_option(parser, help_text):
+    """--out DIR (dest `results`), and --results, its old spelling, with a note."""
+    parser.add_argument("--out", dest="results", metavar="DIR", help=help_text)
+    parser.add_argument("--results", dest="results", metavar="DIR", action=Deprecated, instead="--out",
+                        help="the old spelling of --out; it will go (default: as --out)")
+
+
 def _parser():
     p = Parser(prog="loggp study", description="Run knob-sweep studies and report on them.",
                example="loggp study run npb-harness/studies/default.toml")
     sub = p.add_subparsers(dest="action", required=True)
     r = sub.add_parser("run", help="run a study, or resume an interrupted one",
-                       example="loggp study run my-study.toml --results results/my-study")
+                       example="loggp study run my-study.toml --out results/study/my-study")
     r.add_argument("study", help="study file (TOML)")
-    r.add_argument("--results", help="results folder (default: the file's 'results' key, "
-                   "else ./loggp-results/NAME)")
+    add_out_option(r, "results folder (default: the file's 'results' key, else results/study/NAME)")
     r.add_argument("--no-report", action="store_true", help="do not write the report at the end")
     r.add_argument("--precision", help="how narrow each slope's 95 %% interval must get, e.g. 5%% (within 5 %% of "
                    "itself; default: the file's 'precision', else 5%%)")
@@ -91,7 +98,7 @@ def results_dir_for(study, override):
         return os.path.abspath(override)
     if study.results:
         return os.path.join(os.path.dirname(study.path), os.path.expanduser(study.results))
-    return os.path.abspath(os.path.join("loggp-results", study.name))
+    return os.path.abspath(os.path.join("results", "study", study.name))
 
 
 @contextlib.contextmanager

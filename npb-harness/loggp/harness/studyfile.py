@@ -13,6 +13,7 @@ import tomllib
 from dataclasses import dataclass, field
 
 from loggp.experiments import precision as precision_rules
+from loggp.knobs import grammar
 from loggp.knobs.programs import prefix_path, which
 
 from . import jitter_sweep, target_sweep, topology_sweep, units
@@ -565,17 +566,13 @@ def _missing_program(program):
 
 
 def _timeout(value, fail, default=None):
+    """A duration in the one grammar (loggp.knobs.grammar): "300s", "10min"; never bare."""
     if value is None:
         return default
-    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
-        fail(f"'timeout' must be a duration such as \"300s\" or \"10min\", got {value!r}")
-    if isinstance(value, (int, float)):
-        seconds = float(value)
-    else:
-        m = re.fullmatch(r"\s*(\d+(?:\.\d*)?)\s*(s|min|h)\s*", value)
-        if not m:
-            fail(f"'timeout' must be a duration such as \"300s\" or \"10min\", got {value!r}")
-        seconds = float(m.group(1)) * {"s": 1, "min": 60, "h": 3600}[m.group(2)]
+    try:
+        seconds = grammar.parse_duration(value)
+    except grammar.GrammarError as err:
+        fail(f"'timeout' must be a duration such as \"300s\" or \"10min\": {err}")
     if not 0 < seconds <= 7 * 86400:
         fail(f"'timeout' must be between 0 and 7 days, got {value!r}")
     return seconds

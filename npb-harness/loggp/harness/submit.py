@@ -10,6 +10,7 @@ import subprocess
 import sys
 
 from loggp.knobs.files import write_text_atomic
+from loggp.knobs.grammar import Deprecated
 
 from . import runner, steps, studyfile
 
@@ -32,7 +33,9 @@ def add_arguments(sub):
                    help="time limit in Slurm's form, e.g. 90, 1:30:00, 1-00:00 (required, no default)")
     s.add_argument("--partition", help="Slurm partition (default: the cluster's default)")
     s.add_argument("--parallel", type=int, metavar="K", help="runs at once (default: the study file's, else 1)")
-    s.add_argument("--results", help="results folder (default: as `loggp study run`)")
+    s.add_argument("--out", dest="results", metavar="DIR", help="results folder (default: as `loggp study run`)")
+    s.add_argument("--results", dest="results", metavar="DIR", action=Deprecated, instead="--out",
+                   help="the old spelling of --out; it will go (default: as --out)")
     s.add_argument("--dry-run", action="store_true", help="write the script and print it; submit nothing")
 
 
@@ -46,7 +49,7 @@ def script_text(study, results_dir, nodes, time_limit, partition, parallel):
              f"#SBATCH --output={os.path.join(results_dir, 'slurm-%j.out')}"]
     if partition:
         lines.append(f"#SBATCH --partition={partition}")
-    lines.append(f"exec {loggp} study run {shlex.quote(study.path)} --results {shlex.quote(results_dir)} "
+    lines.append(f"exec {loggp} study run {shlex.quote(study.path)} --out {shlex.quote(results_dir)} "
                  f"--parallel {parallel}")
     return "\n".join(lines) + "\n"
 
