@@ -23,6 +23,7 @@ import sys
 import time
 
 from loggp import testbed_netem, testbed_slurm
+from loggp.knobs import grammar
 from loggp.knobs.command import Command
 from loggp.knobs.programs import find_program
 from loggp.shim.run import RunError
@@ -279,7 +280,8 @@ def configure(p):
     c = named("calibrate", help="L through libloggp.so and through netem, measured side by side",
               example="loggp testbed calibrate --L 50us")
     c.add_argument("--L", default="50us", metavar="T", help="latency to set (default 50us)")
-    c.add_argument("--time-limit", type=float, default=3.0, metavar="S", help="loggp-probe budget per run (default 3)")
+    c.add_argument("--time-limit", type=grammar.duration(0.0, 60.0, low_open=True), default="3s", metavar="T",
+                   help="loggp-probe budget per run, e.g. 3s")
     c.add_argument("--repeat", type=host_count, default=3, metavar="R", help="rounds; each row keeps its least L (default 3)")
     c.add_argument("--json", metavar="FILE", help="also write the report as JSON (atomically; default: none)")
     netem = sub.add_parser("netem", help="latency and rate on the links with tc",
@@ -327,8 +329,6 @@ class TestbedCommand(Command):
         elif args.command == "status":
             status(name, args.json)
         elif args.command == "calibrate":
-            if not (0 < args.time_limit <= 60):
-                raise UsageError(f"--time-limit '{args.time_limit}': expected seconds in (0, 60]")
             calibrate(name, args.L, args.time_limit, args.json, repeat=args.repeat)
         else:
             if args.netem_command == "set":

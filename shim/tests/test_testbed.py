@@ -258,7 +258,7 @@ def test_calibrate_reports_L_from_both_methods(two_hosts, no_qdiscs, tmp_path):
     is the apparatus tests' business; on a loaded 2-core machine probe runs only ever gain time, so
     only a lower bound is checked here."""
     report_path = tmp_path / "cal.json"
-    proc = loggp("testbed", "calibrate", "--name", NAME, "--L", "200us", "--time-limit", "1", "--repeat", "2",
+    proc = loggp("testbed", "calibrate", "--name", NAME, "--L", "200us", "--time-limit", "1s", "--repeat", "2",
                  "--json", str(report_path), timeout=240)
     assert proc.returncode == 0, proc.stderr
     report = json.loads(report_path.read_text())

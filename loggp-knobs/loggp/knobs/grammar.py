@@ -133,6 +133,13 @@ def duration(low=0.0, high=math.inf, low_open=False):
     return argtype(parse_duration, low, high, low_open)
 
 
+def duration_ns(low=0.0, high=math.inf, low_open=False):
+    """A duration option whose value the program takes in whole nanoseconds."""
+    def parse_duration_ns(text):
+        return round(parse_duration(text, low, high, low_open) * 1e9)
+    return argtype(parse_duration_ns)
+
+
 class Deprecated(argparse.Action):
     """An old spelling of an option: stores into the new one's dest and says, in one
     line on stderr, which spelling to use."""

@@ -30,7 +30,9 @@ import sys
 import time
 
 import loggp.knobs as knob_values
+from loggp.knobs import grammar
 from loggp.knobs.command import Command, UsageError, number_in, positive_int
+from loggp.knobs.grammar import Deprecated
 from loggp.knobs.files import write_text_atomic
 from loggp.knobs.programs import MissingProgram
 from loggp.shim import jitter_check
@@ -301,14 +303,21 @@ class BenchCommand(Command):
                             help="times to set, with units as for `loggp run` (default 1us,10us,100us); "
                                  "for G the (k-1)G of one message")
         values.add_argument("--values-us", type=number_list(float, 0.001), dest="values_us", metavar="V1,V2,...",
-                            help="the old spelling of --values: bare numbers in us (default: as --values)")
-        k.add_argument("--G-sizes", type=number_list(int, 2), default=[4096, 65536], dest="g_sizes",
-                       help="message sizes for G, in bytes (default 4096,65536)")
-        k.add_argument("--compute-ns", type=positive_int, default=5000,
-                       help="computation before each send of the compute pattern (default 5000)")
-        k.add_argument("--g-machine-ns", type=nonnegative_float, metavar="NS",
-                       help="the machine's own gap in g_total = g_machine + g (default: from the plain window, "
-                            "LogP's saturation measure; 0 takes g_total = g)")
+                            action=Deprecated, instead="--values",
+                            help="the old spelling of --values: bare numbers in us; it will go (default: as --values)")
+        k.add_argument("--G-sizes", type=grammar.sizes(2, 1 << 20), default="4K,64K", dest="g_sizes", metavar="SIZES",
+                       help="message sizes for G, e.g. 4K,64K")
+        k.add_argument("--compute", type=grammar.duration_ns(1e-9, 1.0), default="5us", dest="compute_ns",
+                       metavar="T", help="computation before each send of the compute pattern, e.g. 5us")
+        k.add_argument("--compute-ns", type=positive_int, dest="compute_ns", metavar="NS", action=Deprecated,
+                       instead="--compute", help="the old spelling of --compute: bare ns; it will go (default: as "
+                                                 "--compute)")
+        k.add_argument("--g-machine", type=grammar.duration_ns(0.0, 1.0), dest="g_machine_ns", metavar="T",
+                       help="the machine's own gap in g_total = g_machine + g, e.g. 200ns (default: from the plain "
+                            "window, LogP's saturation measure; 0 takes g_total = g)")
+        k.add_argument("--g-machine-ns", type=nonnegative_float, dest="g_machine_ns", metavar="NS", action=Deprecated,
+                       instead="--g-machine", help="the old spelling of --g-machine: bare ns; it will go (default: "
+                                                   "as --g-machine)")
         k.add_argument("--rounds", type=positive_int, default=5,
                        help="interleaved rounds that always run (default 5); more follow for the settings not "
                             "settled, within --budget")
