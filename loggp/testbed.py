@@ -212,7 +212,8 @@ def launch_plan(args, program):
         raise RunError(f"testbed '{name}' is not up: run `loggp testbed up --hosts N --name {name}`")
     if args.np > len(state["hosts"]):
         raise RunError(f"-n {args.np}: testbed '{name}' has {len(state['hosts'])} hosts (one rank per host); "
-                       f"run `loggp testbed down` and `up --hosts {args.np}`")
+                       f"run `loggp testbed down --name {name}` and `loggp testbed up --hosts {args.np} "
+                       f"--name {name}`")
     directory = write_run_files(state)
     env = {"FI_PROVIDER": "tcp", "FI_TCP_IFACE": HOST_IFACE, "MPIR_CVAR_CH4_NETMOD": "ofi",
            "MPIR_CVAR_NOLOCAL": "1"}
@@ -234,7 +235,7 @@ def status(name, as_json, out=sys.stdout):
     if not state["switch"] and not state["hosts"]:
         print(f"testbed '{name}' is not up", file=out)
         return 0
-    word = "up" if report["up"] else "INCOMPLETE (run `loggp testbed down`)"
+    word = "up" if report["up"] else "INCOMPLETE (run `loggp testbed down --name " + name + "`)"
     expected = state.get("expected_hosts")
     of = f" of {expected}" if expected is not None and expected != len(state["hosts"]) else ""
     print(f"testbed '{name}' {word}: switch {report['switch']}, {len(state['hosts'])}{of} hosts", file=out)

@@ -12,6 +12,16 @@ from loggp.knobs.command import EXIT_INTERRUPTED, EXIT_MISSED, EXIT_USAGE
 from tests.testkit import installed, run
 
 
+STUDY = '''name = "s"
+repetitions = 1
+np = 1
+
+[[benchmark]]
+command = ["true"]
+runtime_regex = "t=(\\\\S+)"
+'''
+
+
 def loggp(*args, **kw):
     return run([installed("loggp"), *args], **kw)
 
@@ -70,3 +80,117 @@ def test_ctrl_c_during_loggp_run_exits_130():
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == EXIT_INTERRUPTED, err
     assert err.rstrip().endswith("loggp run: interrupted")
+
+
+# ---- the options that differed from command to command, as a user meets them ----------
+
+def test_calibrate_takes_sizes_with_K_and_a_time_limit_with_its_unit():
+    from loggp.experiments import calibrate as cal
+    args = cal.parser().parse_args(["--sizes", "8,64K,1M", "--time-limit", "1s"])
+    assert cal.parse_sizes(args.sizes) == [8, 65536, 1 << 20] and args.time_limit == 1.0
+    proc = loggp("calibrate", "--time-limit", "1")
+    assert proc.returncode == EXIT_USAGE and "'1': a duration needs its unit (e.g. 1s)" in proc.stderr
+    help_text = " ".join(loggp("calibrate", "--help").stdout.split())
+    assert "(default 1.5s)" in help_text and "(default 8,64,512,4K,16K,64K)" in help_text
+    assert "(default results/calibrate)" in help_text
+
+
+def test_tune_takes_sizes_with_K_and_a_timeout_with_its_unit():
+    from loggp.experiments import tune
+    parser = tune.TuneCommand().parser()
+    args = parser.parse_args(["packet", "--max-size", "64K", "--min-size", "1K", "--timeout", "90s"])
+    assert (args.max_size, args.min_size, args.timeout) == (65536, 1024, 90.0)
+    proc = loggp("tune", "packet", "--timeout", "600")
+    assert proc.returncode == EXIT_USAGE and "'600': a duration needs its unit" in proc.stderr
+    assert "(default 10min)" in loggp("tune", "packet", "--help").stdout
+
+
+def test_probe_takes_a_time_limit_with_its_unit_only():
+    proc = loggp("probe", "--time-limit", "1", "--sizes", "8")
+    assert proc.returncode == EXIT_USAGE
+    assert proc.stderr.startswith("loggp probe: --time-limit '1': a duration needs its unit (e.g. 1s)")
+
+
+def test_a_study_timeout_needs_its_unit_as_a_string_or_a_number(tmp_path):
+    from loggp.harness import studyfile
+    for value in ('"20"', "20"):
+        path = tmp_path / "s.toml"
+        path.write_text(STUDY.replace('name = "s"', f'name = "s"\ntimeout = {value}'))
+        with pytest.raises(studyfile.StudyError, match="needs its unit|with a unit"):
+            studyfile.load(str(path))
+
+
+def test_probe_knob_set_and_tune_setting_take_the_same_names(tmp_path):
+    from loggp.experiments import packet_sweep, probe
+    assert probe.probe_knob_set("o_s=1us,L=5us") == "o_s=1us,L=5us"
+    assert packet_sweep.parse_setting("o_s=1us,L=5us")[1] == {"o_s": 1.0, "L": 5.0}
+    # the flag spelling is an alias with a note, in both
+    proc = loggp("tune", "packet", "--setting", "os=1us", "--min-size", "64K", "--max-size", "1K")
+    assert proc.returncode == EXIT_USAGE and "--min-size 65536 is larger" in proc.stderr
+    assert "'os' is the flag's spelling; write 'o_s'" in proc.stderr
+    out = tmp_path / "p.json"
+    proc = loggp("probe", "--knob-set", "os=1us", "--knob-set", "zero", "--sizes", "8", "--time-limit", "0.1s",
+                 "--rounds", "1", "--quiet", "--json", out, timeout=300)
+    assert "--knob-set 'os=1us': 'os' is the flag's spelling; write 'o_s'" in proc.stderr
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_fit_has_g_and_says_did_you_mean_within_the_knob():
+    proc = loggp("fit", "x.json", "--g", "1us")
+    assert "unrecognized" not in proc.stderr and "--g" not in proc.stderr.split(":")[0]
+    proc = loggp("fit", "x.json", "--gap", "1us")
+    assert "(did you mean --g?)" in proc.stderr
+
+
+def test_calibrate_sweep_and_bench_values_refuse_bare_numbers():
+    proc = loggp("calibrate", "--knobs", "L", "--sweep", "L=0,5")
+    assert proc.returncode == EXIT_USAGE and "'5': a bare number has no unit" in proc.stderr
+    proc = loggp("bench", "knobs", "--values", "5")
+    assert proc.returncode == EXIT_USAGE and "'5': a bare number has no unit" in proc.stderr
+
+
+def test_old_spellings_say_which_one_to_use(tmp_path):
+    from loggp.shim.bench import BenchCommand
+    import contextlib
+    import io
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        args = BenchCommand().parser().parse_args(["knobs", "--compute-ns", "2000", "--values-us", "1"])
+    assert args.compute_ns == 2000 and args.values_us == [1.0]
+    assert "--compute-ns is the old spelling of --compute" in err.getvalue()
+    assert "--values-us is the old spelling of --values" in err.getvalue()
+    args = BenchCommand().parser().parse_args(["knobs", "--compute", "2us", "--G-sizes", "4K,1M"])
+    assert args.compute_ns == 2000 and args.g_sizes == [4096, 1 << 20]
+
+
+def test_study_results_folder_is_out_with_results_as_an_old_spelling(tmp_path):
+    path = tmp_path / "s.toml"
+    path.write_text(STUDY)
+    proc = loggp("study", "run", path, "--results", tmp_path / "r", "--no-report", timeout=300)
+    assert "--results is the old spelling of --out" in proc.stderr
+    assert (tmp_path / "r").is_dir()
+    from loggp.harness import study, studyfile
+    assert study.results_dir_for(studyfile.load(str(path)), None).endswith("/results/study/s")
+
+
+def test_study_report_names_a_probe_file_given_as_calibration(tmp_path):
+    from loggp.experiments.calibration_file import CalibrationError, load
+    probe_file = tmp_path / "probe.json"
+    probe_file.write_text('{"schema": "loggp-probe/1", "knobs": {"L": "0ns"}, "knob_sets": []}')
+    with pytest.raises(CalibrationError) as err:
+        load(str(probe_file))
+    assert "is a loggp-probe file (written by `loggp probe --json`), not a calibration" in str(err.value)
+    assert "--no-baseline" not in str(err.value)
+
+
+def test_run_on_a_named_testbed_advises_commands_for_that_testbed():
+    if subprocess.run(["unshare", "--net", "true"], capture_output=True).returncode != 0:
+        pytest.skip("network namespaces cannot be made here")
+    name = f"gr{os.getpid() % 100000}"
+    assert loggp("testbed", "up", "--hosts", "2", "--name", name, timeout=120).returncode == 0
+    try:
+        proc = loggp("run", "-n", "3", "--testbed", name, "--", "true")
+    finally:
+        assert loggp("testbed", "down", "--name", name, timeout=120).returncode == 0
+    assert proc.returncode == EXIT_USAGE
+    assert f"`loggp testbed down --name {name}` and `loggp testbed up --hosts 3 --name {name}`" in proc.stderr

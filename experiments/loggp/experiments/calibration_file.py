@@ -29,6 +29,12 @@ def load(path):
         regimes = data.get("regimes")
         if regimes is None and isinstance(data.get("baseline"), dict):
             regimes = data["baseline"].get("regimes")
+    schema = data.get("schema") if isinstance(data, dict) else None
+    if isinstance(schema, str) and not schema.startswith("loggp-calibration/"):
+        made_by = {"loggp-probe": "`loggp probe --json`", "loggp-tune-packet": "`loggp tune packet`"}
+        raise CalibrationError(f"{path} is a {schema.split('/')[0]} file (written by "
+                               f"{made_by.get(schema.split('/')[0], 'another command')}), not a calibration: give "
+                               f"the calibration.json that `loggp calibrate --out DIR` writes")
     if isinstance(data, dict) and "knobs" in data and "baseline" not in data and "regimes" not in data:
         # `loggp calibrate --no-baseline` skips the run the regimes are fitted to
         raise CalibrationError(f"calibration {path} has no T0 + m/B regimes: it was made with `loggp calibrate "
