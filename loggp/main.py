@@ -26,7 +26,7 @@ class MainCommand(Command):
     interrupted = "interrupted; run the same command again to resume"
 
     def configure(self, p):
-        p.add_argument("--out", default="results/main",
+        p.add_argument("--out", default="results/main", metavar="DIR",
                        help="results folder (default results/main; rerun to resume)")
         p.add_argument("--skip-calibration", action="store_true", help="go straight to the study")
 

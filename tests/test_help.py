@@ -141,3 +141,97 @@ def test_help_texts_carry_no_internal_notes():
     leaks = [f"{where}: {line.strip()}" for where, text in texts for line in text.splitlines()
              if INTERNAL.search(line)]
     assert not leaks, leaks
+
+
+# ---- the one grammar (docs/cli.md), checked on every option of every command --------------
+
+# Lower-case words joined by dashes; a knob keeps its own letter (--G-sizes, --jitter-L).
+_WORD = r"([a-z][a-z0-9]*|G|L)"
+PLAIN_FLAG = re.compile(rf"--{_WORD}(-{_WORD})*$")
+# A name that carries a unit means a bare number: the grammar puts the unit in the value.
+UNIT_IN_NAME = re.compile(r"-(s|ms|us|ns|sec|seconds|bytes|kib|mib)$", re.IGNORECASE)
+# Help that says a value is a bare number of a unit.
+BARE_UNIT_HELP = re.compile(r"\b(in |, )?(seconds|microseconds|nanoseconds|bytes)\b(?! per)|\bbare\b")
+NUMBER_TYPES = (int, float)
+
+
+def grammar_options():
+    """(where, action) for every option of every command."""
+    for path, parser in subcommand_parsers():
+        if parser is None:
+            continue
+        for action in parser._actions:
+            if action.option_strings and action.help != argparse.SUPPRESS:
+                yield f"loggp {' '.join(path)} {'/'.join(action.option_strings)}", action
+
+
+def deprecated(action):
+    from loggp.knobs.grammar import Deprecated
+    return isinstance(action, Deprecated)
+
+
+def test_option_names_follow_the_grammar():
+    bad = []
+    for where, action in grammar_options():
+        for name in action.option_strings:
+            if name.startswith("--") and not PLAIN_FLAG.match(name):
+                bad.append(f"{where}: {name} is neither lower-case-with-dashes nor a knob's flag")
+            if UNIT_IN_NAME.search(name) and not deprecated(action):
+                bad.append(f"{where}: {name} puts a unit in its name (the value carries it)")
+            if name in ("--results", "--output", "--outdir", "--output-dir") and not deprecated(action):
+                bad.append(f"{where}: {name}: a results folder is --out DIR, one file --json FILE")
+    assert not bad, bad
+
+
+def test_outputs_are_out_dir_or_json_file_with_defaults_under_results():
+    bad = []
+    for where, action in grammar_options():
+        if "--out" in action.option_strings:
+            if action.metavar != "DIR":
+                bad.append(f"{where}: --out takes a DIR (metavar {action.metavar!r})")
+            if action.default is not None and not str(action.default).startswith("results/"):
+                bad.append(f"{where}: --out defaults to {action.default!r}, outside results/")
+        if "--json" in action.option_strings and action.nargs != 0 and action.metavar != "FILE":
+            bad.append(f"{where}: --json takes a FILE (metavar {action.metavar!r})")
+    assert not bad, bad
+
+
+def test_no_option_takes_a_bare_number_of_a_unit():
+    """Durations, sizes and knob values carry their unit; options that take a plain
+    number take a count, a seed or a ratio. The old spellings are the exception, and say so."""
+    bad = []
+    for where, action in grammar_options():
+        if action.nargs == 0 or deprecated(action):
+            continue
+        kind = action.type
+        numeric = kind in NUMBER_TYPES or getattr(kind, "__name__", "") in ("parse", "positive_int")
+        if numeric and BARE_UNIT_HELP.search(action.help or ""):
+            bad.append(f"{where}: a bare number of {BARE_UNIT_HELP.search(action.help).group(2)}")
+    assert not bad, bad
+
+
+def test_the_checks_above_can_fail():
+    assert UNIT_IN_NAME.search("--compute-ns") and UNIT_IN_NAME.search("--time-limit-s")
+    assert not PLAIN_FLAG.match("--Time") and PLAIN_FLAG.match("--L-inter") and not PLAIN_FLAG.match("--Lx")
+    assert not PLAIN_FLAG.match("--time_limit") and PLAIN_FLAG.match("--os")
+    assert BARE_UNIT_HELP.search("seconds one run may take") and not BARE_UNIT_HELP.search("0.5ns per byte")
+
+
+def test_unit_defaults_are_shown_with_their_unit():
+    """A size or duration option shows its default as the grammar writes it, and the
+    default parses back to the value the command uses."""
+    from loggp.knobs import grammar
+    checked, bad = 0, []
+    for where, action in grammar_options():
+        name = getattr(action.type, "__name__", "")
+        if name not in ("size", "sizes", "duration", "duration_ns") or action.default is None:
+            continue
+        checked += 1
+        shown = f"(default {action.default})"
+        if shown not in action.help:
+            bad.append(f"{where}: help does not show {shown}")
+        if not isinstance(action.default, str):
+            bad.append(f"{where}: default {action.default!r} is not written in the grammar")
+        elif name.startswith("duration") and not re.search(r"[a-z]$", action.default):
+            bad.append(f"{where}: default {action.default!r} has no unit")
+    assert checked >= 6 and not bad, (checked, bad)
