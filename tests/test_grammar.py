@@ -123,7 +123,7 @@ def test_a_study_timeout_needs_its_unit_as_a_string_or_a_number(tmp_path):
 def test_probe_knob_set_and_tune_setting_take_the_same_names(tmp_path):
     from loggp.experiments import packet_sweep, probe
     assert probe.probe_knob_set("o_s=1us,L=5us") == "o_s=1us,L=5us"
-    assert packet_sweep.parse_setting("o_s=1us,L=5us")[1] == {"o_s": 1.0, "L": 5.0}
+    assert packet_sweep.parse_setting("o_s=1us,L=5us")[1] == {"o_s": 1000.0, "L": 5000.0}
     # the flag spelling is an alias with a note, in both
     proc = loggp("tune", "packet", "--setting", "os=1us", "--min-size", "64K", "--max-size", "1K")
     assert proc.returncode == EXIT_USAGE and "--min-size 65536 is larger" in proc.stderr

@@ -48,7 +48,7 @@ def test_benchmark_rejects_bad_arguments(args, bad):
 
 # ---------------------------------------------------------------- the predictor
 
-BASE = model.Params(o_s=1.0, o_r=1.0, g=0.5, G=0.1, L=1.0, pack_ns=5.0, unpack_ns=3.0)
+BASE = model.Params(o_s=1000.0, o_r=1000.0, g=500.0, G=0.1, L=1000.0, pack_ns=5.0, unpack_ns=3.0)
 
 
 def best(p, records=4096, record_size=64):
@@ -58,29 +58,29 @@ def best(p, records=4096, record_size=64):
 def brute_force_us(size, records, record_size, p):
     """The pipeline packet by packet, without the steady-state short cut."""
     be, left = model.records_per_packet(size, record_size), records
-    c, u, G = p.pack_ns / 1e3, p.unpack_ns / 1e3, p.G / 1e3
+    c, u, G = p.pack_ns, p.unpack_ns, p.G
     sender = link = receiver = 0.0
     while left:
         b = min(be, left)
         m = b * record_size
         rise, g_rise = p.regime_extra(m)
-        per_byte = G + g_rise / 1e3
+        per_byte = G + g_rise
         start = max(sender + b * c, link)
         receiver = max(start + p.o_s + rise + (m - 1) * per_byte + p.L, receiver) + p.o_r + b * u
         sender, link, left = start + p.o_s + rise, start + max(p.g, (m - 1) * per_byte), left - b
-    return receiver + p.o_s + p.L + p.o_r
+    return (receiver + p.o_s + p.L + p.o_r) / 1e3
 
 
-@pytest.mark.parametrize("p", [BASE, BASE.plus({"o_s": 20}), BASE.plus({"G": 3}), BASE.plus({"o_r": 30}),
-                               BASE.plus({"g": 40}), model.Params(pack_ns=2),
-                               model.Params(o_s=1, G=0.1, regimes=((8192, 3.0, 0.2), (1 << 16, 5.0, -0.05)))])
+@pytest.mark.parametrize("p", [BASE, BASE.plus({"o_s": 20e3}), BASE.plus({"G": 3}), BASE.plus({"o_r": 30e3}),
+                               BASE.plus({"g": 40e3}), model.Params(pack_ns=2),
+                               model.Params(o_s=1e3, G=0.1, regimes=((8192, 3e3, 0.2), (1 << 16, 5e3, -0.05)))])
 @pytest.mark.parametrize("size,records", [(64, 1000), (1000, 999), (4096, 4097), (1 << 20, 10)])
 def test_the_short_cut_equals_the_packet_by_packet_pipeline(p, size, records):
     assert model.transfer_time_us(size, records, 64, p) == pytest.approx(brute_force_us(size, records, 64, p))
 
 
 def test_larger_o_moves_the_optimum_up():
-    sizes = [best(BASE.plus({"o_s": o, "o_r": o}), records=1 << 16) for o in (0, 5, 20, 80)]
+    sizes = [best(BASE.plus({"o_s": o, "o_r": o}), records=1 << 16) for o in (0, 5e3, 20e3, 80e3)]
     assert sizes == sorted(sizes) and sizes[-1] >= 4 * sizes[0]  # sqrt(81) without a cap
 
 
@@ -90,16 +90,16 @@ def test_larger_G_moves_the_optimum_down():
 
 
 def test_L_shifts_the_time_but_not_the_optimum():
-    slow = BASE.plus({"L": 50})
+    slow = BASE.plus({"L": 50e3})
     assert best(slow) == best(BASE)
     assert model.transfer_time_us(4096, 4096, 64, slow) == pytest.approx(
         model.transfer_time_us(4096, 4096, 64, BASE) + 2 * 50)  # the data and the acknowledgement
 
 
 def test_a_costly_protocol_switch_keeps_packets_below_it():
-    switch = model.Params(**{**vars(BASE), "regimes": ((8192, 50.0, 0.0),)})
+    switch = model.Params(**{**vars(BASE), "regimes": ((8192, 50e3, 0.0),)})
     assert best(BASE) > 8192 and best(switch) < 8192
-    assert switch.regime_extra(8191) == (0.0, 0.0) and switch.regime_extra(8192) == (50.0, 0.0)
+    assert switch.regime_extra(8191) == (0.0, 0.0) and switch.regime_extra(8192) == (50e3, 0.0)
 
 
 def test_regimes_from_a_calibration(tmp_path):
@@ -113,7 +113,7 @@ def test_regimes_from_a_calibration(tmp_path):
 
 
 def test_sender_bound_optimum_matches_the_closed_form():
-    p = model.Params(o_s=10, o_r=0.5, G=0.2, L=1, pack_ns=5, unpack_ns=3)
+    p = model.Params(o_s=10e3, o_r=500, G=0.2, L=1e3, pack_ns=5, unpack_ns=3)
     closed = model.steady_state_best_be(4096, 64, p) * 64
     assert model.within_one_octave(best(p), closed)
 
@@ -136,8 +136,8 @@ def test_median_interval():
 def test_settings_go_through_the_knob_parser():
     assert packet_sweep.parse_setting("zero") == ("zero", {})
     label, knobs = packet_sweep.parse_setting("o=10us,G=2ns/B")
-    assert label == "o=10us,G=2ns/B" and knobs == {"o_s": 10.0, "o_r": 10.0, "G": 2.0}
-    assert packet_sweep.parse_setting("L=500ns")[1] == {"L": 0.5}
+    assert label == "o=10us,G=2ns/B" and knobs == {"o_s": 10e3, "o_r": 10e3, "G": 2.0}
+    assert packet_sweep.parse_setting("L=500ns")[1] == {"L": 500.0}
 
 
 @pytest.mark.parametrize("argv,message", [
@@ -190,7 +190,7 @@ def test_a_tiny_sweep_end_to_end(tmp_path, capsys):
         assert all(r["reps"] == 3 and r["ci_low_us"] <= r["median_us"] <= r["ci_high_us"] for r in s["rows"])
     # 300 one-record packets each pay o_s = 20 us on the sender: at least 6 ms more
     assert slow["rows"][0]["median_us"] > zero["rows"][0]["median_us"] + 3000
-    assert slow["params"]["o_s"] == pytest.approx(20.2) and slow["predicted_best"] >= zero["predicted_best"]
+    assert slow["params_ns"]["o_s"] == pytest.approx(20.2e3) and slow["predicted_best"] >= zero["predicted_best"]
     assert (out / "packet.png").stat().st_size > 10000
     assert "measured best" in capsys.readouterr().out
 

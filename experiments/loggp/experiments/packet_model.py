@@ -9,42 +9,41 @@ then unpacks BE records (u each). Messages in a later protocol regime of the
 machine's T(m) (rendezvous) add that regime's rise in T0 and in G. The run ends
 with a small acknowledgement back (o_s + L + o_r), as the benchmark times it.
 
-Units: microseconds for times, ns per byte for G, ns per record for c and u.
+Units: the LogGP set's (ns, ns per byte for G), ns per record for c and u; the
+predicted times come out in microseconds, as the benchmark reports its own.
 """
 import math
 from dataclasses import dataclass
 
+from loggp.knobs.params import LogGP
 
-@dataclass
-class Params:
-    o_s: float = 0.0     # us
-    o_r: float = 0.0     # us
-    g: float = 0.0       # us
-    G: float = 0.0       # ns/B
-    L: float = 0.0       # us
+
+@dataclass(frozen=True)
+class Params(LogGP):
+    """The LogGP set (loggp.knobs.params; plus() adds knob increments in ns) and the
+    structure's own costs."""
     pack_ns: float = 0.0    # sender's cost per record (walk + copy), ns
     unpack_ns: float = 0.0  # receiver's cost per record (copy + relink), ns
     # The machine's protocol regimes of T(m) = T0 + m/B beyond the first, as
-    # (m_min bytes, T0 rise us, G rise ns/B) over the first: a message in such a
+    # (m_min bytes, T0 rise ns, G rise ns/B) over the first: a message in such a
     # regime (a rendezvous, say) costs that much more, and a blocking send waits for it.
     regimes: tuple = ()
 
     def regime_extra(self, m):
-        """(extra us per message, extra ns/B) for a message of m bytes."""
+        """(extra ns per message, extra ns/B) for a message of m bytes."""
         extra = (0.0, 0.0)
         for m_min, t0_rise, g_rise in sorted(self.regimes):
             if m >= m_min:
                 extra = (max(t0_rise, 0.0), g_rise)
         return extra
 
-    def plus(self, increments):
-        """These parameters with knob increments added ({o_s, o_r, g, L: us, G: ns/B})."""
-        fields = dict(vars(self))
-        for knob, value in increments.items():
-            if knob not in ("o_s", "o_r", "g", "G", "L"):
-                raise ValueError(f"unknown knob {knob!r}")
-            fields[knob] += value
-        return Params(**fields)
+
+def params_from_machine(machine, pack_ns, unpack_ns):
+    """Params from a machine dict as tune packet stores it (o_s, o_r, g, L in us, G in
+    ns/B, regimes as (m_min, T0 rise us, G rise ns/B))."""
+    return Params(o_s=1e3 * machine["o_s"], o_r=1e3 * machine["o_r"], g=1e3 * machine["g"], G=machine["G"],
+                  L=1e3 * machine["L"], pack_ns=pack_ns, unpack_ns=unpack_ns,
+                  regimes=tuple((m_min, 1e3 * rise, g_rise) for m_min, rise, g_rise in machine.get("regimes", ())))
 
 
 def records_per_packet(packet_size, record_size):
@@ -62,14 +61,14 @@ def transfer_time_us(packet_size, records, record_size, p):
     if records < 1 or record_size < 1 or packet_size < 1:
         raise ValueError("records, record size and packet size must be >= 1")
     be = records_per_packet(packet_size, record_size)
-    c, u, G = p.pack_ns / 1000.0, p.unpack_ns / 1000.0, p.G / 1000.0
+    c, u, G = p.pack_ns, p.unpack_ns, p.G
     full, last = divmod(records, be)
     sender = link = receiver = 0.0
 
     def one(sender, link, receiver, b):
         m = b * record_size
         t0_rise, g_rise = p.regime_extra(m)
-        per_byte = max(G + g_rise / 1000.0, 0.0)
+        per_byte = max(G + g_rise, 0.0)
         start = max(sender + b * c, link)       # packed, and the interface free
         arrive = start + p.o_s + t0_rise + (m - 1) * per_byte + p.L
         receiver = max(arrive, receiver) + p.o_r + b * u
@@ -96,14 +95,14 @@ def transfer_time_us(packet_size, records, record_size, p):
                     sender, link, receiver = one(sender, link, receiver, be)
     if last:
         sender, link, receiver = one(sender, link, receiver, last)
-    return receiver + p.o_s + p.L + p.o_r
+    return (receiver + p.o_s + p.L + p.o_r) / 1000.0
 
 
 def steady_state_best_be(records, record_size, p):
     """The closed form when the sender is the bottleneck (docs/packet.md):
     T(BE) ~ N c + (N / BE) o_s + BE (R G + u) + const, least at
     BE* = sqrt(N o_s / (R G + u)). Infinite when nothing grows with BE."""
-    per_be = record_size * p.G / 1000.0 + p.unpack_ns / 1000.0
+    per_be = record_size * p.G + p.unpack_ns
     if per_be <= 0:
         return math.inf
     return math.sqrt(records * p.o_s / per_be)

@@ -12,12 +12,14 @@ import tempfile
 from pathlib import Path
 
 from loggp.knobs import SETTINGS, KnobError, grammar, parse as parse_knobs
+from loggp.knobs.params import format_value
+from loggp.knobs.vocabulary import FIELDS, knobs_of
 from loggp.knobs.command import CommandError
 from loggp.knobs.programs import find_program
 
 from . import calibrate, fit, probe
 from . import packet_model as model
-from .probe import KNOB_FLAGS, format_knob
+from .probe import KNOB_FLAGS
 
 # The knobs a setting may name; "o" sets o_s and o_r together, as `loggp run --o` does.
 SETTING_KNOBS = SETTINGS
@@ -31,7 +33,8 @@ class TuneError(CommandError):
 
 def parse_setting(spec):
     """'zero' or 'knob=value,...' (knobs o, o_s, o_r, g, G, L; values as `loggp run`
-    takes them, checked by loggp-knobs) -> (label, {o_s, o_r, g, G, L: us or ns/B})."""
+    takes them, checked by loggp-knobs) -> (label, {o_s, o_r, g, L: ns, G: ns/B}), the
+    increments a LogGP set's plus() takes."""
     text = spec.strip()
     if text in ("zero", "0", "none"):
         return "zero", {}
@@ -40,19 +43,15 @@ def parse_setting(spec):
         ns = parse_knobs(texts)  # the one knob parser (loggp-knobs)
     except KnobError as err:
         raise ValueError(f"setting '{spec}': {err}") from None
-    increments = {}
-    for name, value in ns.items():
-        targets = ("o_s", "o_r") if name == "o" else (name,)
-        for knob in targets:  # loggp-knobs has refused o together with o_s or o_r
-            increments[knob] = value if knob == "G" else value / 1000.0  # ns -> us; G stays ns/B
-    return text, increments
+    # loggp-knobs has refused o together with o_s or o_r
+    return text, {knob: value for name, value in ns.items() for knob in knobs_of(name)}
 
 
 def run_command(knobs, bench_args):
     """`loggp run` of loggp-packet with every knob given (so no knob file leaks in)."""
     knob_args = []
     for knob, flag in KNOB_FLAGS.items():
-        knob_args += [flag, format_knob(knob, knobs.get(knob, 0.0))]
+        knob_args += [flag, format_value(knob, knobs.get(knob, 0.0))]
     return [sys.executable, "-m", "loggp.cli", "run", "-n", "2", "--quiet", *knob_args, "--",
             find_program("loggp-packet"), *bench_args]
 
@@ -187,14 +186,15 @@ def sweep_setting(label, knobs, machine, sizes, records, record_size, reps, refi
             _, more = runner(knobs, extra, records, record_size, reps)
             runs += more
             rows = summarize(runs)
-    params = model.Params(**{**machine, "regimes": tuple(map(tuple, machine.get("regimes", ())))},
-                          pack_ns=setup["pack_ns_per_record"], unpack_ns=setup["unpack_ns_per_record"]).plus(knobs)
+    params = model.params_from_machine(machine, setup["pack_ns_per_record"],
+                                       setup["unpack_ns_per_record"]).plus(knobs)
     for r in rows:
         r["predicted_us"] = model.transfer_time_us(r["packet_size"], records, record_size, params)
     best = min(rows, key=lambda r: r["median_us"])
     pred_size, pred_time = model.predicted_best(records, record_size, params, max(r["packet_size"] for r in rows))
     pred_measured = min(rows, key=lambda r: r["predicted_us"])["packet_size"]
-    return {"setting": label, "knobs": knobs, "params": vars(params), "rows": rows,
+    return {"setting": label, "knobs": {FIELDS[k]: v for k, v in knobs.items()}, "params_ns": vars(params),
+            "rows": rows,
             "measured_best": best["packet_size"], "measured_best_us": best["median_us"],
             "predicted_best": pred_size, "predicted_best_us": pred_time,
             "predicted_best_among_measured": pred_measured,
