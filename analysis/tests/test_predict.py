@@ -35,7 +35,7 @@ def test_the_replay_models_every_call_of_a_plain_program(base_trace, tmp_path):
     # several-fold between its fast and slow states); a run slowed by another job is traced again, not widened
     for attempt in range(3):
         probe_json = tmp_path / f"probe{attempt}.json"
-        proc = run([installed("loggp"), "probe", "--sizes", "1,8,64,4096,65536", "--time-limit", "1",
+        proc = run([installed("loggp"), "probe", "--sizes", "1,8,64,4096,65536", "--time-limit", "1s",
                     "--json", probe_json], timeout=120)
         assert proc.returncode == 0, proc.stderr
         replayed = predict.runtime(programs, predict.machine_from_probe(probe_json))

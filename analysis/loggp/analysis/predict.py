@@ -9,8 +9,9 @@ import math
 import sys
 from pathlib import Path
 
-from loggp.knobs import SETTINGS, KnobError, parse as parse_knobs
+from loggp.knobs import FLAGS, SETTINGS, KnobError, parse as parse_knobs
 from loggp.knobs.command import Command, CommandError, UsageError, positive_int
+from loggp.knobs.vocabulary import FLAG_NAMES, knobs_of
 from loggp.knobs.files import write_text_atomic
 from loggp.shim import trace_record
 
@@ -157,8 +158,8 @@ def sweep_values(knob, text):
     return [start + k * step for k in range(count)]
 
 
-def _flag_knob(knob):
-    return {"os": "o_s", "or": "o_r"}.get(knob, knob)
+def _flag_knob(flag):
+    return FLAG_NAMES[flag]
 
 
 class PredictCommand(Command):
@@ -175,9 +176,9 @@ class PredictCommand(Command):
                        help="the machine's own o_s, o_r, g, G, L and eager limit from `loggp probe --json` "
                             "(default: figures of MPICH over libfabric's shm provider, on one host, measured "
                             "on loggp's development machine; docs/predict.md)")
-        for flag, what in (("o", "o_s and o_r"), ("os", "o_s"), ("or", "o_r"), ("g", "g"), ("G", "G"),
-                           ("L", "L")):
-            p.add_argument(f"--{flag}", metavar="V|A:B:S", once=True,
+        for setting, flag in FLAGS.items():
+            what = " and ".join(knobs_of(setting))
+            p.add_argument(flag, metavar="V|A:B:S", once=True,
                            help=f"delta of {what}: one value or a sweep START:STOP:STEP (default: not predicted)")
         p.add_argument("--target", metavar="NAME|FILE", action="append",
                        help="also replay at a target network's parameters (`loggp targets`, or a probe or target "
@@ -188,7 +189,7 @@ class PredictCommand(Command):
 
     def check(self, args):
         args.sweeps = {}
-        for flag in ("o", "os", "or", "g", "G", "L"):
+        for flag in FLAG_NAMES:
             text = getattr(args, flag)
             if text is not None:
                 args.sweeps[_flag_knob(flag)] = sweep_values(flag, text)

@@ -136,7 +136,7 @@ def tolerance(knob, predicted_ns, size):
     where the goals set none (G below 4 KiB)."""
     if abs(predicted_ns) < FLOOR_NS:
         return FLOOR_NS
-    if knob in ("o", "os", "or", "L"):
+    if knob in ("o", "o_s", "o_r", "L"):
         return max(RELATIVE * abs(predicted_ns), FLOOR_NS)
     if knob == "g":
         return RELATIVE * abs(predicted_ns)
