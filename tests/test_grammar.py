@@ -88,6 +88,11 @@ def test_calibrate_takes_sizes_with_K_and_a_time_limit_with_its_unit():
     from loggp.experiments import calibrate as cal
     args = cal.parser().parse_args(["--sizes", "8,64K,1M", "--time-limit", "1s"])
     assert cal.parse_sizes(args.sizes) == [8, 65536, 1 << 20] and args.time_limit == 1.0
+    # on the command line: sizes and time limit taken, so the next check is the one that speaks
+    proc = loggp("calibrate", "--sizes", "8,16K,64K", "--time-limit", "1s", "--retries", "-1")
+    assert proc.returncode == EXIT_USAGE and proc.stderr.startswith("loggp calibrate: --retries -1"), proc.stderr
+    proc = loggp("calibrate", "--sizes", "8,64Q")
+    assert proc.returncode == EXIT_USAGE and "'64Q' is not a size" in proc.stderr
     proc = loggp("calibrate", "--time-limit", "1")
     assert proc.returncode == EXIT_USAGE and "'1': a duration needs its unit (e.g. 1s)" in proc.stderr
     help_text = " ".join(loggp("calibrate", "--help").stdout.split())
@@ -100,6 +105,8 @@ def test_tune_takes_sizes_with_K_and_a_timeout_with_its_unit():
     parser = tune.TuneCommand().parser()
     args = parser.parse_args(["packet", "--max-size", "64K", "--min-size", "1K", "--timeout", "90s"])
     assert (args.max_size, args.min_size, args.timeout) == (65536, 1024, 90.0)
+    proc = loggp("tune", "packet", "--max-size", "64K", "--min-size", "128K", "--timeout", "90s")
+    assert proc.returncode == EXIT_USAGE and "--min-size 131072 is larger than --max-size 65536" in proc.stderr
     proc = loggp("tune", "packet", "--timeout", "600")
     assert proc.returncode == EXIT_USAGE and "'600': a duration needs its unit" in proc.stderr
     assert "(default 10min)" in loggp("tune", "packet", "--help").stdout
@@ -112,12 +119,12 @@ def test_probe_takes_a_time_limit_with_its_unit_only():
 
 
 def test_a_study_timeout_needs_its_unit_as_a_string_or_a_number(tmp_path):
-    from loggp.harness import studyfile
-    for value in ('"20"', "20"):
+    for value, said in (('"20"', "'20': a duration needs its unit (e.g. 20s)"), ("20", "20 is not a duration")):
         path = tmp_path / "s.toml"
         path.write_text(STUDY.replace('name = "s"', f'name = "s"\ntimeout = {value}'))
-        with pytest.raises(studyfile.StudyError, match="needs its unit|with a unit"):
-            studyfile.load(str(path))
+        proc = loggp("study", "run", path, "--out", tmp_path / "r", "--no-report")
+        assert proc.returncode == EXIT_USAGE and said in proc.stderr, proc.stderr
+        assert not (tmp_path / "r").exists(), "refused before any run"
 
 
 def test_probe_knob_set_and_tune_setting_take_the_same_names(tmp_path):
@@ -174,13 +181,14 @@ def test_study_results_folder_is_out_with_results_as_an_old_spelling(tmp_path):
 
 
 def test_study_report_names_a_probe_file_given_as_calibration(tmp_path):
-    from loggp.experiments.calibration_file import CalibrationError, load
     probe_file = tmp_path / "probe.json"
     probe_file.write_text('{"schema": "loggp-probe/1", "knobs": {"L": "0ns"}, "knob_sets": []}')
-    with pytest.raises(CalibrationError) as err:
-        load(str(probe_file))
-    assert "is a loggp-probe file (written by `loggp probe --json`), not a calibration" in str(err.value)
-    assert "--no-baseline" not in str(err.value)
+    (tmp_path / "s.toml").write_text(STUDY)
+    loggp("study", "run", tmp_path / "s.toml", "--out", tmp_path / "r", "--no-report", timeout=300)
+    proc = loggp("study", "report", tmp_path / "r", "--calibration", probe_file, timeout=300)
+    assert proc.returncode == EXIT_USAGE
+    assert "is a loggp-probe file (written by `loggp probe --json`), not a calibration" in proc.stderr
+    assert "--no-baseline" not in proc.stderr
 
 
 def test_run_on_a_named_testbed_advises_commands_for_that_testbed():
