@@ -32,13 +32,13 @@ def machine_from_probe(path):
     try:
         data = json.loads(Path(path).read_text())
     except OSError as err:
-        raise CommandError(f"--machine {path}: {err.strerror}", exit_code=2) from None
+        raise CommandError(f"--machine {path}: {err.strerror}", exit_code=EXIT_USAGE) from None
     except ValueError as err:
-        raise CommandError(f"--machine {path}: not JSON ({err})", exit_code=2) from None
+        raise CommandError(f"--machine {path}: not JSON ({err})", exit_code=EXIT_USAGE) from None
     run = _find_run(data)
     if run is None:
         raise CommandError(f"--machine {path}: no probe summary in it (expected `loggp probe --json` output)",
-                           exit_code=2)
+                           exit_code=EXIT_USAGE)
     summary = run["summary"]
     return loggops.Params(o_s=1e3 * summary["o_s_us"], o_r=1e3 * summary["o_r_us"], g=1e3 * summary["g_us"],
                           G=summary["G_ns_per_byte"], L=1e3 * summary["L_us"], S=eager_limit(run))

@@ -4,7 +4,7 @@ archive for Vampir, Scalasca and other OTF2 readers (loggp.analysis.otf2_export)
 Docs: docs/trace-formats.md."""
 from pathlib import Path
 
-from loggp.knobs.command import Command, CommandError, UsageError
+from loggp.knobs.command import EXIT_USAGE, Command, CommandError, UsageError
 from loggp.knobs.files import write_text_atomic
 
 from . import goal, otf2_export, trace_input
@@ -44,12 +44,12 @@ class TraceCommand(Command):
         try:
             traces = trace_input.read(args.trace_dir)
         except ValueError as err:
-            raise CommandError(str(err), exit_code=2) from None
+            raise CommandError(str(err), exit_code=EXIT_USAGE) from None
         if args.goal:
             try:
                 text = goal.export(traces, source=str(args.trace_dir))
             except ValueError as err:
-                raise CommandError(f"{args.trace_dir}: {err}", exit_code=2) from None
+                raise CommandError(f"{args.trace_dir}: {err}", exit_code=EXIT_USAGE) from None
             write_text_atomic(args.out, text)
             print(f"{args.out}: GOAL schedule of {len(traces)} ranks ({text.count(chr(10))} lines)")
             return 0

@@ -39,7 +39,7 @@ import loggp.knobs as knob_values
 from loggp.shim import machine_load
 from loggp.shim.patterns_run import detours_text, host_detours
 from loggp.knobs import grammar
-from loggp.knobs.command import EXIT_MISSED, EXIT_OK, Command, CommandError, Parser
+from loggp.knobs.command import EXIT_FAILED, EXIT_MISSED, EXIT_OK, Command, CommandError, Parser
 from loggp.knobs.programs import MissingProgram
 
 KNOBS = ("o", "g", "L", "G")
@@ -622,7 +622,8 @@ def default_runner(run_args, rounds=8, time_limit=1.5):
 class CalibrateCommand(Command):
     name = "calibrate"
     # A failed run exits 1 (a bad argument, found before any run, exits 2).
-    errors = ((CalibrationError, 1), (probemod.ProbeError, 1), (fitmod.FitError, 1), (MissingProgram, 1))
+    errors = tuple((kind, EXIT_FAILED) for kind in (CalibrationError, probemod.ProbeError, fitmod.FitError,
+                                                    MissingProgram))
 
     def __init__(self, runner=None, clock=time.monotonic, load_watch=None, detours=host_detours):
         # the apparatus, the clock and the machine's load and detours, replaceable in tests

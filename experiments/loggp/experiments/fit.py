@@ -21,7 +21,7 @@ import numpy as np
 from loggp.knobs import KNOBS, KnobError, parse as parse_knob_values
 from loggp.knobs.params import LogGP
 from loggp.knobs.vocabulary import FIELDS, FLAG_NAMES
-from loggp.knobs.command import Command, CommandError, Parser
+from loggp.knobs.command import EXIT_USAGE, Command, CommandError, Parser
 from loggp.knobs.files import atomic_write, write_text_atomic
 
 
@@ -353,7 +353,7 @@ def parser():
 
 class FitCommand(Command):
     name = "fit"
-    errors = ((FitError, 2),)
+    errors = ((FitError, EXIT_USAGE),)
 
     def parser(self):
         return parser()
@@ -410,7 +410,8 @@ def execute(args, data, base, knobs):
                   f"{r['T0_error_us']:+8.3f} {r['G_predicted_ns_per_byte']:10.5f} "
                   f"{r['G_measured_ns_per_byte']:10.5f} {r['G_error_ns_per_byte']:+9.5f}")
         result = {"baseline_regimes": [r.summary() for r in base_regimes],
-                  "regimes": [r.summary() for r in regimes], "knobs": {FIELDS[k]: v for k, v in knobs.values().items()}, "comparison": rows}
+                  "regimes": [r.summary() for r in regimes], "comparison": rows,
+                  "knobs": {FIELDS[k]: v for k, v in knobs.values().items()}}
         plots = [("baseline", mb, yb, base_regimes, "solid"), ("with knobs", m, y, regimes, "solid"),
                  ("LogGP prediction", m, None, predicted, "dashed")]
         title = "T(m) with knobs vs LogGP prediction"

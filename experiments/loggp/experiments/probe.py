@@ -12,7 +12,7 @@ import tempfile
 from pathlib import Path
 
 from loggp.knobs import ENVIRONMENT, FLAGS, KNOBS, KnobError, grammar, knobs_program
-from loggp.knobs.command import Command, UsageError
+from loggp.knobs.command import EXIT_USAGE, Command, UsageError
 from loggp.knobs.programs import find_program
 
 from . import modes
@@ -114,7 +114,7 @@ def run_probe(probe_args, knobs=None, run_args=(), timeout=180):
 class ProbeCommand(Command):
     """loggp probe [--np N] [--o T --os T --or T --g T --G T/B --L T] [loggp-probe options]"""
     name = "probe"
-    errors = ((ProbeError, 2),)
+    errors = ((ProbeError, EXIT_USAGE),)
 
     def parse(self, argv):
         return parse_args(argv)

@@ -17,7 +17,7 @@ import time
 from loggp.experiments.calibration_file import CalibrationError, load as load_calibration
 from loggp.experiments.probe import ProbeError
 from loggp.experiments.signature import SignatureError
-from loggp.knobs.command import Command, CommandError, Parser
+from loggp.knobs.command import EXIT_USAGE, Command, CommandError, Parser
 from loggp.knobs.grammar import Deprecated
 
 from loggp.experiments import precision as precision_rules
@@ -71,8 +71,8 @@ def _parser():
 
 class StudyCommand(Command):
     name = "study"
-    errors = ((studyfile.StudyError, 2), (store.StoreError, 2), (UsageError, 2), (CalibrationError, 2),
-              (steps.StepError, 2), (submit.SubmitError, 2))
+    errors = tuple((kind, EXIT_USAGE) for kind in (studyfile.StudyError, store.StoreError, UsageError,
+                                                   CalibrationError, steps.StepError, submit.SubmitError))
     interrupted = "interrupted; run the same command again to resume"
 
     def __init__(self, write_report):

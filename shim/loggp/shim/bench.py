@@ -31,7 +31,7 @@ import time
 
 import loggp.knobs as knob_values
 from loggp.knobs import grammar
-from loggp.knobs.command import Command, UsageError, number_in, positive_int
+from loggp.knobs.command import EXIT_FAILED, Command, UsageError, number_in, positive_int
 from loggp.knobs.grammar import Deprecated
 from loggp.knobs.files import write_text_atomic
 from loggp.knobs.programs import MissingProgram
@@ -270,7 +270,8 @@ class BenchCommand(Command):
     description = __doc__
     example = "loggp bench transparency --scale 0.2"
     formatter_class = argparse.RawDescriptionHelpFormatter
-    errors = ((runmod.RunError, 1), (MissingProgram, 1), (RuntimeError, 1), (subprocess.TimeoutExpired, 1))
+    errors = tuple((kind, EXIT_FAILED) for kind in (runmod.RunError, MissingProgram, RuntimeError,
+                                                    subprocess.TimeoutExpired))
 
     def __init__(self, judge, judge_at_most, parse_precision, parse_budget):
         # Handed down by the root from loggp.experiments.precision, above this layer:

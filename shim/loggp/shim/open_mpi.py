@@ -8,7 +8,7 @@ import os
 import shutil
 from pathlib import Path
 
-from loggp.knobs.command import CommandError
+from loggp.knobs.command import EXIT_USAGE, CommandError
 
 MPIRUN_NAMES = ("mpirun.openmpi", "orterun", "mpirun")
 LIBRARY = "libloggp-ompi.so"
@@ -24,7 +24,7 @@ def find_mpirun(path_env=None):
         if name != "mpirun" or shutil.which("ompi_info", path=str(Path(found).parent)):
             return found
     raise CommandError("the program is linked against Open MPI, but Open MPI's mpirun is not on PATH "
-                       "(Debian: apt-get install openmpi-bin)", exit_code=2)
+                       "(Debian: apt-get install openmpi-bin)", exit_code=EXIT_USAGE)
 
 
 def command(np, program, hostfile, exported, path_env=None, ofi=True):

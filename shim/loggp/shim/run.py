@@ -11,7 +11,7 @@ from pathlib import Path
 
 from loggp.knobs import ENVIRONMENT, FLAGS, KnobError, environment as knob_variables
 from loggp.knobs.vocabulary import knobs_of
-from loggp.knobs.command import Command, CommandError, Parser, positive_int
+from loggp.knobs.command import EXIT_USAGE, Command, CommandError, Parser, positive_int
 from loggp.knobs.programs import find_program, prefix_path, which
 
 from . import abi, machine_load, open_mpi, run_env, topology, trace_record
@@ -28,7 +28,7 @@ class RunError(CommandError):
     """A bad argument or a missing piece, reported without a traceback (exit 2)."""
 
     def __init__(self, message):
-        super().__init__(message, exit_code=2)
+        super().__init__(message, exit_code=EXIT_USAGE)
 
 
 def find_library():
