@@ -202,3 +202,29 @@ def test_run_on_a_named_testbed_advises_commands_for_that_testbed():
         assert loggp("testbed", "down", "--name", name, timeout=120).returncode == 0
     assert proc.returncode == EXIT_USAGE
     assert f"`loggp testbed down --name {name}` and `loggp testbed up --hosts 3 --name {name}`" in proc.stderr
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL])
+def test_a_launcher_never_outlives_loggp_run(sig, tmp_path):
+    """loggp run waits for its launcher instead of becoming it: a signal that ends it,
+    even SIGKILL, ends the launcher and the program too."""
+    marker = tmp_path / "alive"
+    proc = subprocess.Popen([installed("loggp"), "run", "-n", "1", "--quiet", "--", "sh", "-c",
+                             f"echo $$ > {marker}; sleep 60"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 30
+    while not (marker.exists() and marker.read_text().strip()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    program = int(marker.read_text())
+    proc.send_signal(sig)
+    proc.communicate(timeout=60)
+    assert proc.returncode == (128 + sig if sig != signal.SIGKILL else -sig)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            os.kill(program, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.2)
+    else:
+        os.kill(program, signal.SIGKILL)
+        pytest.fail(f"the program (pid {program}) outlived loggp run")
