@@ -228,3 +228,16 @@ def test_a_launcher_never_outlives_loggp_run(sig, tmp_path):
     else:
         os.kill(program, signal.SIGKILL)
         pytest.fail(f"the program (pid {program}) outlived loggp run")
+
+
+@pytest.mark.parametrize("command", [["run", "-n", "2", "--dry-run"], ["predict", "."], ["fit", "x.json"]])
+def test_a_knob_name_as_a_flag_is_read_as_the_flag_with_a_note(command):
+    proc = loggp(*command, "--o_s", "1us", *(["--", "true"] if command[0] == "run" else []))
+    assert f"loggp {command[0]}: --o_s is written --os on the command line; read as --os" in proc.stderr
+    if command[0] == "run":
+        assert proc.returncode == 0 and "LOGGP_OS=1us" in proc.stdout
+
+
+def test_a_knob_name_among_the_programs_arguments_is_left_alone():
+    proc = loggp("run", "-n", "2", "--dry-run", "--", "echo", "--o_s", "1us")
+    assert proc.returncode == 0 and proc.stdout.rstrip().endswith("echo --o_s 1us") and "--o_s" not in proc.stderr

@@ -14,6 +14,7 @@ from pathlib import Path
 from loggp.knobs import ENVIRONMENT, FLAGS, KNOBS, KnobError, grammar, knobs_program
 from loggp.knobs.command import EXIT_USAGE, Command, UsageError
 from loggp.knobs.programs import find_program
+from loggp.knobs.vocabulary import flag_for_name
 
 from . import modes
 
@@ -177,7 +178,11 @@ def parse_args(argv):
     i = 0
     while i < len(argv):
         arg = argv[i]
-        if arg in ("--np", "-n", "--o", "--os", "--or", "--g", "--G", "--L"):
+        if flag_for_name(arg):
+            print(f"loggp probe: {arg} is written {flag_for_name(arg)} on the command line; read as "
+                  f"{flag_for_name(arg)}", file=sys.stderr)
+            arg = flag_for_name(arg)
+        if arg in ("--np", "-n", *FLAGS.values()):
             if i + 1 >= len(argv):
                 raise UsageError(f"option {arg} needs a value")
             value = argv[i + 1]

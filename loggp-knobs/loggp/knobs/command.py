@@ -14,7 +14,7 @@ import argparse
 import difflib
 import sys
 
-from .vocabulary import FLAGS, LONG_NAMES
+from .vocabulary import FLAGS, LONG_NAMES, flag_for_name
 
 # Exit codes, the same for every command (docs/cli.md).
 EXIT_OK = 0
@@ -106,10 +106,21 @@ class Parser(argparse.ArgumentParser):
             inner.error(f"unrecognized arguments: {' '.join(extra)}{inner.suggestion(extra)}")
         return args
 
+    def knob_name_as_flag(self, token):
+        """A knob's name written as a flag (--o_s, --o_s=1us) read as its flag (--os), with
+        one line saying so, where this parser has that flag; else the token as it is."""
+        option, eq, value = token.partition("=")
+        flag = flag_for_name(option)
+        if not flag or flag not in self._option_string_actions:
+            return token
+        print(f"{self.prog}: {option} is written {flag} on the command line; read as {flag}", file=sys.stderr)
+        return flag + eq + value
+
     def dash_values(self, argv):
         """argv with `--OPT -VALUE` joined into `--OPT=-VALUE` for a long option that
         takes one value, unless -VALUE is itself an option: argparse would otherwise
-        say only "expected one argument". Stops where the options end."""
+        say only "expected one argument"; a knob's name as a flag read as the flag
+        (knob_name_as_flag). Stops where the options end."""
         ends = any(isinstance(a, argparse._SubParsersAction) or a.nargs == argparse.REMAINDER
                    for a in self._actions if not a.option_strings)
         known = self._option_string_actions
@@ -118,6 +129,7 @@ class Parser(argparse.ArgumentParser):
             token = out[i]
             if token == "--":
                 break
+            token = out[i] = self.knob_name_as_flag(token)
             action = known.get(token)
             if action is None:
                 if ends and not token.startswith("-"):

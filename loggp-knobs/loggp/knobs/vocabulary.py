@@ -87,6 +87,12 @@ def setting_name(text):
     raise KeyError(text)
 
 
+def flag_for_name(option):
+    """"--os" for "--o_s" (a knob's name written as a flag), else None."""
+    name = option[2:] if option.startswith("--") else None
+    return FLAGS[name] if name in BY_NAME and FLAGS[name] != option else None
+
+
 def deprecated_spelling(old, setting):
     """The one line said for a setting written with its flag's spelling."""
     return f"'{old}' is the flag's spelling; write '{setting}' (the old spelling will go)"
