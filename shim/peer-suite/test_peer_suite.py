@@ -91,11 +91,15 @@ def test_judge_follows_mpich_no_errors_rule():
     assert suite.judge(basic, 0, "0:FAILURE - sr\n")[0] == "fail"
 
 
-def test_knob_list_parsing():
+def test_knob_list_parsing(capsys):
     assert suite.parse_knobs("o=2us, G=0.5ns/B") == [("o", "2us"), ("G", "0.5ns/B")]
     for bad in ("o", "q=1us", "", "o="):
         with pytest.raises(suite.UsageError):
             suite.parse_knobs(bad)
+    # knob names as in every NAME=VALUE setting; the flag's spelling with a note
+    assert suite.parse_knobs("o_s=1us,or=2us") == [("o_s", "1us"), ("o_r", "2us")]
+    assert "'or' is the flag's spelling; write 'o_r'" in capsys.readouterr().err
+    assert suite.knob_flags([("o_s", "1us"), ("L", "5us")]) == ["--os", "1us", "--L", "5us"]
 
 
 def test_small_subset_spans_all_six_directories():
