@@ -11,7 +11,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from loggp.knobs.command import CommandError
+from loggp.knobs.command import EXIT_USAGE, CommandError
 from loggp.knobs.files import write_text_atomic
 
 DEFAULT_NAME = "tb"
@@ -33,7 +33,7 @@ class UsageError(TestbedError):
     """Bad usage or a bad value (exit 2)."""
 
     def __init__(self, message):
-        super().__init__(message, exit_code=2)
+        super().__init__(message, exit_code=EXIT_USAGE)
 
 
 # ---------------------------------------------------------------- names and discovery

@@ -3,7 +3,7 @@ run's messages took: the transport each trace header records (or run.json's)
 against the probe's (`loggp probe --json`: "preload" says whether it ran
 through libloggp.so, i.e. over libfabric as `loggp run` runs, or over MPI's own
 transport). docs/predict.md, "The machine"."""
-from loggp.knobs.command import CommandError
+from loggp.knobs.command import EXIT_USAGE, CommandError
 
 MATCHING_PROBE = "`loggp probe --L 0us --json FILE` (any knob runs it under `loggp run`, as the trace ran)"
 
@@ -56,7 +56,7 @@ def check(path, probe, transport):
     if found:
         why, advice = found
         raise CommandError(f"--machine {path}: {why}: its o, g, G, L and eager limit are not the traced path's. "
-                           f"Probe that path: {advice}", exit_code=2)
+                           f"Probe that path: {advice}", exit_code=EXIT_USAGE)
 
 
 DEFAULTS_NOTE = ("no --machine: the replay uses loggp's default parameters (MPICH over libfabric's shm provider, "

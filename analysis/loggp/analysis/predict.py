@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from loggp.knobs import FLAGS, SETTINGS, KnobError, parse as parse_knobs
-from loggp.knobs.command import Command, CommandError, UsageError, positive_int
+from loggp.knobs.command import EXIT_USAGE, Command, CommandError, UsageError, positive_int
 from loggp.knobs.vocabulary import FLAG_NAMES, knobs_of
 from loggp.knobs.files import write_text_atomic
 from loggp.shim import trace_record
@@ -210,7 +210,7 @@ class PredictCommand(Command):
         try:
             programs = load(args.folder, notes)
         except ValueError as err:
-            raise CommandError(str(err), exit_code=2) from None
+            raise CommandError(str(err), exit_code=EXIT_USAGE) from None
         except loggops.DeadlockError as err:
             raise CommandError(f"{args.folder}: {err}") from None
         for note in notes:

@@ -15,6 +15,7 @@ import time
 from dataclasses import dataclass, field
 
 import loggp.knobs as knob_values
+from loggp.knobs import grammar
 
 Z95 = 1.96
 
@@ -222,16 +223,12 @@ def _knob_time_ns(text):
     return knob_values.parse({"L": text})["L"]  # the one parser of times with units
 
 
-_DURATION = re.compile(r"(\d+(?:\.\d+)?)(s|min|h)")
-_DURATION_UNITS = {"s": 1, "min": 60, "h": 3600}
-
-
 def parse_budget(text):
-    """A time budget with its unit ('90s', '5min', '1h'; as a study's timeout) -> seconds."""
-    m = _DURATION.fullmatch(text) if isinstance(text, str) else None
-    if not m:
-        raise ValueError(f"budget {text!r}: give a duration with its unit, e.g. 90s, 5min or 1h")
-    seconds = float(m.group(1)) * _DURATION_UNITS[m.group(2)]
+    """A time budget with its unit ('90s', '5min', '1h'; the one grammar of durations) -> seconds."""
+    try:
+        seconds = grammar.parse_duration(text)
+    except grammar.GrammarError as err:
+        raise ValueError(f"budget {text!r}: give a duration with its unit, e.g. 90s, 5min or 1h ({err})") from None
     if not 0 < seconds <= 7 * 86400:
         raise ValueError(f"budget {text!r} must be more than 0 and at most 7 days")
     return seconds
