@@ -89,8 +89,8 @@ def test_calibrate_takes_sizes_with_K_and_a_time_limit_with_its_unit():
     args = cal.parser().parse_args(["--sizes", "8,64K,1M", "--time-limit", "1s"])
     assert cal.parse_sizes(args.sizes) == [8, 65536, 1 << 20] and args.time_limit == 1.0
     # on the command line: sizes and time limit taken, so the next check is the one that speaks
-    proc = loggp("calibrate", "--sizes", "8,16K,64K", "--time-limit", "1s", "--retries", "-1")
-    assert proc.returncode == EXIT_USAGE and proc.stderr.startswith("loggp calibrate: --retries -1"), proc.stderr
+    proc = loggp("calibrate", "--sizes", "8,16K,64K", "--time-limit", "1s", "--rounds", "0")
+    assert proc.returncode == EXIT_USAGE and proc.stderr.startswith("loggp calibrate: --rounds 0"), proc.stderr
     proc = loggp("calibrate", "--sizes", "8,64Q")
     assert proc.returncode == EXIT_USAGE and "'64Q' is not a size" in proc.stderr
     proc = loggp("calibrate", "--time-limit", "1")
@@ -157,16 +157,17 @@ def test_calibrate_sweep_and_bench_values_refuse_bare_numbers():
 
 
 def test_old_spellings_say_which_one_to_use(tmp_path):
-    from loggp.shim.bench import BenchCommand
     import contextlib
     import io
+    from loggp import cli
+    bench = cli.command("bench")
     err = io.StringIO()
     with contextlib.redirect_stderr(err):
-        args = BenchCommand().parser().parse_args(["knobs", "--compute-ns", "2000", "--values-us", "1"])
+        args = bench.parser().parse_args(["knobs", "--compute-ns", "2000", "--values-us", "1"])
     assert args.compute_ns == 2000 and args.values_us == [1.0]
     assert "--compute-ns is the old spelling of --compute" in err.getvalue()
     assert "--values-us is the old spelling of --values" in err.getvalue()
-    args = BenchCommand().parser().parse_args(["knobs", "--compute", "2us", "--G-sizes", "4K,1M"])
+    args = bench.parser().parse_args(["knobs", "--compute", "2us", "--G-sizes", "4K,1M"])
     assert args.compute_ns == 2000 and args.g_sizes == [4096, 1 << 20]
 
 

@@ -3,6 +3,7 @@ in nanoseconds and G in nanoseconds per byte (a machine's own figures, or knob
 increments over them)."""
 from dataclasses import dataclass, replace
 
+from . import parse
 from .vocabulary import BOTH_OVERHEADS, BY_NAME, KNOBS, knobs_of
 
 
@@ -24,7 +25,6 @@ class LogGP:
     def parse(cls, texts):
         """From {setting: text with a unit} ("o", "o_s", ... -> "10us", "0.5ns/B"),
         each read by loggp-knobs, the one knob parser; KnobError names a bad one."""
-        from . import parse
         texts = dict(texts)
         both = {BOTH_OVERHEADS: texts.pop(BOTH_OVERHEADS)} if BOTH_OVERHEADS in texts else {}
         # loggp-knobs refuses "o" beside o_s in one call; here o_s beside "o" overrides it
