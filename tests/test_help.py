@@ -235,3 +235,11 @@ def test_unit_defaults_are_shown_with_their_unit():
         elif name.startswith("duration") and not re.search(r"[a-z]$", action.default):
             bad.append(f"{where}: default {action.default!r} has no unit")
     assert checked >= 6 and not bad, (checked, bad)
+
+
+def test_docs_cli_names_every_command():
+    from pathlib import Path
+    from loggp import cli
+    text = (Path(__file__).resolve().parents[1] / "docs" / "cli.md").read_text()
+    missing = [name for name in cli.COMMANDS if f"| `loggp {name}` |" not in text]
+    assert not missing, f"docs/cli.md lacks a row for: {missing}"
