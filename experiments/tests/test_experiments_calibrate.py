@@ -317,14 +317,15 @@ def test_a_loaded_machine_is_said_before_the_report(tmp_path, capsys):
     (["--sweep", "q=1us,2us"], "KNOB=V1"),
     (["--knobs", "g", "--sweep", "o=0,1us"], "not in --knobs"),
     (["--sizes", "8,64"], "two sizes >= 8192"),
-    (["--sizes", "8,abc"], "'8,abc'"),
-    (["--time-limit", "0"], "--time-limit 0"),
+    (["--sizes", "8,abc"], "'abc' is not a size"),
+    (["--time-limit", "0"], "--time-limit: '0' must be in (0, 1h]"),
+    (["--time-limit", "1.5"], "'1.5': a duration needs its unit (e.g. 1.5s)"),
     (["--rounds", "0"], "--rounds 0"),
     (["--precision", "1"], "--precision '1'"),
     (["--precision", "0%"], "--precision '0%'"),
     (["--budget", "5"], "--budget '5'"),
     (["--budget", "5m"], "--budget '5m'"),
-    (["--sweep", "o=" + ",".join(str(v) for v in range(16))], "at most 15 values"),
+    (["--sweep", "o=" + ",".join(f"{v}us" for v in range(16))], "at most 15 values"),
     (["--bogus"], "unrecognized arguments"),
 ])
 def test_bad_arguments_exit_2(tmp_path, capsys, args, message):
@@ -392,8 +393,8 @@ def test_the_smoke_bounds_fail_a_knob_doing_half_its_job_or_leaking_a_quarter(ap
 def test_calibrate_smoke_through_loggp_run(tmp_path, capsys):
     for attempt in range(3):  # timing: under load, measure again rather than widen
         out = tmp_path / f"cal{attempt}"
-        rc = cal.main(["--sweep", "o=0,10", "--sweep", "g=0,10", "--sweep", "L=0,10", "--sweep", "G=0,1",
-                       "--no-baseline", "--budget", "1s", "--rounds", "5", "--time-limit", "0.5",
+        rc = cal.main(["--sweep", "o=0,10us", "--sweep", "g=0,10us", "--sweep", "L=0,10us", "--sweep", "G=0,1ns/B",
+                       "--no-baseline", "--budget", "1s", "--rounds", "5", "--time-limit", "0.5s",
                        "--sizes", "8,64,16384,65536", "--out", str(out)])
         captured = capsys.readouterr()
         text = captured.out
