@@ -134,7 +134,7 @@ def test_probe_knob_set_and_tune_setting_take_the_same_names(tmp_path):
     # the flag spelling is an alias with a note, in both
     proc = loggp("tune", "packet", "--setting", "os=1us", "--min-size", "64K", "--max-size", "1K")
     assert proc.returncode == EXIT_USAGE and "--min-size 65536 is larger" in proc.stderr
-    assert "'os' is the flag's spelling; write 'o_s'" in proc.stderr
+    assert "loggp tune packet: --setting 'os=1us': 'os' is the flag's spelling; write 'o_s'" in proc.stderr
     out = tmp_path / "p.json"
     proc = loggp("probe", "--knob-set", "os=1us", "--knob-set", "zero", "--sizes", "8", "--time-limit", "0.1s",
                  "--rounds", "1", "--quiet", "--json", out, timeout=300)

@@ -31,18 +31,18 @@ class TuneError(CommandError):
     """The benchmark could not run, failed verification, or input was bad (exit 1)."""
 
 
-def parse_setting(spec):
+def parse_setting(spec, warn=None):
     """'zero' or 'knob=value,...' (knobs o, o_s, o_r, g, G, L; values as `loggp run`
     takes them, checked by loggp-knobs) -> (label, {o_s, o_r, g, L: ns, G: ns/B}), the
     increments a LogGP set's plus() takes."""
     text = spec.strip()
     if text in ("zero", "0", "none"):
         return "zero", {}
-    texts = grammar.parse_settings(text)  # GrammarError is a ValueError
+    texts = grammar.parse_settings(text, "--setting", warn)  # GrammarError is a ValueError
     try:
         ns = parse_knobs(texts)  # the one knob parser (loggp-knobs)
     except KnobError as err:
-        raise ValueError(f"setting '{spec}': {err}") from None
+        raise ValueError(f"--setting '{spec}': {err}") from None
     # loggp-knobs has refused o together with o_s or o_r
     return text, {knob: value for name, value in ns.items() for knob in knobs_of(name)}
 

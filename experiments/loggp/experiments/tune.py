@@ -71,9 +71,10 @@ class TuneCommand(Command):
         settings, labels = [], set()
         for spec in specs:
             try:
-                label, knobs = packet_sweep.parse_setting(spec)
+                label, knobs = packet_sweep.parse_setting(
+                    spec, warn=lambda line: print(f"{self.prog} {args.what}: {line}", file=sys.stderr))
             except ValueError as err:
-                raise UsageError(f"bad --setting: {err}") from None
+                raise UsageError(str(err)) from None
             if label in labels:
                 raise UsageError(f"--setting '{spec}' given twice")
             labels.add(label)
