@@ -105,14 +105,14 @@ def test_rounds_are_added_until_the_slope_is_precise_and_resume_under_a_larger_b
     results = str(tmp_path / "res")
     path = write_study(STUDY.format(budget="2min"))
     # a budget with room for no added round: the two planned rounds only, and a word why
-    first = subprocess.run(LOGGP + ["study", "run", path, "--results", results, "--no-report", "--budget", "0.1s"],
+    first = subprocess.run(LOGGP + ["study", "run", path, "--out", results, "--no-report", "--budget", "0.1s"],
                            capture_output=True, text=True, timeout=240)
     assert first.returncode == 0, first.stderr
     assert planned_rounds(results) == ([0, 1], 6)
     assert "not yet within 5% of themselves" in first.stderr and "budget (0.1s)" in first.stderr
     # resumed with the file's budget: rounds are added until the L slope has its interval
     # (a deterministic benchmark: its first bounded interval is already exact)
-    done = subprocess.run(LOGGP + ["study", "run", path, "--results", results, "--no-report"],
+    done = subprocess.run(LOGGP + ["study", "run", path, "--out", results, "--no-report"],
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     assert "added for precision 5%" in done.stderr and "fake np=1: L" in done.stderr
@@ -122,7 +122,7 @@ def test_rounds_are_added_until_the_slope_is_precise_and_resume_under_a_larger_b
 
 @pytest.mark.parametrize("flag,value,named", [("--precision", "0%", "'0%'"), ("--budget", "5", "'5'")])
 def test_bad_precision_or_budget_on_the_command_line_exits_2(write_study, tmp_path, flag, value, named):
-    proc = subprocess.run(LOGGP + ["study", "run", write_study(STUDY.format(budget="1min")), "--results",
+    proc = subprocess.run(LOGGP + ["study", "run", write_study(STUDY.format(budget="1min")), "--out",
                                    str(tmp_path / "r"), flag, value], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2 and flag in proc.stderr and named in proc.stderr, proc.stderr
     assert not (tmp_path / "r" / "results.sqlite").exists()
