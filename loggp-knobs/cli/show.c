@@ -8,6 +8,67 @@
 #include "cli.h"
 #include "knobs.h"
 #include "runenv.h"
+#include "topology.h"
+#include "unused.h"
+
+extern char **environ;
+
+/* Warnings: settings programs started from this shell would accept and then
+ * not apply (unused.h). Said on stderr, and in the JSON for `loggp run`. */
+#define MAX_WARNINGS 16
+static char warnings[MAX_WARNINGS][640];
+static int warning_count;
+
+static void warn(const char *line, void *arg)
+{
+    (void)arg;
+    if (warning_count < MAX_WARNINGS)
+        snprintf(warnings[warning_count++], sizeof warnings[0], "%s", line);
+}
+
+/* Per-pair values of the environment's topology that no pair would get. nranks
+ * 0: not known; one_host as loggp_topology_unreached takes it. */
+static void warn_unreached_pairs(int nranks, int one_host)
+{
+    loggp_topology t;
+    int configured = 0;
+    char err[1024];
+    if (loggp_topology_from_env(&t, &configured, err, sizeof err) != 0 || !configured)
+        return;
+    const char *file = getenv("LOGGP_TOPOLOGY");
+    int short_form = !(file && *file);
+    static const char *const short_vars[2] = {"LOGGP_L_INTER", "LOGGP_G_INTER"};
+    static const char *const levels[LOGGP_TOPO_CLASSES] = {"", "node", "switch", "group"};
+    for (int c = 1; c < LOGGP_TOPO_CLASSES; c++) {
+        char values[256] = "", why[384];
+        size_t used = 0;
+        int n = 0;
+        for (int is_G = 0; is_G < 2; is_G++) {
+            int64_t v = is_G ? t.G_ps[c] : t.L_ps[c];
+            if (!(((is_G ? t.G_set : t.L_set) >> c) & 1) || !v)
+                continue;
+            char text[64];
+            loggp_format_knob(is_G ? LOGGP_KNOB_GAP_PER_BYTE : LOGGP_KNOB_LATENCY, v, text, sizeof text);
+            if (short_form)
+                used += (size_t)snprintf(values + used, sizeof values - used, "%s%s=%s", n ? " and " : "",
+                                         short_vars[is_G], getenv(short_vars[is_G]));
+            else
+                used += (size_t)snprintf(values + used, sizeof values - used, "%s%c_inter_%s = %s",
+                                         n ? " and " : "", is_G ? 'G' : 'L', levels[c], text);
+            n++;
+        }
+        int certain;
+        if (!n || !loggp_topology_unreached(&t, c, nranks, one_host, short_form, why, sizeof why, &certain))
+            continue;
+        char line[900];
+        snprintf(line, sizeof line, "%s%s%s%s %s: %s", short_form ? "" : "LOGGP_TOPOLOGY=", short_form ? "" : file,
+                 short_form ? "" : ": ", values,
+                 certain ? (n > 1 ? "are never applied" : "is never applied")
+                         : (n > 1 ? "apply between nodes only" : "applies between nodes only"), why);
+        warn(line, NULL);
+    }
+    loggp_topology_free(&t);
+}
 
 /* Where a knob's effective value comes from: the environment variable that
  * overrides the file for programs started from this shell, the file, or no
@@ -115,23 +176,33 @@ static void print_json(const loggp_knobs *file, const loggp_knobs *effective, un
     loggp_jitter_format(&run->o_jitter, o, sizeof o);
     /* per_pair_L: a topology gives some pairs an L of their own, which jitter draws around too */
     printf("}, \"jitter\": {\"L\": \"%s\", \"o\": \"%s\", \"seed\": %llu}, \"per_pair_L\": %s, "
-           "\"outside\": \"%s\"}\n", L, o, (unsigned long long)run->seed, run->topology_L ? "true" : "false",
-           loggp_outside_names[run->outside]);
+           "\"outside\": \"%s\", \"warnings\": [", L, o, (unsigned long long)run->seed,
+           run->topology_L ? "true" : "false", loggp_outside_names[run->outside]);
+    for (int i = 0; i < warning_count; i++) {
+        printf("%s", i ? ", " : "");
+        json_string(warnings[i]);
+    }
+    printf("]}\n");
 }
 
 int cmd_show(int argc, char **argv)
 {
     int json = 0, folders = 1;
+    long ranks = 0;
     const char *via = "loggp";
     for (int i = 0; i < argc; i++) {
         if (is_help(argv[i])) {
-            printf("usage: %s show [--json] [--ranks-elsewhere] [--via loggp|netem]\n"
+            printf("usage: %s show [--json] [--ranks N] [--ranks-elsewhere] [--via loggp|netem]\n"
                    "Prints the values programs started from this shell get: the environment's LOGGP_*\n"
                    "variables over the knob file, each marked with where it comes from (a table, or\n"
                    "JSON: \"knobs\" the file's values, \"effective\" with \"from\", \"jitter\"). A variable\n"
                    "MPI_Init would refuse (knobs, scope, LOGGP_OUTSIDE, jitter, seed, topology, engine, LOGGP_QUIET,\n"
                    "LOGGP_LIVE, LOGGP_ROUTE, the LOGGP_PROFILE and LOGGP_TRACE folders) exits 1 naming it.\n"
+                   "A warning on stderr (and in the JSON's \"warnings\") names a setting that would do\n"
+                   "nothing: a LOGGP_* variable loggp does not read, per-pair L or G no pair gets.\n"
                    "  --json      JSON instead of a table (default: a table)\n"
+                   "  --ranks N   the run's rank count, all on this host unless --ranks-elsewhere: per-pair\n"
+                   "              values no pair of N ranks gets are named (default: not known)\n"
                    "  --ranks-elsewhere  the ranks run on other hosts: their output folders are not\n"
                    "              checked here (default: checked)\n"
                    "  --via loggp|netem  default loggp; netem: what tc/netem applies on the testbed's links\n"
@@ -147,6 +218,14 @@ int cmd_show(int argc, char **argv)
             json = 1;
         else if (strcmp(argv[i], "--ranks-elsewhere") == 0)
             folders = 0;
+        else if (strcmp(argv[i], "--ranks") == 0) {
+            char *end;
+            if (i + 1 >= argc)
+                return usage_error("show: --ranks needs a number%s", "");
+            ranks = strtol(argv[++i], &end, 10);
+            if (*end || end == argv[i] || ranks < 1 || ranks > 1 << 24)
+                return usage_error("show: --ranks '%s': expected a whole number >= 1", argv[i]);
+        }
         else
             return usage_error("show: unknown option '%s'", argv[i]);
     }
@@ -174,6 +253,10 @@ int cmd_show(int argc, char **argv)
                 prog, err);
         return 1;
     }
+    loggp_unknown_variables(environ, warn, NULL);
+    warn_unreached_pairs((int)ranks, !folders ? 0 : ranks ? 1 : -1);
+    for (int i = 0; i < warning_count; i++)
+        fprintf(stderr, "%s: warning: %s\n", prog, warnings[i]);
     if (json) {
         print_json(&knobs, &effective, from_env, path, exists, &run);
     } else {

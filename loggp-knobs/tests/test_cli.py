@@ -182,3 +182,66 @@ def test_show_without_a_place_for_the_file_shows_the_environment_as_mpi_init_doe
     assert proc.returncode == 0, proc.stderr
     shown = json.loads(proc.stdout)
     assert shown["file"] is None and shown["effective"]["L"] == {"value": "1us", "from": "LOGGP_LATENCY"}
+
+
+def test_show_names_a_variable_loggp_does_not_read_with_the_closest_name():
+    proc = knobs("show", "--json", env={"LOGGP_LATENCEY": "20us", "LOGGP_L_JITER": "normal:5us"})
+    assert proc.returncode == 0, proc.stderr
+    expected = {"LOGGP_LATENCEY=20us: loggp reads no variable LOGGP_LATENCEY, so it does nothing "
+                "(did you mean LOGGP_LATENCY?)",
+                "LOGGP_L_JITER=normal:5us: loggp reads no variable LOGGP_L_JITER, so it does nothing "
+                "(did you mean LOGGP_L_JITTER?)"}
+    assert set(json.loads(proc.stdout)["warnings"]) == expected
+    assert {line.removeprefix("loggp-knobs: warning: ") for line in proc.stderr.splitlines()} == expected
+    # the effective L is untouched by the misspelling
+    assert json.loads(proc.stdout)["effective"]["L"]["from"] != "LOGGP_LATENCEY"
+    assert json.loads(knobs("show", "--json", env={"LOGGP_LATENCY": "20us"}).stdout)["warnings"] == []
+
+
+def test_show_says_which_per_pair_values_no_pair_gets(tmp_path):
+    # rank count unknown: the host rule is said as a condition
+    proc = knobs("show", env={"LOGGP_L_INTER": "20us"})
+    assert proc.returncode == 0
+    assert ("LOGGP_L_INTER=20us applies between nodes only: without LOGGP_RANKS_PER_NODE (ranks per emulated "
+            "node) the nodes are the hosts" in proc.stderr), proc.stderr
+    proc = knobs("show", "--ranks", "2", env={"LOGGP_L_INTER": "20us", "LOGGP_RANKS_PER_NODE": "2"})
+    assert ("warning: LOGGP_L_INTER=20us is never applied: LOGGP_RANKS_PER_NODE=2 puts all 2 ranks on one node"
+            in proc.stderr), proc.stderr
+    assert "never applied" not in knobs("show", "--ranks", "4", env={"LOGGP_L_INTER": "20us",
+                                                                       "LOGGP_RANKS_PER_NODE": "2"}).stderr
+    assert "never applied" not in knobs("show", "--ranks", "2", "--ranks-elsewhere",
+                                        env={"LOGGP_L_INTER": "20us"}).stderr
+    topo = tmp_path / "t.topo"
+    topo.write_text("ranks_per_node = 2\nL_inter_switch = 20us\nG_inter_switch = 1ns/B\n")
+    proc = knobs("show", env={"LOGGP_TOPOLOGY": str(topo)})
+    assert (f"LOGGP_TOPOLOGY={topo}: L_inter_switch = 20us and G_inter_switch = 1ns/B are never applied: "
+            "without ranks_per_switch no pair is inter-switch" in proc.stderr), proc.stderr
+    assert knobs("show", "--ranks", "0").returncode == 2
+
+
+def variables_read_in_the_sources():
+    """Every LOGGP_* name a tracked source reads from the environment: a call given the
+    bare name (getenv, the library's readers, os.environ.get), os.environ[...], ${LOGGP_...}."""
+    import re
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[2]
+    reads = re.compile(r'\(\s*"(LOGGP_[A-Z0-9_]+)"\s*[,)]|environ\["(LOGGP_[A-Z0-9_]+)"'
+                       r'|\$\{(LOGGP_[A-Z0-9_]+)[:}]')
+    files = subprocess.run(["git", "-C", str(root), "ls-files", "*.c", "*.h", "*.py", "*.sh"], capture_output=True,
+                           text=True, timeout=60).stdout.split()
+    found = set()
+    for name in files:
+        path = root / name
+        if path.is_file() and "/tests/" not in f"/{name}":
+            found |= {next(g for g in m.groups() if g) for m in reads.finditer(path.read_text(errors="replace"))}
+    return found
+
+
+def test_every_variable_the_sources_read_is_known_to_show():
+    names = variables_read_in_the_sources()
+    assert {"LOGGP_TRACE", "LOGGP_QUIET", "LOGGP_OUTSIDE", "LOGGP_COMMAND", "LOGGP_VENV"} <= names, names
+    from loggp.knobs import ENVIRONMENT
+    # set to an empty value each (the knobs' own, which refuse an empty value, at 0): named if unknown
+    proc = knobs("show", "--json", env={name: "0" if name in ENVIRONMENT.values() else "" for name in names})
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["warnings"] == []

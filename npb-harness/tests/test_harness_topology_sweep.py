@@ -30,9 +30,18 @@ def test_each_run_gets_the_flags_and_the_baseline_none(study_with_table):
 
 
 def test_without_ranks_per_node_the_hosts_are_the_nodes(study_with_table):
-    study = study_with_table(np=4, table='[topology]\nL_inter = ["5us"]\n')
+    study = study_with_table(np=4, table='[topology]\nL_inter = ["5us"]\n')  # a template: hosts unknown
     (s,) = [s for s in study.settings() if s.sweep == "L_inter"]
     assert "ranks_per_node" not in dict(s.knobs)
+
+
+def test_without_ranks_per_node_a_study_on_one_host_is_refused(write_study):
+    # mpiexec without a host file starts every rank here: one host, one node, no inter-node pair
+    text = 'np = 4\n[topology]\nL_inter = ["5us"]\n[[benchmark]]\nname = "fake"\ncommand = ["{fake}", "S"]\n' \
+           "runtime_regex = '(x)'\n"
+    with pytest.raises(studyfile.StudyError, match="no ranks_per_node, so the nodes are the hosts"):
+        studyfile.load(write_study(text))
+    assert studyfile.load(write_study(text.replace("[topology]", "[topology]\nranks_per_node = 2"))).topology
 
 
 @pytest.mark.parametrize("table, named", [

@@ -73,7 +73,8 @@ def test_jitter_on_a_zero_L_is_warned_of_once():
                      "its set value (give --L, or `loggp-knobs set --L`)"]
     assert warnings(loggp_run("--L-jitter", "normal:5us", "--L", "1us", "--dry-run", "--", "true")) == []
     # a topology's own L is drawn around too
-    assert warnings(loggp_run("--L-jitter", "normal:5us", "--L-inter", "5us", "--dry-run", "--", "true")) == []
+    assert warnings(loggp_run("--L-jitter", "normal:5us", "--L-inter", "5us", "--ranks-per-node", "1", "--dry-run",
+                              "--", "true")) == []
     named = warnings(loggp_run("--dry-run", "--", "true", env={"LOGGP_L_JITTER": "exp:1us"}))
     assert len(named) == 1 and "LOGGP_L_JITTER=exp:1us does nothing while L is 0" in named[0]
 

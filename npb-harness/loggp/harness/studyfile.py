@@ -350,7 +350,8 @@ def from_dict(path, text, data, skip_missing=True):
         raise StudyError(path, "every benchmark is optional and missing: "
                          + "; ".join(skipped))
     topology = topology_sweep.parse_table(data.get("topology"), lambda m, key: fail(m, key, "topology"),
-                                          [n for b in benchmarks for n in b.nps])
+                                          [n for b in benchmarks for n in b.nps],
+                                          one_host=launcher == "mpiexec" and hostfile is None)
     return Study(path=os.path.abspath(path), text=text, name=name, repetitions=reps,
                  seed=seed, order=order, grid=grid, launcher=launcher, hostfile=hostfile,
                  benchmarks=benchmarks, sweep=sweep, results=results, skipped=skipped, trace=trace, jitter=jitter,

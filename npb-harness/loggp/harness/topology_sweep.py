@@ -18,10 +18,12 @@ EXTRA = tuple(SWEEPS) + (RANKS_PER_NODE,)
 FLAGS = {"L_inter": "--L-inter", "G_inter": "--G-inter", RANKS_PER_NODE: "--ranks-per-node"}
 
 
-def parse_table(table, fail, nps):
+def parse_table(table, fail, nps, one_host=False):
     """(ranks_per_node or None, {sweep: (texts...)}) from a [topology] table, or
     None without one; fail(message, key) reports a bad key or value; nps are
-    the study's rank counts (a node holding every rank would sweep nothing)."""
+    the study's rank counts (a node holding every rank would sweep nothing);
+    one_host: every rank runs on this host, so without ranks_per_node (the
+    nodes then are the hosts) no pair would be inter-node."""
     if table is None:
         return None
     subtable.check(table, "topology", (RANKS_PER_NODE,) + tuple(SWEEPS), fail)
@@ -30,6 +32,10 @@ def parse_table(table, fail, nps):
         fail(f"[topology] ranks_per_node = {rpn!r}: expected a whole number >= 1", RANKS_PER_NODE)
     if rpn is not None and nps and max(nps) <= rpn:
         fail(f"[topology] ranks_per_node = {rpn} puts all {max(nps)} ranks on one node: no pair is inter-node",
+             RANKS_PER_NODE)
+    if rpn is None and one_host:
+        fail("[topology] has no ranks_per_node, so the nodes are the hosts, and the study runs every rank on "
+             "this one host (launcher mpiexec, no hostfile): no pair is inter-node; give ranks_per_node",
              RANKS_PER_NODE)
     swept = {}
     for key, knob in SWEEPS.items():

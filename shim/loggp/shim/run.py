@@ -360,7 +360,7 @@ def build(args, base_env, testbed_plan=None, target_plan=None):
     # every LOGGP_* variable the ranks get, checked as their MPI_Init would, before anything starts
     loggp_vars = run_variables(args)
     ranks_here = args.launcher == "mpiexec" and not args.hostfile and args.testbed is None
-    for line in run_env.check({**env, **loggp_vars}, base_env, RunError, ranks_here):
+    for line in run_env.check({**env, **loggp_vars}, base_env, RunError, ranks_here, args.np):
         print(f"loggp run: {line}", file=sys.stderr)
     env.update(routing)
     if plan is not None:

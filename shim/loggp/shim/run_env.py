@@ -4,6 +4,7 @@ rank's MPI_Init would refuse (exit 1, a line per rank) is refused here once,
 with one line and exit 2, --dry-run or not. Also a warning for jitter that has
 nothing to draw around."""
 import json
+import re
 
 from loggp.knobs import KnobError, knobs_program
 
@@ -31,20 +32,42 @@ def in_flag_terms(message, additions):
     return message
 
 
-def check(additions, base_env, error, ranks_here=True):
+def check(additions, base_env, error, ranks_here=True, ranks=None):
     """Checks base_env with additions' LOGGP_* variables over it; raises error(one line)
-    for what MPI_Init would refuse, returns the warning lines (jitter with nothing to draw around).
-    ranks_here False: the ranks may run on other hosts, whose folders this host cannot judge."""
+    for what MPI_Init would refuse and for per-pair values no pair of the run's ranks
+    would get (as a study refuses them), returns the warning lines (jitter with nothing
+    to draw around, LOGGP_* variables loggp does not read). ranks_here False: the ranks
+    may run on other hosts, whose folders and nodes this host cannot judge."""
     run_vars = {name: value for name, value in additions.items() if name.startswith("LOGGP_")}
     env = {**base_env, **run_vars}
+    where = ([] if ranks_here else ["--ranks-elsewhere"]) + ([] if ranks is None else ["--ranks", str(ranks)])
     try:
-        shown = json.loads(knobs_program("show", "--json", *([] if ranks_here else ["--ranks-elsewhere"]), env=env))
+        shown = json.loads(knobs_program("show", "--json", *where, env=env))
     except KnobError as err:
         # show's own closing line speaks of "this shell"; a hint how to recover stays
         first, *rest = str(err).splitlines()
         hint = [line for line in rest if not line.startswith("(MPI programs started from this shell")]
         raise error("\n".join([in_flag_terms(first, run_vars), *hint])) from None
-    return jitter_warnings(shown, env, run_vars)
+    lines = []
+    for warning in shown.get("warnings", []):
+        if NEVER_APPLIED.search(warning):
+            raise error(in_flag_words(warning, run_vars))
+        lines.append(f"warning: {warning}")
+    return jitter_warnings(shown, env, run_vars) + lines
+
+
+# loggp-knobs show's words for a per-pair value no pair gets (unused.c)
+NEVER_APPLIED = re.compile(r" (is|are) never applied: ")
+
+
+def in_flag_words(text, additions):
+    """Every VAR=VALUE and bare VAR of a variable `loggp run` sets from a flag, in that flag's words."""
+    for variable, value in additions.items():
+        if variable in FLAGS:
+            text = text.replace(f"{variable}={value}", f"{FLAGS[variable]} {value}")
+    for variable, flag in FLAGS.items():
+        text = re.sub(rf"\b{variable}\b(?!=)", flag, text)
+    return text
 
 
 def jitter_warnings(shown, env, run_vars):

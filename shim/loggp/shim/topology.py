@@ -51,6 +51,10 @@ def environment(args, ranks, error):
         return {}
     if "ranks_per_node" in given and given["ranks_per_node"] < 1:
         raise error(f"--ranks-per-node {given['ranks_per_node']}: expected a whole number >= 1")
+    if "ranks_per_node" in given and given["ranks_per_node"] >= ranks:
+        # as a study refuses it (loggp.harness.topology_sweep)
+        raise error(f"--ranks-per-node {given['ranks_per_node']} puts all {ranks} ranks on one node: no pair is "
+                    f"inter-node (give fewer ranks per node than -n {ranks})")
     if set(given) == {"ranks_per_node"} and not any(os.environ.get(FLAGS[f]) for f in ("L_inter", "G_inter")):
         print(f"loggp run: warning: --ranks-per-node {given['ranks_per_node']} has no effect without --L-inter or "
               "--G-inter: ranks on other nodes get the same L and G", file=sys.stderr)
