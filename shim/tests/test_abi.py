@@ -282,8 +282,8 @@ def test_the_run_records_its_libmpi_beside_the_profiles(debian_timing, tmp_path)
     record = json.loads((tmp_path / "prof" / "libmpi.json").read_text())
     assert record["libmpi"] == f"{WHEEL_LIB / 'libmpi.so.12'} (ABI swap from libmpich.so.12)"
     assert record["links"]["libmpich.so.12"] == str(WHEEL_LIB / "libmpi.so.12")
-    assert sorted(p.name for p in (tmp_path / "prof").iterdir()) == ["libmpi.json", "profile.0.json",
-                                                                     "profile.1.json"]
+    assert sorted(p.name for p in (tmp_path / "prof").iterdir()) == ["libmpi.json", "outcome.json",
+                                                                     "profile.0.json", "profile.1.json"]
 
 
 @pytest.fixture(scope="module")
@@ -318,8 +318,8 @@ def test_an_open_mpi_program_gets_libloggp_ompi_with_its_profile(open_mpi_timing
     proc = loggp_run("--profile", str(tmp_path / "prof"), "--", str(open_mpi_timing), "pingpong", "8", "5")
     assert proc.returncode == 0, proc.stderr
     assert "engine libfabric, provider tcp" in proc.stderr, proc.stderr
-    assert sorted(p.name for p in (tmp_path / "prof").iterdir()) == ["libmpi.json", "profile.0.json",
-                                                                     "profile.1.json"]
+    assert sorted(p.name for p in (tmp_path / "prof").iterdir()) == ["libmpi.json", "outcome.json",
+                                                                     "profile.0.json", "profile.1.json"]
     profile = json.loads((tmp_path / "prof" / "profile.0.json").read_text())
     assert profile["engine"].startswith("libfabric:tcp"), profile["engine"]
     dry = loggp_run("--dry-run", "--", str(open_mpi_timing))

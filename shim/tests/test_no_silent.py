@@ -1,6 +1,8 @@
 """Settings `loggp run` accepts must do something, or be refused before launch
 (exit 2) or named in one warning line: per-pair values no pair of the run gets,
 LOGGP_* variables loggp does not read."""
+import json
+
 import pytest
 
 from tests.testkit import installed, run
@@ -74,3 +76,79 @@ def test_an_unknown_variable_far_from_every_name_gets_no_guess():
     warned = [line for line in proc.stderr.splitlines() if "warning" in line]
     assert warned == ["loggp run: warning: LOGGP_WHATEVER=1: loggp reads no variable LOGGP_WHATEVER, so it does "
                       "nothing"]
+
+
+def tracecalls():
+    from tests.testkit import built
+    return built("shim/tests/loggp-test-tracecalls")
+
+
+def test_kernel_scope_in_a_program_that_marks_no_region_says_nothing_was_applied():
+    proc = loggp_run("-n", "2", "--scope", "kernel", "--L", "20us", "--", tracecalls(), 10, 8, 2)
+    assert proc.returncode == 0, proc.stderr
+    said = [line for line in proc.stderr.splitlines() if "nothing was applied" in line]
+    assert said == ["loggp: warning: nothing was applied: the knobs apply inside the kernel region only (scope "
+                    "kernel), and the program marked no region (loggp_hint IN_KERNEL or MPI_Pcontrol); use scope "
+                    "all, or mark the region"], proc.stderr
+
+
+def test_kernel_scope_in_a_program_that_marks_its_region_is_not_warned_of():
+    from tests.testkit import built
+    proc = loggp_run("-n", "2", "--scope", "kernel", "--L", "20us", "--", built("shim/tests/loggp-test-regions"),
+                     5, 5, 5, "pcontrol")
+    assert proc.returncode == 0, proc.stderr
+    assert "nothing was applied" not in proc.stderr
+    proc = loggp_run("-n", "2", "--L", "20us", "--", tracecalls(), 10, 8, 2)  # scope all
+    assert proc.returncode == 0 and "nothing was applied" not in proc.stderr, proc.stderr
+
+
+def test_a_program_without_mpi_is_said_to_have_had_no_knob(tmp_path):
+    proc = loggp_run("-n", "2", "--L", "10us", "--", "hostname")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.splitlines() == [
+        "loggp run: warning: the program never called MPI_Init, so no knob applied (libloggp.so acts inside MPI "
+        "programs only; is it one, or does it start one?)"]
+    proc = loggp_run("-n", "1", "--profile", tmp_path / "p", "--trace", tmp_path / "t", "--", "sh", "-c", "exit 4")
+    assert proc.returncode == 4, "the program's exit status is the run's"
+    assert ("never called MPI_Init, so no knob applied, and neither the profile nor the trace was written"
+            in proc.stderr), proc.stderr
+    # an MPI program started by a shell counts: the record is per process, not per launch
+    proc = loggp_run("-n", "2", "--quiet", "--", "sh", "-c", f"{tracecalls()} 5 8 2")
+    assert proc.returncode == 0 and "MPI_Init" not in proc.stderr, proc.stderr
+
+
+def unfinished():
+    from tests.testkit import built
+    return built("shim/tests/loggp-test-unfinished")
+
+
+@pytest.mark.parametrize("how", ["exit", "kill"])
+def test_a_run_that_does_not_finish_names_the_outputs_not_written(tmp_path, how):
+    profile, trace = tmp_path / "p", tmp_path / "t"
+    proc = loggp_run("-n", "2", "--quiet", "--profile", profile, "--trace", trace, "--", unfinished(), 1, how)
+    assert proc.returncode == (3 if how == "exit" else 9), proc.stderr
+    said = [line for line in proc.stderr.splitlines() if line.startswith("loggp run:")]
+    assert len(said) == 1, proc.stderr
+    assert said[0].startswith("loggp run: warning: the run did not finish, so these requested outputs were not "
+                              f"written: --profile {profile}: "), said[0]
+    # rank 1 left before MPI_Finalize; rank 0 may or may not have written before the launcher ended it
+    assert "profile.1.json" in said[0] or "profile.<rank>.json of every rank" in said[0]
+    assert "trace.1.bin" in said[0] or "trace.<rank>.bin of every rank" in said[0]
+    assert json.loads((profile / "outcome.json").read_text())["mpi_init"] is True
+
+
+def test_a_dead_runs_unfinished_traces_are_named_by_predict_and_removed_by_the_next_run(tmp_path):
+    trace = tmp_path / "t"
+    assert loggp_run("-n", "2", "--quiet", "--trace", trace, "--", tracecalls(), 5, 8, 2).returncode == 0
+    loggp_run("-n", "2", "--quiet", "--trace", trace, "--", unfinished(), 1, "kill")
+    left = sorted(p.name for p in trace.glob(".trace.*.bin.tmp.*"))
+    assert ".trace.1.bin.tmp." in " ".join(left), left
+    proc = run([installed("loggp"), "predict", trace, "--L", "0:10us:10us"], timeout=120)
+    assert f"{trace} holds unfinished traces of a run that did not get through MPI_Finalize ({left[0]}" \
+        in proc.stderr, proc.stderr
+    # a live process's unfinished file is another run's, still being written: kept
+    live = trace / ".trace.7.bin.tmp.1"
+    live.write_bytes(b"")
+    assert loggp_run("-n", "2", "--quiet", "--trace", trace, "--", tracecalls(), 5, 8, 2).returncode == 0
+    assert sorted(p.name for p in trace.glob(".trace.*.bin.tmp.*")) == [live.name]
+    assert sorted(p.name for p in trace.glob("trace.*.bin")) == ["trace.0.bin", "trace.1.bin"]

@@ -3,6 +3,8 @@ leaves no file anywhere a profile could land and says nothing on stderr. A
 folder that cannot take it stops the run at MPI_Init; a reused folder holds
 the last run's profiles only."""
 import json
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -82,10 +84,14 @@ def test_a_reused_folder_holds_only_the_last_runs_profiles(tmp_path):
     out = tmp_path / "prof"
     program = [built("shim/tests/loggp-test-timing"), "pingpong", "8", "10"]
     assert run([installed("loggp"), "run", "-n", "3", "--quiet", "--profile", out, "--", *program]).returncode == 0
-    kept = ["notes.txt", "profile.02.json", "profile.x.json", "profile.1.json.tmp.99"]
-    for name in kept:
+    # a file being written by a live process (this one) is kept; a dead run's is removed
+    kept = ["notes.txt", "profile.02.json", "profile.x.json", f"profile.1.json.tmp.{os.getpid()}"]
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    for name in kept + [f"profile.1.json.tmp.{dead.pid}"]:
         (out / name).write_text("not ours")
     proc = run([installed("loggp"), "run", "-n", "2", "--quiet", "--profile", out, "--", *program])
     assert proc.returncode == 0, proc.stderr
-    assert sorted(p.name for p in out.iterdir()) == sorted(["libmpi.json", "profile.0.json", "profile.1.json", *kept])
+    assert sorted(p.name for p in out.iterdir()) == sorted(["libmpi.json", "outcome.json", "profile.0.json",
+                                                            "profile.1.json", *kept])
     assert {json.loads((out / f"profile.{r}.json").read_text())["size"] for r in (0, 1)} == {2}

@@ -231,7 +231,7 @@ def _one_run(folder, files):
     size = files[0].size
     ranks = [f.rank for f in files]
     if ranks != list(range(size)):
-        raise TraceError(folder, None, f"expected ranks 0..{size - 1}, found {ranks}")
+        raise TraceError(folder, None, f"expected ranks 0..{size - 1}, found {ranks}" + _unfinished_said(folder))
     runs = {}
     for f in files:
         runs.setdefault(f.run_id, []).append(Path(f.path).name)
@@ -255,8 +255,29 @@ def open_folder(folder):
     folder = Path(folder)
     files = sorted(folder.glob("trace.*.bin"))
     if not files:
-        raise TraceError(folder, None, "no trace.<rank>.bin files")
+        raise TraceError(folder, None, "no trace.<rank>.bin files" + _unfinished_said(folder))
     return _one_run(folder, sorted((open_trace(f) for f in files), key=lambda t: t.rank))
+
+
+def unfinished(folder):
+    """Names of the traces a rank began and never finished (.trace.<rank>.bin.tmp.<pid>: its
+    run died or left before MPI_Finalize; the next run into the folder removes them)."""
+    return sorted(p.name for p in Path(folder).glob(".trace.*.bin.tmp.*"))
+
+
+def unfinished_note(folder):
+    """One sentence naming the folder's unfinished traces, or None."""
+    names = unfinished(folder)
+    if not names:
+        return None
+    shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+    return (f"{folder} holds unfinished traces of a run that did not get through MPI_Finalize ({shown}); "
+            "they are not read")
+
+
+def _unfinished_said(folder):
+    note = unfinished_note(folder)
+    return f"; {note}" if note else ""
 
 
 def read_folder(folder):
@@ -264,5 +285,5 @@ def read_folder(folder):
     folder = Path(folder)
     files = sorted(folder.glob("trace.*.bin"))
     if not files:
-        raise TraceError(folder, None, "no trace.<rank>.bin files")
+        raise TraceError(folder, None, "no trace.<rank>.bin files" + _unfinished_said(folder))
     return _one_run(folder, sorted((read(f) for f in files), key=lambda t: t.rank))

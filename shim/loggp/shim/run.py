@@ -14,7 +14,7 @@ from loggp.knobs.vocabulary import knobs_of
 from loggp.knobs.command import EXIT_USAGE, Command, CommandError, Parser, positive_int
 from loggp.knobs.programs import find_program, prefix_path, which
 
-from . import abi, machine_load, open_mpi, run_env, topology, trace_record
+from . import abi, machine_load, open_mpi, run_env, run_record, topology, trace_record
 from .child import run_program
 
 # Command-line knob flags and the environment variables they set.
@@ -369,9 +369,6 @@ def build(args, base_env, testbed_plan=None, target_plan=None):
     preload = base_env.get("LD_PRELOAD", "")
     env["LD_PRELOAD"] = lib + (":" + preload if preload and lib not in preload.split(":") else "")
     env.update(loggp_vars)
-    if on_open_mpi:
-        cmd = open_mpi.command(args.np, program, args.hostfile, env, base_env.get("PATH"),
-                               ofi=args.engine != "pmpi")
     if args.trace is not None and not args.dry_run:
         provider = None if args.engine == "pmpi" else env.get("FI_PROVIDER", base_env.get("FI_PROVIDER"))
         # the testbed's hosts are namespaces of their own; a host file, srun or a template may go either way
@@ -381,6 +378,12 @@ def build(args, base_env, testbed_plan=None, target_plan=None):
                                                                args.engine, provider, one_host))
         except OSError as err:
             raise RunError(f"--trace '{args.trace}': {err.strerror}") from None
+    if ranks_here and not args.dry_run:
+        # made last, once nothing can refuse the run: run_record.launch removes it
+        env[run_record.VARIABLE] = run_record.make_folder()
+    if on_open_mpi:
+        cmd = open_mpi.command(args.np, program, args.hostfile, env, base_env.get("PATH"),
+                               ofi=args.engine != "pmpi")
     return env, cmd
 
 
@@ -440,4 +443,6 @@ def execute(args, testbed_plan=None, target_plan=None):
     env.update(additions)
     sys.stdout.flush()
     sys.stderr.flush()
+    if run_record.VARIABLE in additions:
+        return run_record.launch(cmd, env, args.np, args.profile, args.trace)
     return run_program(cmd, env)

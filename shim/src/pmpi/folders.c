@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,7 +72,29 @@ static int rank_file(const char *name, const char *stem, const char *suffix)
     return p > digits && (*digits != '0' || p == digits + 1) && strcmp(p, suffix) == 0;
 }
 
-/* Removes dir's rank files (regular files or links to them; nothing else). */
+/* Is name "<prefix><stem>.<rank><suffix>.tmp.<pid>" (a rank's file being
+ * written) of a process that no longer exists here? A dead run leaves these;
+ * a live one's are kept. */
+static int dead_run_file(const char *name, const char *stem, const char *suffix)
+{
+    const char *tmp = strstr(name, ".tmp.");
+    char base[256];
+    if (!tmp || (size_t)(tmp - name) >= sizeof base)
+        return 0;
+    memcpy(base, name, (size_t)(tmp - name));
+    base[tmp - name] = '\0';
+    const char *rank_part = base[0] == '.' ? base + 1 : base;
+    if (!rank_file(rank_part, stem, suffix))
+        return 0;
+    char *end;
+    long pid = strtol(tmp + 5, &end, 10);
+    if (*end || end == tmp + 5 || pid <= 0)
+        return 0;
+    return kill((pid_t)pid, 0) != 0 && errno == ESRCH;
+}
+
+/* Removes dir's rank files (regular files or links to them; nothing else),
+ * and the unfinished ones of runs that died. */
 static int clear(const char *variable, const char *stem, const char *suffix)
 {
     const char *dir = loggp_output_folder(variable);
@@ -86,7 +109,7 @@ static int clear(const char *variable, const char *stem, const char *suffix)
     struct dirent *entry;
     while ((entry = readdir(d))) {
         struct stat st;
-        if (!rank_file(entry->d_name, stem, suffix) ||
+        if (!(rank_file(entry->d_name, stem, suffix) || dead_run_file(entry->d_name, stem, suffix)) ||
             fstatat(dirfd(d), entry->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
             !(S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)))
             continue;

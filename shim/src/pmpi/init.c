@@ -3,6 +3,7 @@
  * engine here), prints the banner, checks the profile's folder and opens the
  * trace (folders.c); MPI_Finalize writes the profile and the trace. */
 #include <dlfcn.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 #include "topology_live.h"
 #include "ofi.h"
 #include "pmpi.h"
+#include "region.h"
 #include "runenv.h"
 
 #ifndef LOGGP_VERSION
@@ -237,6 +239,7 @@ void loggp_stop_if_any_failed(int failed)
 
 int MPI_Init(int *argc, char ***argv)
 {
+    loggp_run_record("init", -1);
     before_init();
     int rc = pmpi.Init(argc, argv);
     if (rc == MPI_SUCCESS && foreign)
@@ -248,6 +251,7 @@ int MPI_Init(int *argc, char ***argv)
 
 int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
+    loggp_run_record("init", -1);
     before_init();
     int rc = pmpi.Init_thread(argc, argv, required, provided);
     if (rc == MPI_SUCCESS && foreign)
@@ -280,18 +284,51 @@ static void write_profile(double wall_seconds)
     loggp_profile_write(dir, &run);
 }
 
+/* Knobs scoped to a kernel region the program never marks apply nowhere: said
+ * once, by rank 0, for the whole job (a rank marks for all, as the profile
+ * counts). Collective, as MPI_Finalize is; after the profile and trace, which
+ * it must not enter. */
+static void warn_if_no_region_was_marked(void)
+{
+    char mine = atomic_load(&loggp_region_marked) != 0, *all = malloc((size_t)loggp_world_size);
+    int any = mine || !all; /* no memory, no verdict: say nothing */
+    if (all && pmpi.Allgather(&mine, 1, MPI_BYTE, all, 1, MPI_BYTE, MPI_COMM_WORLD) == MPI_SUCCESS)
+        for (int r = 0; r < loggp_world_size; r++)
+            any |= all[r];
+    else
+        any = 1;
+    free(all);
+    if (any || loggp_world_rank != 0 || !loggp_live_scoped_to_kernel())
+        return;
+    loggp_knobs k;
+    loggp_live_wanted(&k);
+    int set = loggp_topology_configured() || loggp_jitter_L_on || loggp_jitter_o_on;
+    for (int i = 0; i < LOGGP_KNOB_COUNT; i++)
+        set |= k.ps[i] != 0;
+    if (!set)
+        return;
+    fprintf(stderr, "loggp: warning: nothing was applied: the knobs apply inside the kernel region only "
+                    "(scope kernel), and the program marked no region (loggp_hint IN_KERNEL or MPI_Pcontrol); "
+                    "use scope all, or mark the region\n");
+    fflush(stderr);
+}
+
 int MPI_Finalize(void)
 {
     if (!pmpi.Finalize && resolve() != 0)
         return MPI_ERR_OTHER;
     if (foreign)
         loggp_foreign_finalize();
-    if (inert)
+    if (inert) {
+        loggp_run_record("finalize", -1);
         return pmpi.Finalize();
+    }
     double wall = init_ns ? (double)(loggp_now_ns() - init_ns) * 1e-9 : 0.0;
     loggp_live_stop();
     write_profile(wall);
     loggp_trace_close();
+    warn_if_no_region_was_marked();
+    loggp_run_record("finalize", loggp_world_rank);
     /* A freed request's completion may still be held, and MPI_Finalize need
      * not poll again: hand everything out and drive progress until it is out. */
     loggp_ofi_flush();

@@ -72,8 +72,13 @@ int loggp_ready_folder(const char *dir);
  * missing)? On failure prints why and returns -1. */
 int loggp_profile_check(void);
 /* Rank 0, before any rank writes: removes the profile.<rank>.json and
- * trace.<rank>.bin files an earlier run left. -1 after saying why. */
+ * trace.<rank>.bin files an earlier run left, and the unfinished ones
+ * (<name>.tmp.<pid>) of a run whose process is dead. -1 after saying why. */
 int loggp_clear_earlier_runs(void);
+
+/* run_record.c: leaves DIR/<event>.<pid> (event "init" or "finalize") in
+ * LOGGP_RUN_RECORD's folder, which `loggp run` reads after the run. */
+void loggp_run_record(const char *event, int rank);
 
 /* ---- sizes ---- */
 
