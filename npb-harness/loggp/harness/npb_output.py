@@ -18,6 +18,7 @@ class Report:
     time_seconds: float | None = None
     verified: bool | None = None      # None: no verification line
     fields: dict = field(default_factory=dict)
+    matched: str | None = None        # the text the runtime was read from
 
     @property
     def klass(self):
@@ -45,6 +46,8 @@ def parse_npb(text):
         # The first occurrence wins: NPB prints the block once, at the end.
         report.fields.setdefault(m.group(1), m.group(2))
     report.time_seconds = _number(report.fields.get("Time in seconds"))
+    if report.time_seconds is not None:
+        report.matched = f"Time in seconds = {report.fields['Time in seconds']}"
     verification = report.fields.get("Verification")
     if verification is not None:
         word = verification.split()[0].upper() if verification.split() else ""
@@ -65,6 +68,7 @@ def parse_custom(text, runtime_regex, success_regex=None):
     if m:
         group = m.group(1) if m.groups() else m.group(0)
         report.time_seconds = _number(group)
+        report.matched = m.group(0)
     if success_regex is not None:
         report.verified = re.search(success_regex, text, re.MULTILINE) is not None
     return report

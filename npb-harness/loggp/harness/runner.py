@@ -67,6 +67,17 @@ def libmpi_of(profile_dir):
         return None
 
 
+def mpi_init_of(profile_dir):
+    """Whether the program called MPI_Init, as `loggp run` wrote it beside the profiles
+    (outcome.json), or None where it could not tell (ranks on other hosts)."""
+    try:
+        with open(os.path.join(profile_dir, "outcome.json")) as f:
+            said = json.load(f).get("mpi_init")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return said if isinstance(said, bool) else None
+
+
 def merge_profiles(profile_dir):
     """Per-rank profile.<rank>.json files -> one JSON object (None if none)."""
     ranks = []
@@ -86,8 +97,26 @@ def merge_profiles(profile_dir):
             "ranks": ranks}
 
 
-def classify(exit_status, timed_out, report, bench):
-    """-> (status, error message or None)."""
+# the file a run's runtime and verification are read from, in its run folder
+OUTPUT = "stdout.txt"
+
+
+def classify(exit_status, timed_out, report, bench, wall_seconds=None, mpi_init=None):
+    """-> (status, error message or None). wall_seconds: how long the run took as a
+    whole, which its measured runtime cannot exceed; mpi_init False: `loggp run` saw
+    the program never call MPI_Init, so no knob applied."""
+    status, error = _classify(exit_status, timed_out, report, bench, wall_seconds)
+    if mpi_init is False and status != "timeout":
+        said = "the program never called MPI_Init, so no knob applied (is it an MPI program?)"
+        return "failed", said if status == "ok" else f"{said}; {error}"
+    return status, error
+
+
+def runtime_source(bench):
+    return f"runtime_regex {bench.runtime_regex!r}" if bench.kind == "command" else "NPB's 'Time in seconds' line"
+
+
+def _classify(exit_status, timed_out, report, bench, wall_seconds):
     if timed_out:
         return "timeout", f"killed after the {bench.timeout_s:g} s timeout"
     if exit_status != 0:
@@ -97,7 +126,11 @@ def classify(exit_status, timed_out, report, bench):
             return "failed", f"killed by signal {-exit_status}"
         return "failed", f"exit status {exit_status}"
     if report.time_seconds is None:
-        return "failed", "exit 0 but no runtime found in the output"
+        return "failed", f"exit 0 but {runtime_source(bench)} matched nothing in {OUTPUT}"
+    if wall_seconds is not None and report.time_seconds > wall_seconds:
+        return "failed", (f"{runtime_source(bench)} read {report.time_seconds:g} s from {report.matched!r} in "
+                          f"{OUTPUT}, longer than the run's whole wall time ({wall_seconds:.3g} s): impossible "
+                          "(does it read another unit, e.g. microseconds, as seconds?)")
     if report.verified is False:
         return "unverified", "verification failed"
     if report.verified is None and bench.kind != "command":
@@ -129,7 +162,7 @@ def execute(study, bench, plan_row, results_dir, facts):
     started = datetime.datetime.now(datetime.timezone.utc)
     t0 = time.monotonic()
     timed_out = False
-    with open(os.path.join(tmp, "stdout.txt"), "wb") as out, \
+    with open(os.path.join(tmp, OUTPUT), "wb") as out, \
             open(os.path.join(tmp, "stderr.txt"), "wb") as err:
         try:
             proc = subprocess.Popen(cmd, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
@@ -154,13 +187,13 @@ def execute(study, bench, plan_row, results_dir, facts):
             os.fsync(f.fileno())
     wall = time.monotonic() - t0
     finished = datetime.datetime.now(datetime.timezone.utc)
-    with open(os.path.join(tmp, "stdout.txt"), errors="replace") as f:
+    with open(os.path.join(tmp, OUTPUT), errors="replace") as f:
         text = f.read()
     if bench.kind == "command":
         report = npb_output.parse_custom(text, bench.runtime_regex, bench.success_regex)
     else:
         report = npb_output.parse_npb(text)
-    status, error = classify(exit_status, timed_out, report, bench)
+    status, error = classify(exit_status, timed_out, report, bench, wall, mpi_init_of(profile_dir))
     profile = merge_profiles(profile_dir)
     knobs = json.loads(plan_row["knobs"])
     row = {
@@ -181,7 +214,7 @@ def execute(study, bench, plan_row, results_dir, facts):
         "libmpi": libmpi_of(profile_dir),
         "loggp_version": (profile or {}).get("loggp_version") or facts.get("loggp_version"),
         "profile": json.dumps(profile) if profile else None,
-        "stdout_path": os.path.join(RUNS_DIR, str(plan_row["id"]), "stdout.txt"),
+        "stdout_path": os.path.join(RUNS_DIR, str(plan_row["id"]), OUTPUT),
         "stderr_path": os.path.join(RUNS_DIR, str(plan_row["id"]), "stderr.txt"),
         "error": error,
     }
@@ -311,8 +344,13 @@ class Progress:
     def finished(self, row):
         self.samples.setdefault(row["benchmark"], []).append(row["wall_seconds"])
         if row["status"] != "ok":
-            print(f"    {row['status']}: {row['error']} (see {row['stderr_path']})",
-                  file=self.stream, flush=True)
+            print(f"    {row['status']}: {row['error']} (see {evidence(row)})", file=self.stream, flush=True)
+
+
+def evidence(row):
+    """The run file to read about a run that is not ok: its output when the runtime or
+    verification read from it is at fault, else its errors."""
+    return row["stdout_path"] if f"in {OUTPUT}" in (row["error"] or "") else row["stderr_path"]
 
 
 def _duration(seconds):

@@ -308,7 +308,7 @@ def cmd_status(results_dir):
         for r in bad:
             print(f"  #{r['plan_id']} {r['benchmark']} np={r['np']} {r['sweep']} "
                   f"round {r['round'] + 1}: {r['status']}: {r['error']} "
-                  f"({os.path.join(results_dir, r['stderr_path'])})")
+                  f"({os.path.join(results_dir, runner.evidence(r))})")
     return 0
 
 
