@@ -36,6 +36,7 @@ from loggp.experiments import precision as pr
 from loggp.experiments import probe as probemod
 from loggp.experiments import target_calibration
 import loggp.knobs as knob_values
+from loggp.knobs import progress
 from loggp.shim import machine_load
 from loggp.shim.patterns_run import detours_text, host_detours
 from loggp.knobs import grammar
@@ -680,8 +681,14 @@ def execute(args, sweeps, sizes, out_dir, runner=None, clock=time.monotonic, loa
     host = detours()
     print(detours_text(host), flush=True)
     started = clock()
-    summary, rows, label_runs = calibrate(sweeps, runner, probe_args, baseline_args, args.goal, args.budget_s,
-                                          clock=clock, log=lambda *line: print(*line, flush=True))
+    # on a terminal one live line: a step per probe run (the noise run, the baseline, a run per
+    # knob; repeats add steps)
+    live = progress.LiveLine(1 + (baseline_args is not None) + len(sweeps))
+    try:
+        summary, rows, label_runs = calibrate(sweeps, progress.counting(runner, live), probe_args, baseline_args,
+                                              args.goal, args.budget_s, clock=clock, log=progress.log_to(live))
+    finally:
+        live.close()
     summary["elapsed_s"] = round(clock() - started, 1)
     summary["probe_args"] = probe_args
     summary["rounds_per_run"] = args.rounds

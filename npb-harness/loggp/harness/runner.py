@@ -16,6 +16,7 @@ import time
 
 from loggp.experiments import probe
 from loggp.knobs.programs import which
+from loggp.knobs.progress import LiveLine, duration
 
 from . import jitter_sweep, npb_output, store, target_sweep, topology_sweep, units
 
@@ -301,13 +302,17 @@ def mpi_version(launcher):
 
 
 class Progress:
-    """One line per run on stderr: position, setting, elapsed time and ETA."""
+    """Where a study is: on a terminal one live line (position, the run in progress, elapsed
+    time, ETA); in a log or a pipe one line per run, as a log wants it. Runs not ok get a
+    line of their own either way."""
 
-    def __init__(self, total, done, mean_wall, stream=sys.stderr):
+    def __init__(self, total, done, mean_wall, stream=None, live=None):
+        stream = stream or sys.stderr
         self.total, self.done, self.stream = total, done, stream
         self.mean_wall = dict(mean_wall)   # benchmark -> seconds, from earlier runs
         self.samples = {}
         self.start = time.monotonic()
+        self.live = LiveLine(total, done, stream, live)
 
     def estimate(self, benchmark):
         if benchmark in self.samples:
@@ -336,15 +341,22 @@ class Progress:
                  or (v != "none" if k == jitter_sweep.SWEEP else units.parse(k, v) > 0)]
         moved = moved or ["baseline"]
         which = f"{plan_row['round'] + 1}/{reps}" if plan_row["round"] < reps else f"{plan_row['round'] + 1} (added)"
-        print(f"[{self.done:>{len(str(self.total))}}/{self.total}] round {which} "
-              f"{plan_row['benchmark']} np={plan_row['np']} {' '.join(moved)} | "
+        what = f"round {which} {plan_row['benchmark']} np={plan_row['np']} {' '.join(moved)}"
+        if self.live.live:
+            self.live.now(what, eta)
+            return
+        print(f"[{self.done:>{len(str(self.total))}}/{self.total}] {what} | "
               f"elapsed {_duration(time.monotonic() - self.start)} | "
               f"ETA {'?' if eta is None else _duration(eta)}", file=self.stream, flush=True)
 
     def finished(self, row):
         self.samples.setdefault(row["benchmark"], []).append(row["wall_seconds"])
+        self.live.done()
         if row["status"] != "ok":
-            print(f"    {row['status']}: {row['error']} (see {evidence(row)})", file=self.stream, flush=True)
+            self.live.line(f"    {row['status']}: {row['error']} (see {evidence(row)})")
+
+    def close(self):
+        self.live.close()
 
 
 def evidence(row):
@@ -353,10 +365,4 @@ def evidence(row):
     return row["stdout_path"] if f"in {OUTPUT}" in (row["error"] or "") else row["stderr_path"]
 
 
-def _duration(seconds):
-    seconds = int(round(seconds))
-    if seconds < 60:
-        return f"{seconds}s"
-    if seconds < 3600:
-        return f"{seconds // 60}m{seconds % 60:02d}s"
-    return f"{seconds // 3600}h{seconds // 60 % 60:02d}m"
+_duration = duration  # study status prints with it too

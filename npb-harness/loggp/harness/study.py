@@ -226,15 +226,18 @@ def _run_pending(study, db, results_dir, facts, stream, parallel=1, nodes_per_st
               file=stream)
     total = db.plan_size() - len(skipped)
     progress = runner.Progress(total, total - len(pending), db.mean_wall_by_benchmark(), stream)
-    if nodes_per_step is not None:
-        steps.run_parallel(study, db, results_dir, facts, pending, progress, parallel, nodes_per_step)
-        return
-    for i, plan_row in enumerate(pending):
-        bench = study.benchmark(plan_row["benchmark"])
-        progress.starting(plan_row, [p["benchmark"] for p in pending[i:]], study.repetitions)
-        row = runner.execute(study, bench, plan_row, results_dir, facts)
-        db.record(row)
-        progress.finished(row)
+    try:
+        if nodes_per_step is not None:
+            steps.run_parallel(study, db, results_dir, facts, pending, progress, parallel, nodes_per_step)
+            return
+        for i, plan_row in enumerate(pending):
+            bench = study.benchmark(plan_row["benchmark"])
+            progress.starting(plan_row, [p["benchmark"] for p in pending[i:]], study.repetitions)
+            row = runner.execute(study, bench, plan_row, results_dir, facts)
+            db.record(row)
+            progress.finished(row)
+    finally:
+        progress.close()
 
 
 def _run_to_precision(study, db, results_dir, facts, stream, parallel=1, nodes_per_step=None):

@@ -1,0 +1,126 @@
+"""Long work on a terminal shows one live line with the ETA; in a log or a pipe,
+a line per step as before. Both modes, as a user meets them: `loggp study run`
+and `loggp calibrate` (and so `loggp main`, which runs both) in a pty and in a pipe."""
+import fcntl
+import os
+import pty
+import re
+import struct
+import subprocess
+import sys
+import termios
+import threading
+from pathlib import Path
+
+from loggp.knobs import progress
+
+ROOT = Path(__file__).resolve().parents[1]
+FAKE = ROOT / "npb-harness" / "tests" / "fake_npb.py"
+STUDY = f"""
+name = "progress"
+repetitions = 2
+np = 1
+timeout = "30s"
+
+[launcher]
+kind = "template"
+template = "{{program}}"
+
+[sweep]
+L = ["20us"]
+
+[[benchmark]]
+name = "fake"
+command = ["{FAKE}", "S"]
+runtime_regex = 'Time in seconds =\\s*(\\S+)'
+success_regex = 'Verification\\s*=\\s*SUCCESSFUL'
+
+[[benchmark]]
+name = "flaky"
+command = ["{FAKE}", "S", "--fail-when-L-over", "10000"]
+runtime_regex = 'Time in seconds =\\s*(\\S+)'
+success_regex = 'Verification\\s*=\\s*SUCCESSFUL'
+"""
+RUN_LINE = re.compile(r"^\[ ?\d/\d\] round \d/2 ")
+
+
+def in_pty(cmd):
+    """(exit status, everything the command wrote to its terminal)."""
+    master, slave = pty.openpty()
+    # a terminal as wide as a usual window: 160 columns, 40 rows
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 160, 0, 0))
+    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=slave, stderr=slave)
+    os.close(slave)
+    chunks = []
+
+    def drain():
+        while True:
+            try:
+                data = os.read(master, 65536)
+            except OSError:  # EIO: every writer has gone
+                return
+            if not data:
+                return
+            chunks.append(data)
+    reader = threading.Thread(target=drain)
+    reader.start()
+    status = proc.wait(timeout=240)
+    reader.join(timeout=30)
+    os.close(master)
+    return status, b"".join(chunks).decode(errors="replace")
+
+
+def study_command(tmp_path):
+    study = tmp_path / "progress.toml"
+    study.write_text(STUDY)
+    return [sys.executable, "-m", "loggp.cli", "study", "run", str(study), "--results", str(tmp_path / "res")]
+
+
+def test_a_study_in_a_pipe_prints_a_line_per_run(tmp_path):
+    proc = subprocess.run(study_command(tmp_path), capture_output=True, text=True, timeout=240)
+    lines = proc.stderr.splitlines()
+    runs = [line for line in lines if RUN_LINE.match(line)]
+    assert len(runs) == 8, proc.stderr  # 2 benchmarks x (baseline, L) x 2 rounds
+    assert all(" | elapsed " in line and " | ETA " in line for line in runs)
+    assert "\r" not in proc.stderr
+    assert sum("unverified: verification failed" in line for line in lines) == 2
+
+
+def test_a_study_on_a_terminal_shows_one_live_line_with_the_eta(tmp_path):
+    status, text = in_pty(study_command(tmp_path))
+    assert status == 1, text  # the flaky runs are not ok
+    assert "\r" in text, "the live line is redrawn in place"
+    lines = text.replace("\r\n", "\n").split("\n")
+    assert not [line for line in lines if RUN_LINE.match(line)], "no line per run on a terminal"
+    redraws = [part for line in lines for part in line.split("\r") if part.startswith("[")]
+    assert redraws and any(re.search(r"\| ETA (\d+s|\d+m\d\ds)", part) for part in redraws), redraws
+    assert re.search(r"\[8/8\] round 2/2 flaky np=1 L=20us \| elapsed ", redraws[-1]), redraws[-1]
+    # a run not ok keeps a line of its own above the live one
+    assert sum("unverified: verification failed" in line for line in lines) == 2, text
+
+
+def calibrate_command(tmp_path):
+    # the real command, with a probe that is a synthetic apparatus (no MPI), so it takes a second
+    code = ("import sys; sys.path.insert(0, %r); from loggp.experiments import calibrate as cal; "
+            "from test_experiments_calibrate import fake_runner; "
+            "sys.exit(cal.main(['--quick', '--out', %r, '--retries', '0'], runner=fake_runner()))"
+            % (str(ROOT / "experiments" / "tests"), str(tmp_path / "cal")))
+    return [sys.executable, "-c", code]
+
+
+def test_calibrate_in_a_pipe_prints_its_lines_and_on_a_terminal_one_live_line(tmp_path):
+    proc = subprocess.run(calibrate_command(tmp_path), capture_output=True, text=True, timeout=240)
+    assert proc.returncode == 0, proc.stderr
+    assert "side by side in one run" in proc.stdout and "\r" not in proc.stdout + proc.stderr
+    status, text = in_pty(calibrate_command(tmp_path))
+    assert status == 0, text
+    lines = text.replace("\r\n", "\n").split("\n")
+    assert not [line for line in lines if line.startswith("  L = ")], "no line per run on a terminal"
+    redraws = [part for line in lines for part in line.split("\r") if part.startswith("[")]
+    assert redraws and re.search(r"^\[5/5\] .* \| elapsed .* \| ETA ", redraws[-1]), redraws
+    assert "ALL KNOBS PASS" in text
+
+
+def test_duration_reads_as_people_write_it():
+    assert [progress.duration(s) for s in (0, 59.4, 60, 185, 3600, 7620)] == \
+        ["0s", "59s", "1m00s", "3m05s", "1h00m", "2h07m"]
