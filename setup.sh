@@ -21,7 +21,7 @@ esac
 say() { printf '[setup] %s\n' "$*"; }
 
 # --- Debian packages --------------------------------------------------------
-debian_packages=(cmake gcc make pkg-config libfabric-dev libcriterion-dev iproute2 mpich libmpich-dev openmpi-bin libopenmpi-dev slurm-wlm munge otf2-tools)
+debian_packages=(cmake gcc make pkg-config libfabric-dev libcriterion-dev iproute2 mpich libmpich-dev openmpi-bin libopenmpi-dev slurm-wlm munge otf2-tools chromium)
 missing=()
 for pkg in "${debian_packages[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || missing+=("$pkg")

@@ -56,7 +56,7 @@ def test_only_baseline_runs_keep_a_trace(results):
 def test_the_report_shows_the_prediction_beside_measurement_and_model(results):
     page = (results / "report" / "report.html").read_text()
     assert "Prediction from the baseline&#x27;s trace" in page or "Prediction from the baseline's trace" in page
-    section = page.split("Prediction from the baseline", 1)[1].split("<h2>", 1)[0]
+    section = page.split("<h2>Prediction from the baseline", 1)[1].split("<h2>", 1)[0]
     assert "cg class S np=2" in section and "<td>L</td>" in section, section
 
 

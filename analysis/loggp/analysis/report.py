@@ -20,7 +20,7 @@ from loggp.experiments import calibration_file as calib  # noqa: E402
 from loggp.harness.studyfile import ARMED_SWEEP  # noqa: E402
 from loggp.harness import units  # noqa: E402
 from loggp.harness.units import ARMED  # noqa: E402
-from . import analyze, figure_set, jitter_report, models, region_report, topology_report  # noqa: E402
+from . import analyze, figure_set, jitter_report, models, region_report, report_contents, topology_report  # noqa: E402
 from . import target_report, trace_prediction  # noqa: E402
 
 REPORT_DIR = "report"
@@ -397,10 +397,11 @@ def write(results_dir, calibration_path=None):
                         "between them is the CPU time overhead steals, which latency leaves "
                         "free for overlap.</p>" + _img(figures["linear"], "linear model axes"))
     sections += _closing_sections(a, figures)
+    contents, sections = report_contents.add(sections)
     page = (f"<!DOCTYPE html><html><head><meta charset='utf-8'>"
             f"<title>loggp study {html.escape(f.get('name', ''))}</title><style>{CSS}</style>"
             f"</head><body><h1>loggp study: {html.escape(f.get('name', ''))}</h1>"
-            + _table(None, meta, "meta") + "".join(sections) + "</body></html>")
+            + _table(None, meta, "meta") + contents + "".join(sections) + "</body></html>")
     path = os.path.join(out_dir, "report.html")
     write_text_atomic(path, page)
     return path
