@@ -105,7 +105,8 @@ def test_kernel_scope_in_a_program_that_marks_its_region_is_not_warned_of():
 def test_a_program_without_mpi_is_said_to_have_had_no_knob(tmp_path):
     proc = loggp_run("-n", "2", "--L", "10us", "--", "hostname")
     assert proc.returncode == 0, proc.stderr
-    assert proc.stderr.splitlines() == [
+    # (a note that other work shares the cores may come first)
+    assert [line for line in proc.stderr.splitlines() if "note:" not in line] == [
         "loggp run: warning: the program never called MPI_Init, so no knob applied (libloggp.so acts inside MPI "
         "programs only; is it one, or does it start one?)"]
     proc = loggp_run("-n", "1", "--profile", tmp_path / "p", "--trace", tmp_path / "t", "--", "sh", "-c", "exit 4")
