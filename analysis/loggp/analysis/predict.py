@@ -215,9 +215,6 @@ class PredictCommand(Command):
             raise CommandError(f"{args.folder}: {err}") from None
         for note in notes:
             print(f"loggp predict: note: {note}", file=sys.stderr)
-        unfinished = trace.unfinished_note(args.folder)
-        if unfinished:
-            print(f"loggp predict: note: {unfinished}", file=sys.stderr)
         machine = machine_from_probe(args.machine) if args.machine else DEFAULT_MACHINE
         recorded = trace_record.read(args.folder)
         transport = machine_check.trace_transport(getattr(programs, "files", ()), recorded)  # none: OTF2
