@@ -153,3 +153,8 @@ def test_a_dead_runs_unfinished_traces_are_named_by_predict_and_removed_by_the_n
     assert loggp_run("-n", "2", "--quiet", "--trace", trace, "--", tracecalls(), 5, 8, 2).returncode == 0
     assert sorted(p.name for p in trace.glob(".trace.*.bin.tmp.*")) == [live.name]
     assert sorted(p.name for p in trace.glob("trace.*.bin")) == ["trace.0.bin", "trace.1.bin"]
+    # beside whole traces it is named, and the whole ones are replayed
+    proc = run([installed("loggp"), "predict", trace, "--L", "0:10us:10us"], timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert f"loggp predict: note: {trace} holds unfinished traces of a run that did not get through " \
+           f"MPI_Finalize ({live.name})" in proc.stderr, proc.stderr

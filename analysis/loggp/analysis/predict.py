@@ -78,10 +78,15 @@ def load(folder, notes=None, chunk=native.CHUNK_RECORDS):
     """The folder's traces, replayed from their files a chunk of records at a time
     (native.TraceReplay), or an OTF2 archive's, converted in memory (replay.Programs);
     ValueError (trace.TraceError) naming what is wrong, loggops.DeadlockError when they
-    cannot be replayed to the end. notes (a list) gets what an OTF2 archive had that is left out."""
+    cannot be replayed to the end. notes (a list) gets what an OTF2 archive had that is left out,
+    and a folder's unfinished traces of a dead run."""
     if otf2_import.is_archive(folder):
         return replay.build(trace_input.read(folder, notes))
-    return native.TraceReplay(trace.open_folder(folder), chunk=chunk)
+    files = trace.open_folder(folder)
+    unfinished = trace.unfinished_note(folder)
+    if unfinished and notes is not None:
+        notes.append(unfinished)  # a dead run's files beside these: said, not read
+    return native.TraceReplay(files, chunk=chunk)
 
 
 def simulate(programs, machine, **deltas):
