@@ -46,11 +46,11 @@ class Browser:
         os.close(from_browser)
         self.buffer, self.next_id, self.events = b"", 0, []
 
-    def send(self, method, params=None, session=None, timeout=60):
+    def send(self, method, params=None, tab=None, timeout=60):
         self.next_id += 1
         message = {"id": self.next_id, "method": method, "params": params or {}}
-        if session:
-            message["sessionId"] = session
+        if tab:
+            message["sessionId"] = tab
         os.write(self.commands, json.dumps(message).encode() + b"\0")
         while True:
             reply = self.receive(timeout)
@@ -73,29 +73,29 @@ class Browser:
         message, _, self.buffer = self.buffer.partition(b"\0")
         return json.loads(message)
 
-    def wait_for(self, method, session, timeout=60):
+    def wait_for(self, method, tab, timeout=60):
         deadline = time.monotonic() + timeout
         while True:
             for event in self.events:
-                if event.get("method") == method and event.get("sessionId") == session:
+                if event.get("method") == method and event.get("sessionId") == tab:
                     return event
             self.events.append(self.receive(max(0.1, deadline - time.monotonic())))
 
     def open(self, url):
         """Loads url in a new tab; returns (what INSPECT says, the errors the page met)."""
         target = self.send("Target.createTarget", {"url": "about:blank"})["targetId"]
-        session = self.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+        tab = self.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
         for domain in ("Page", "Runtime", "Log"):
-            self.send(f"{domain}.enable", session=session)
-        self.send("Page.navigate", {"url": url}, session=session)
-        self.wait_for("Page.loadEventFired", session)
-        found = self.send("Runtime.evaluate", {"expression": INSPECT, "returnByValue": True}, session=session)
-        return json.loads(found["result"]["value"]), self.errors(session)
+            self.send(f"{domain}.enable", tab=tab)
+        self.send("Page.navigate", {"url": url}, tab=tab)
+        self.wait_for("Page.loadEventFired", tab)
+        found = self.send("Runtime.evaluate", {"expression": INSPECT, "returnByValue": True}, tab=tab)
+        return json.loads(found["result"]["value"]), self.errors(tab)
 
-    def errors(self, session):
+    def errors(self, tab):
         said = []
         for event in self.events:
-            if event.get("sessionId") != session:
+            if event.get("sessionId") != tab:
                 continue
             params = event.get("params", {})
             if event.get("method") == "Runtime.exceptionThrown":
