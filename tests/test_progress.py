@@ -5,6 +5,7 @@ import fcntl
 import os
 import pty
 import re
+import sqlite3
 import struct
 import subprocess
 import sys
@@ -21,6 +22,7 @@ name = "progress"
 repetitions = 2
 np = 1
 timeout = "30s"
+budget = "1s"
 
 [launcher]
 kind = "template"
@@ -41,7 +43,7 @@ command = ["{FAKE}", "S", "--fail-when-L-over", "10000"]
 runtime_regex = 'Time in seconds =\\s*(\\S+)'
 success_regex = 'Verification\\s*=\\s*SUCCESSFUL'
 """
-RUN_LINE = re.compile(r"^\[ ?\d/\d\] round \d/2 ")
+RUN_LINE = re.compile(r"^\[ *\d+/\d+\] round \d+")
 
 
 def in_pty(cmd):
@@ -76,14 +78,22 @@ def study_command(tmp_path):
     return [sys.executable, "-m", "loggp.cli", "study", "run", str(study), "--results", str(tmp_path / "res")]
 
 
+def runs_recorded(tmp_path):
+    conn = sqlite3.connect(tmp_path / "res" / "results.sqlite")
+    try:
+        return conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0]
+    finally:
+        conn.close()
+
+
 def test_a_study_in_a_pipe_prints_a_line_per_run(tmp_path):
     proc = subprocess.run(study_command(tmp_path), capture_output=True, text=True, timeout=240)
     lines = proc.stderr.splitlines()
     runs = [line for line in lines if RUN_LINE.match(line)]
-    assert len(runs) == 8, proc.stderr  # 2 benchmarks x (baseline, L) x 2 rounds
+    assert len(runs) == runs_recorded(tmp_path) >= 8, proc.stderr
     assert all(" | elapsed " in line and " | ETA " in line for line in runs)
     assert "\r" not in proc.stderr
-    assert sum("unverified: verification failed" in line for line in lines) == 2
+    assert any("unverified: verification failed" in line for line in lines), proc.stderr
 
 
 def test_a_study_on_a_terminal_shows_one_live_line_with_the_eta(tmp_path):
@@ -94,9 +104,10 @@ def test_a_study_on_a_terminal_shows_one_live_line_with_the_eta(tmp_path):
     assert not [line for line in lines if RUN_LINE.match(line)], "no line per run on a terminal"
     redraws = [part for line in lines for part in line.split("\r") if part.startswith("[")]
     assert redraws and any(re.search(r"\| ETA (\d+s|\d+m\d\ds)", part) for part in redraws), redraws
-    assert re.search(r"\[8/8\] round 2/2 flaky np=1 L=20us \| elapsed ", redraws[-1]), redraws[-1]
+    assert re.search(r"^\[(\d+)/\1\] round \d+.* np=1 .*\| elapsed ", redraws[-1]), redraws[-1]
+    assert len(redraws) >= runs_recorded(tmp_path)
     # a run not ok keeps a line of its own above the live one
-    assert sum("unverified: verification failed" in line for line in lines) == 2, text
+    assert any("unverified: verification failed" in line for line in lines), text
 
 
 def calibrate_command(tmp_path):

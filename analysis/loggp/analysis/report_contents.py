@@ -1,5 +1,6 @@
-"""The report's contents: each section's heading gets an id, and a list of links
-to them opens the page, so a reader (and the browser test) can reach every section."""
+"""The report's contents: each section's heading gets an anchor, and a list of
+links to them opens the page, so a reader (and the browser test) can reach every
+section."""
 import html
 import re
 
@@ -18,13 +19,14 @@ def anchor(title, taken):
 
 
 def add(sections):
-    """(contents HTML, sections with an id on each <h2>)."""
+    """(contents HTML, sections with an anchor before each <h2>)."""
     taken, entries, out = set(), [], []
     for section in sections:
         def named(m):
             ident = anchor(m.group(1), taken)
             entries.append((ident, m.group(1)))
-            return f"<h2 id='{ident}'>{m.group(1)}</h2>"
+            # an anchor before the heading: the heading itself stays as it was written
+            return f"<a id='{ident}'></a><h2>{m.group(1)}</h2>"
         out.append(HEADING.sub(named, section))
     if not entries:
         return "", out
