@@ -135,7 +135,10 @@ static inline void count_sent(loggp_counters *c, uint64_t bytes)
 /* A send wrapper (its parameters name the destination `dest` and `comm`): as
  * LOGGP_WRAPPER, but with a knob set a message to oneself pays its o_s and o_r
  * even on the pass-through (loggp_self_send). With every knob zero, or under
- * another MPI (knobs never loaded), the pass-through stays a bare tail call. */
+ * another MPI's ABI, the pass-through stays a bare tail call: under Open MPI
+ * the libfabric layer loads the knobs, but the engine stays unset, and a
+ * call through self_checked_ (compiled for MPICH's int handles) could cut
+ * Open MPI's pointer handles to 32 bits. */
 #define LOGGP_SEND_WRAPPER(name, params, args)                 \
     static __attribute__((noinline)) int counted_##name params; \
     static __attribute__((noinline)) int self_checked_##name params \
@@ -146,7 +149,8 @@ static inline void count_sent(loggp_counters *c, uint64_t bytes)
     int MPI_##name params                                      \
     {                                                          \
         if (loggp_pass_through()) {                            \
-            if (__builtin_expect(loggp_live_active(), 0))      \
+            if (__builtin_expect(loggp_live_active(), 0) &&    \
+                loggp_engine == ENGINE_LIBFABRIC)              \
                 return self_checked_##name args;               \
             return pmpi.name args;                             \
         }                                                      \
