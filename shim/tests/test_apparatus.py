@@ -217,9 +217,10 @@ def test_gap_spaces_a_stream():
 def test_latency_does_not_space_a_stream():
     # L is time in flight: a pipelined stream keeps its message rate. Against an armed baseline
     # (L at its smallest step) the layer's own cost per message cancels; what is left must be
-    # within the machine's own noise (tests.testkit), where an L that spaced the stream adds L
+    # the stream's own interval at most (holding a window of messages in the FIFO costs each of them
+    # a little: +0.2 us on 0.46 here), where an L that spaced the stream adds L, 100 times that
     moved, base, _ = side_by_side("interval_us", ("stream", "8", "400"), ("--L", "50us"), base_knobs=("--L", "1ns"))
-    tol = tolerance(0.0, base)
+    tol = max(tolerance(0.0, base), base)
     assert moved <= tol, f"L=50us lowered the message rate: +{moved:.2f} us on {base:.2f} (+- {tol:.2f})"
 
 
@@ -309,7 +310,7 @@ def test_profile_counts_the_traffic(tmp_path, engine):
     assert "profile" not in proc.stderr.lower(), proc.stderr
     # exactly one profile per rank, written atomically (no temporary file left), beside
     # loggp run's record of which libmpi the ranks used
-    assert sorted(p.name for p in out.iterdir()) == ["libmpi.json", "profile.0.json", "profile.1.json"]
+    assert sorted(p.name for p in out.iterdir()) == ["libmpi.json", "outcome.json", "profile.0.json", "profile.1.json"]
     profiles = [json.loads((out / f"profile.{r}.json").read_text()) for r in range(2)]
     sends = 100 // 4 + 1 + 15 * 100  # warm-up, then 15 batches of 100
     for rank, prof in enumerate(profiles):
