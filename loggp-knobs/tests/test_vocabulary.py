@@ -52,3 +52,13 @@ def test_every_setting_has_one_flag_and_names_its_knobs():
     assert vocabulary.setting_name("o_s") == ("o_s", None)
     assert vocabulary.setting_name("os") == ("o_s", "os")
     assert vocabulary.unit_of("G") == vocabulary.TIME_PER_BYTE and vocabulary.unit_of("o") == vocabulary.TIME
+
+
+def test_the_armed_steps_are_the_c_sides():
+    """LOGGP_OUTSIDE=armed (C) and the armed baselines of calibrate, bench and studies (Python)
+    must arm the same steps."""
+    header = (CORE / "runenv.h").read_text()
+    ps = dict(re.findall(r"#define (LOGGP_ARMED_STEP_PS\w*) INT64_C\((\d+)\)", header))
+    assert float(ps["LOGGP_ARMED_STEP_PS"]) / 1000 == vocabulary.ARMED_STEP_NS[vocabulary.TIME]
+    assert float(ps["LOGGP_ARMED_STEP_PS_PER_BYTE"]) / 1000 == vocabulary.ARMED_STEP_NS[vocabulary.TIME_PER_BYTE]
+    assert vocabulary.ARMED == {"o_s": "1ns", "o_r": "1ns", "g": "1ns", "G": "0.001ns/B", "L": "1ns"}

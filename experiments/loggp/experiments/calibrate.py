@@ -42,6 +42,7 @@ from loggp.shim.patterns_run import detours_text, host_detours
 from loggp.knobs import grammar
 from loggp.knobs.command import EXIT_FAILED, EXIT_MISSED, EXIT_OK, Command, CommandError, Parser
 from loggp.knobs.programs import MissingProgram
+from loggp.knobs.vocabulary import ARMED_STEP_NS, VOCABULARY
 
 KNOBS = ("o", "g", "L", "G")
 # The exit status `loggp main` shares: the run completed, but a reading missed its goal.
@@ -189,10 +190,10 @@ def split_rounds(result):
 
 # ------------------------------------------------------------------ what one run reads
 
-# The armed baseline: every knob at its smallest step (o, g, L 1 ns; G 0.001 ns/B, as `loggp
-# bench transparency` arms them). The layer then takes its armed path on both sides of every
-# difference, so its own cost per message cancels instead of landing on the knob.
-ARMED = {"o_s": 0.001, "o_r": 0.001, "g": 0.001, "G": 0.001, "L": 0.001}
+# The armed baseline (vocabulary.ARMED_STEP_NS), in this command's units (UNITS: us, G ns/B).
+# The layer then takes its armed path on both sides of every difference, so its own cost per
+# message cancels instead of landing on the knob.
+ARMED = {k.name: ARMED_STEP_NS[k.unit] / (1.0 if k.per_byte else 1000.0) for k in VOCABULARY}
 ZERO = {k: 0.0 for k in ARMED}
 
 

@@ -47,6 +47,13 @@ VOCABULARY = (
          "latency: delay before a message becomes visible to the receiver"),
 )
 
+# The armed baseline: every knob at its smallest step (o, g, L 1 ns; G 1 ps per byte, the finest
+# the knob parser keeps), so the layer takes every delay path while the delays add ~nothing. A
+# reading taken against it cancels the armed layer's own cost per message. The C side's
+# LOGGP_ARMED_STEP_PS and _PS_PER_BYTE (runenv.h, LOGGP_OUTSIDE=armed) say the same; a test checks.
+ARMED_STEP_NS = {TIME: 1.0, TIME_PER_BYTE: 0.001}
+ARMED_STEP_TEXT = {TIME: "1ns", TIME_PER_BYTE: "0.001ns/B"}
+
 # "o" is not a knob of its own: as a setting or a flag (--o) it sets o_s and o_r together.
 BOTH_OVERHEADS = "o"
 OVERHEAD_PAIR = ("o_s", "o_r")
@@ -60,6 +67,8 @@ FLAGS = {BOTH_OVERHEADS: "--o", **{k.name: k.option for k in VOCABULARY}}
 # Flag without dashes -> setting: {"o": "o", "os": "o_s", ...}.
 FLAG_NAMES = {flag[2:]: name for name, flag in FLAGS.items()}
 ENVIRONMENT = {k.name: k.variable for k in VOCABULARY}
+# {knob: its armed step as a value with its unit}: {"o_s": "1ns", ..., "G": "0.001ns/B"}.
+ARMED = {k.name: ARMED_STEP_TEXT[k.unit] for k in VOCABULARY}
 FIELDS = {k.name: k.field for k in VOCABULARY}
 # Long names a newcomer may try for a knob flag, for "did you mean".
 LONG_NAMES = {"latency": "L", "overhead": "o", "send-overhead": "o_s", "recv-overhead": "o_r",

@@ -8,16 +8,15 @@ them; the text itself is what `loggp run` gets.
 import functools
 
 from loggp.knobs import FLAGS, KNOBS, SETTINGS, KnobError, parse as parse_knobs  # noqa: F401
-from loggp.knobs.vocabulary import TIME_PER_BYTE, unit_of
+from loggp.knobs.vocabulary import ARMED, TIME_PER_BYTE, unit_of  # noqa: F401
 
 # Sweep names accepted in a study file; "o" moves o_s and o_r together, as
 # Martin's overhead knob did.
 SWEEP_KNOBS = SETTINGS
 
-# Every knob at its smallest step: the layer armed on every path, adding (almost) no delay
-# of its own. A study's armed baseline: its runs carry the layer's own cost, as each knob
-# setting's do, so a setting minus its armed run is the knob's effect alone.
-ARMED = {"o_s": "1ns", "o_r": "1ns", "g": "1ns", "G": "0.001ns/B", "L": "1ns"}
+# ARMED (from the vocabulary), every knob at its smallest step, is a study's armed baseline: its
+# runs carry the layer's own cost, as each knob setting's do, so a setting minus its armed run is
+# the knob's effect alone.
 
 
 class UnitError(ValueError):

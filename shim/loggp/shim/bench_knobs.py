@@ -7,7 +7,7 @@ import sys
 import time
 
 from loggp.knobs.params import LogGP
-from loggp.knobs.vocabulary import knobs_of
+from loggp.knobs.vocabulary import ARMED, ARMED_STEP_NS, FLAGS, SETTINGS, VOCABULARY, knobs_of
 
 from . import machine_load
 from . import pattern_model as model
@@ -78,9 +78,9 @@ def base_from(figures, size, compute_ns, g_machine=None):
 # layer takes every delay path while the delays add ~nothing. A setting runs its knob at
 # its value and the others armed; its reading is taken against the armed baseline, so the
 # armed layer's own cost per message cancels.
-ARMED_FLAGS = {"o": ("--o", "1ns"), "g": ("--g", "1ns"), "G": ("--G", "0.001ns/B"), "L": ("--L", "1ns")}
+ARMED_FLAGS = {s: (FLAGS[s], ARMED[knobs_of(s)[0]]) for s in SETTINGS if s not in ("o_s", "o_r")}
 ALL_ARMED = tuple(flag for pair in ARMED_FLAGS.values() for flag in pair)
-ARMED_KNOBS = LogGP(o_s=1.0, o_r=1.0, g=1.0, G=0.001, L=1.0)
+ARMED_KNOBS = LogGP(**{k.name: ARMED_STEP_NS[k.unit] for k in VOCABULARY})
 
 
 def armed_setting(knob, flags, increments):
