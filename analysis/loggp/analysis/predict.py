@@ -13,6 +13,7 @@ from loggp.knobs import FLAGS, SETTINGS, KnobError, parse as parse_knobs
 from loggp.knobs.command import EXIT_USAGE, Command, CommandError, UsageError, positive_int
 from loggp.knobs.vocabulary import FLAG_NAMES, knobs_of
 from loggp.knobs.files import write_text_atomic
+from loggp.experiments.signature import find_probe_run
 from loggp.shim import trace_record
 
 from . import (loggops, machine_check, native, otf2_import, predict_jobs, replay, target_prediction, trace,
@@ -35,7 +36,7 @@ def machine_from_probe(path):
         raise CommandError(f"--machine {path}: {err.strerror}", exit_code=EXIT_USAGE) from None
     except ValueError as err:
         raise CommandError(f"--machine {path}: not JSON ({err})", exit_code=EXIT_USAGE) from None
-    run = _find_run(data)
+    run = find_probe_run(data)
     if run is None:
         raise CommandError(f"--machine {path}: no probe summary in it (expected `loggp probe --json` output)",
                            exit_code=EXIT_USAGE)
@@ -54,24 +55,6 @@ def eager_limit(run):
     below = [s.get("bytes") for s in run.get("sizes") or () if isinstance(s, dict)]
     below = [b for b in below if isinstance(b, (int, float)) and b < switch]
     return float(max(below)) if below else float(switch - 1)
-
-
-def _find_run(data):
-    """The dict holding a probe summary (and its sizes), searched depth first."""
-    if isinstance(data, dict):
-        s = data.get("summary")
-        if isinstance(s, dict) and {"o_s_us", "o_r_us", "g_us", "L_us", "G_ns_per_byte"} <= s.keys():
-            return data
-        items = data.values()
-    elif isinstance(data, list):
-        items = data
-    else:
-        return None
-    for item in items:
-        found = _find_run(item)
-        if found is not None:
-            return found
-    return None
 
 
 def load(folder, notes=None, chunk=native.CHUNK_RECORDS):
@@ -252,7 +235,7 @@ class PredictCommand(Command):
         print("  slowdowns below are percentages of the whole traced run, MPI_Init to MPI_Finalize")
         print(f"  {trust.explained(base.runtime_ns, programs.traced_ns)}")
         machines = {"mid": machine}
-        halves = trust.probe_halves(_find_run(probe)) if args.machine else {}
+        halves = trust.probe_halves(find_probe_run(probe)) if args.machine else {}
         if halves:
             machines["low"], machines["high"] = trust.corners(machine, halves)
             print(f"  intervals: the replay at both ends of the probe's 95 % intervals of {', '.join(halves)} "

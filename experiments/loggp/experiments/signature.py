@@ -162,7 +162,7 @@ def from_toml_text(text, path=None):
                      path=str(path) if path else None)
 
 
-def _find_run(data):
+def find_probe_run(data):
     """The dict holding a probe summary, searched depth first (a --knob-set file's first set)."""
     if isinstance(data, dict):
         summary = data.get("summary")
@@ -174,7 +174,7 @@ def _find_run(data):
     else:
         return None
     for item in items:
-        found = _find_run(item)
+        found = find_probe_run(item)
         if found is not None:
             return found
     return None
@@ -194,7 +194,7 @@ def from_probe(data, path=None, measured_at=None):
     summary's o_s, o_r, g, L and G (G over its fit's sizes), and the eager limit: the largest
     size measured below the protocol switch."""
     where = _where(path)
-    run = _find_run(data)
+    run = find_probe_run(data)
     if run is None:
         raise SignatureError(f"{where}: no probe summary in it (expected `loggp probe --json` output)")
     summary = run["summary"]
