@@ -41,7 +41,8 @@ from . import machine_load
 from . import pattern_model as model
 from . import run as runmod
 from .bench_knobs import ALL_ARMED, ARMED_FLAGS, PAIRINGS, knob_accuracy, print_knobs
-from .patterns_run import DEFAULT_PROVIDER, LATE_WAIT_NS, NP, PROGRAMS, detours_text, host_detours, load_average, measure
+from .patterns_run import (DEFAULT_PROVIDER, LATE_WAIT_NS, NP, PROGRAMS, detours_text,  # noqa: F401
+                           host_detours, load_average, measure, print_conditions)
 
 # ---- transparency ----------------------------------------------------------------------------
 
@@ -191,16 +192,8 @@ def print_transparency(result):
     print(f"transparency: np={result['np']}, {result.get('mpi', 'mpich')}, libfabric provider {result['provider']}; "
           f"{result['rounds']} round{'s' if result['rounds'] != 1 else ''}, "
           f"modes interleaved; each run's figure the median of {result['reps']} repetitions, medians of rounds")
-    if result.get("budget_s") is not None:
-        print(f"repeated until every goal's 95 % interval was settled (--precision "
-              f"{result['precision'] or TRANSPARENCY_PRECISION} of plain's figure) or the budget of "
-              f"{result['budget_s']:g} s was spent, after at least {result['min_rounds']} rounds: "
-              f"{'the budget ran out' if result['budget_ran_out'] else 'settled'} after {result['elapsed_s']:g} s")
-    print(f"load average (1 min) {result['load_average'][0]:.1f} at the start, {result['load_average'][1]:.1f} at the "
-          "end: figures measured on a loaded machine are not results")
-    print(detours_text(result.get("detours")))
-    if result.get("shared_cores"):
-        print(result["shared_cores"])
+    print_conditions(result, f"--precision {result['precision'] or TRANSPARENCY_PRECISION} of plain's figure",
+                     "every goal's")
     print(f"  {'pattern':14s} {'mode':10s} {'ns':>9s} {'rate':>6s} {'time':>8s} {'[low, high]':>17s}  "
           f"{'goal':15s} verdict")
     for line in result["lines"]:

@@ -11,7 +11,7 @@ from loggp.knobs.vocabulary import ARMED, ARMED_STEP_NS, FLAGS, SETTINGS, VOCABU
 
 from . import machine_load
 from . import pattern_model as model
-from .patterns_run import (DEFAULT_PROVIDER, NP, TARGET_NS, detours_text, host_detours, load_average, measure,
+from .patterns_run import (DEFAULT_PROVIDER, NP, TARGET_NS, host_detours, load_average, measure, print_conditions,
                            measure_paired)
 
 # How a knob's run is set against zero knobs: "in-run", each repetition beside
@@ -297,16 +297,8 @@ def print_knobs(result):
           f"{result['rounds']} round{'s' if result['rounds'] != 1 else ''} "
           f"interleaved, against {against}; {result['reps']} repetitions per run; window "
           f"W={result['window']}, ack {result['ack_bytes']} B; compute {result['compute_ns']:g} ns before each send")
-    if result.get("budget_s") is not None:
-        goal = f"--precision {result['precision']}" if result.get("precision") else "each line's tolerance"
-        print(f"repeated until every line's 95 % interval was settled ({goal}) or the budget of "
-              f"{result['budget_s']:g} s was spent, after at least {result['min_rounds']} rounds: "
-              f"{'the budget ran out' if result['budget_ran_out'] else 'settled'} after {result['elapsed_s']:g} s")
-    print(f"load average (1 min) {result['load_average'][0]:.1f} at the start, {result['load_average'][1]:.1f} at the "
-          "end: figures measured on a loaded machine are not results")
-    print(detours_text(result.get("detours")))
-    if result.get("shared_cores"):
-        print(result["shared_cores"])
+    print_conditions(result, f"--precision {result['precision']}" if result.get("precision")
+                     else "each line's tolerance", "every line's")
     if result.get("armed_cost"):
         print("armed layer's own cost (every knob at its smallest step minus zero knobs, same run; cancelled in "
               "every line below):")

@@ -132,3 +132,17 @@ def load_average():
 def interleaved(rounds, names):
     """Order of the runs in each round: forward, then backward, alternately."""
     return [list(names) if r % 2 == 0 else list(reversed(names)) for r in range(rounds)]
+
+
+def print_conditions(result, goal, whose):
+    """What a bench's figures were measured under: the repeats to a precision (when a budget was
+    given), the load average, the host's detours and whether others shared the cores."""
+    if result.get("budget_s") is not None:
+        print(f"repeated until {whose} 95 % interval was settled ({goal}) or the budget of "
+              f"{result['budget_s']:g} s was spent, after at least {result['min_rounds']} rounds: "
+              f"{'the budget ran out' if result['budget_ran_out'] else 'settled'} after {result['elapsed_s']:g} s")
+    print(f"load average (1 min) {result['load_average'][0]:.1f} at the start, {result['load_average'][1]:.1f} at the "
+          "end: figures measured on a loaded machine are not results")
+    print(detours_text(result.get("detours")))
+    if result.get("shared_cores"):
+        print(result["shared_cores"])
