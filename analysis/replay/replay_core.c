@@ -532,6 +532,10 @@ static void complete(sim *s, int32_t r, int64_t req, double at)
 
 static void match(sim *s, const pending *snd, const pending *rcv)
 {
+    if (snd->rank == rcv->rank) { /* copied by MPI: there at once */
+        complete(s, rcv->rank, rcv->req, snd->time);
+        return;
+    }
     double flight = (snd->bytes > 0 ? (double)(snd->bytes - 1) : 0.0) * s->G;
     if ((double)snd->bytes <= s->S) {
         complete(s, rcv->rank, rcv->req, snd->time + flight + s->L);
@@ -1021,6 +1025,26 @@ static int translate(sim *s, int32_t r)
 static void wake(sim *s, int32_t r);
 
 /* Runs rank r until it waits for what is not known yet, ends, or has had its turn; -1 on error. */
+/* Pays o_s and waits for the gap; returns the injection time. */
+static double inject(sim *s, rank *rk, uint64_t bytes)
+{
+    double ready = rk->t + s->o_s;
+    double inj = fmax(ready, rk->nic_tx);
+    rk->overhead += s->o_s;
+    rk->waiting += inj - ready;
+    rk->t = inj;
+    rk->nic_tx = inj + s->g + (bytes > 0 ? (double)(bytes - 1) : 0.0) * s->G;
+    return inj;
+}
+
+/* A message to oneself never reaches the network: both overheads at the send. */
+static double copy_to_self(sim *s, rank *rk)
+{
+    rk->t += s->o_s + s->o_r;
+    rk->overhead += s->o_s + s->o_r;
+    return rk->t;
+}
+
 static int run_rank(sim *s, int32_t r)
 {
     rank *rk = &s->ranks[r];
@@ -1049,13 +1073,8 @@ static int run_rank(sim *s, int32_t r)
             rk->compute += op->ns;
             break;
         case OP_ISEND: {
-            double ready = rk->t + s->o_s;
-            double inj = fmax(ready, rk->nic_tx);
-            rk->overhead += s->o_s;
-            rk->waiting += inj - ready;
-            rk->t = inj;
-            double per_byte = (op->bytes > 0 ? (double)(op->bytes - 1) : 0.0) * s->G;
-            rk->nic_tx = inj + s->g + per_byte;
+            int to_self = op->peer == r;
+            double inj = to_self ? copy_to_self(s, rk) : inject(s, rk, op->bytes);
             request *q = req_make(s, r, op->req);
             if (!q)
                 return -1;
@@ -1064,7 +1083,7 @@ static int run_rank(sim *s, int32_t r)
             q->post = rk->op_base + rk->pos;
             q->is_recv = 0;
             q->in_wait = 0;
-            q->done = (double)op->bytes <= s->S;
+            q->done = to_self || (double)op->bytes <= s->S;
             q->at = inj;
             pending item = {.req = op->req, .bytes = op->bytes, .time = inj, .rank = r};
             post(s, 1, r, op->peer, op->comm, op->tag, item);
@@ -1077,7 +1096,7 @@ static int run_rank(sim *s, int32_t r)
             q->kind = OP_IRECV;
             q->peer = op->peer;
             q->post = rk->op_base + rk->pos;
-            q->is_recv = 1;
+            q->is_recv = op->peer != r; /* from oneself: o_r was paid at the send */
             pending item = {.req = op->req, .bytes = op->bytes, .time = rk->t, .rank = r};
             post(s, 0, op->peer, r, op->comm, op->tag, item);
             break;

@@ -79,6 +79,29 @@ def test_rendezvous_takes_three_flights_pre_posted_and_two_after_a_late_post():
     assert eager.end_ns[1] == pytest.approx(1000 + 4095 * 0.01)
 
 
+@pytest.mark.parametrize("nbytes", [8, 4096, 4097, 65536])
+def test_a_message_to_oneself_costs_both_overheads_and_no_network(nbytes):
+    # MPI copies it without the network: the apparatus charges o_s + o_r at the send, no L, G or g
+    p = Params(o_s=100.0, o_r=200.0, g=5000.0, G=1.0, L=1000.0, S=4096)
+    posted = run([[("irecv", 0, K, nbytes, "r"), ("isend", 0, K, nbytes, "s"), ("wait", ("r", "s"))]], p)
+    assert posted.end_ns == pytest.approx([300])
+    assert posted.overhead_ns == pytest.approx([300])
+    late = run([[("isend", 0, K, nbytes, "s"), ("calc", 700.0), ("irecv", 0, K, nbytes, "r"),
+                 ("wait", ("s", "r"))]], p)
+    assert late.end_ns == pytest.approx([300 + 700])
+
+
+def test_a_message_to_oneself_leaves_the_gap_to_the_network_messages():
+    p = Params(o_s=100.0, o_r=200.0, g=5000.0, L=1000.0)
+    programs = [[("isend", 1, K, 8, "a"), ("irecv", 0, K, 8, "r"), ("isend", 0, K, 8, "self"),
+                 ("isend", 1, K, 8, "b"), ("wait", ("a", "r", "self", "b"))],
+                [("irecv", 0, K, 8, "a"), ("irecv", 0, K, 8, "b"), ("wait", ("a", "b"))]]
+    result = run(programs, p)
+    assert result.end_ns[0] == pytest.approx(5000 + 100)        # b waits g after a, not after the copy
+    assert result.end_ns[1] == pytest.approx(5000 + 100 + 1000 + 200 + 0)  # two receptions g apart
+    assert result.overhead_ns[0] == pytest.approx(100 + 300 + 100)
+
+
 def test_g_is_a_minimum_spacing_of_injections_that_computation_overlaps():
     p = Params(o_s=0.0, o_r=0.0, g=1000.0, L=0.0)
     sends = [("isend", 1, K, 1, i) for i in range(3)]

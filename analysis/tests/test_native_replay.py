@@ -18,6 +18,8 @@ def random_programs(rng, ranks, messages):
     open_reqs = [[] for _ in range(ranks)]
     for m in range(messages):
         src, dst = rng.sample(range(ranks), 2)
+        if rng.random() < 0.1:
+            dst = src  # a message to oneself
         key = ("c", rng.choice([0, 1, 2]))
         nbytes = rng.choice([0, 1, 8, 4096, 5000, 70000])
         orphan = rng.random() < 0.03  # a receive nobody sends: a deadlock once waited for
@@ -133,6 +135,8 @@ def random_trace(rng, folder, ranks, events):
         what = rng.random()
         if what < 0.55:
             src, dst = rng.sample(range(ranks), 2)
+            if rng.random() < 0.1:
+                dst = src  # a message to oneself
             tag, nbytes = rng.randrange(3), rng.choice([0, 8, 4096, 5000, 70000])
             comm, size = (OTHER_COMM, ranks - 1) if rng.random() < 0.05 else (WORLD, ranks)
             if rng.random() < 0.3:

@@ -12,7 +12,10 @@ apparatus's own readings of the knobs (docs/knobs.md):
 - a rendezvous message (k > S) sends its request L ahead, the receiver's
   go-ahead leaves when both the request is there and the receive is posted and
   takes L back, then the data flows ((k-1)G + L): three flights when the
-  receive was posted in time, two after a late post.
+  receive was posted in time, two after a late post;
+- a message a rank sends itself never reaches the network (MPI copies it): its
+  sender pays o_s + o_r at the send, as the apparatus charges it, and it is
+  there at once, with no g, G, L or rendezvous.
 
 Programs are lists of operations (tuples):
     ("calc", ns)                           local work
@@ -127,6 +130,9 @@ def simulate_reference(programs, params):
 
     def match(s, r):
         sender, receiver = ranks[s.rank], ranks[r.rank]
+        if s.rank == r.rank:
+            receiver.done[r.req] = s.inj
+            return
         flight = max(s.bytes - 1, 0) * p.G
         if s.bytes <= p.S:
             receiver.done[r.req] = s.inj + flight + p.L
@@ -135,6 +141,22 @@ def simulate_reference(programs, params):
             data_end = go_ahead + flight
             sender.done[s.req] = data_end
             receiver.done[r.req] = data_end + p.L
+
+    def inject(st, nbytes):
+        """Pays o_s, waits for the gap; returns the injection time."""
+        ready = st.t + p.o_s
+        inj = max(ready, st.nic_tx)
+        st.overhead += p.o_s
+        st.waiting += inj - ready
+        st.t = inj
+        st.nic_tx = inj + p.g + max(nbytes - 1, 0) * p.G
+        return inj
+
+    def copy_to_self(st):
+        """A message to oneself: both overheads at the send, no network."""
+        st.t += p.o_s + p.o_r
+        st.overhead += p.o_s + p.o_r
+        return st.t
 
     def run(me, st):
         """Advances one rank until it ends or waits on what is not known yet;
@@ -149,14 +171,9 @@ def simulate_reference(programs, params):
                 st.compute += op[1]
             elif kind == "isend":
                 _, peer, key, nbytes, req = op
-                ready = st.t + p.o_s
-                inj = max(ready, st.nic_tx)
-                st.overhead += p.o_s
-                st.waiting += inj - ready
-                st.t = inj
-                st.nic_tx = inj + p.g + max(nbytes - 1, 0) * p.G
+                inj = copy_to_self(st) if peer == me else inject(st, nbytes)
                 send = _Send(me, req, nbytes, inj)
-                if nbytes <= p.S:
+                if nbytes <= p.S or peer == me:
                     st.done[req] = inj
                 sends, recvs = channels.setdefault((me, peer, key), (deque(), deque()))
                 if recvs:
@@ -165,7 +182,8 @@ def simulate_reference(programs, params):
                     sends.append(send)
             elif kind == "irecv":
                 _, peer, key, nbytes, req = op
-                st.receives.add(req)
+                if peer != me:  # a receive from oneself had its o_r paid at the send
+                    st.receives.add(req)
                 recv = _Recv(me, req, st.t)
                 sends, recvs = channels.setdefault((peer, me, key), (deque(), deque()))
                 if sends:
