@@ -17,7 +17,7 @@ from loggp.knobs.vocabulary import FIELDS, knobs_of
 from loggp.knobs.command import CommandError
 from loggp.knobs.programs import find_program
 
-from . import calibrate, fit, probe
+from . import calibration_readings, fit, probe
 from . import packet_model as model
 from .probe import KNOB_FLAGS
 
@@ -135,7 +135,7 @@ def probe_machine():
         run = probe.run_probe(["--sizes", QUICK_PROBE_SIZES, "--time-limit", "0.5"], knobs={})
     except probe.ProbeError as err:
         raise TuneError(f"quick probe of the machine failed: {err}") from None
-    params = calibrate.point_parameters(run)
+    params = calibration_readings.point_parameters(run)
     G, steps = regime_steps([(r.m_min, r.T0_us, r.us_per_byte * 1000.0) for r in fit.segment_fit(*fit.series(run))])
     return ({"o_s": params["o_s"], "o_r": params["o_r"], "g": max(params["g"], 0.0), "G": G,
              "L": max(params["L"], 0.0), "regimes": steps}, "quick probe (zero knobs)")
