@@ -3,6 +3,7 @@ knobs `loggp run --target` sets (target - host), refuses or clips. No MPI job ru
 host's signature is a probe file written here, and `loggp run` is asked for --dry-run."""
 import json
 import os
+import re
 
 import pytest
 
@@ -67,8 +68,45 @@ def test_now_carries_martins_table_and_says_what_is_unverified():
     assert r.get("o_s") == pytest.approx(2900) and r.get("o_r") == pytest.approx(2900)
     assert r.get("g") == pytest.approx(5800) and r.get("L") == pytest.approx(5000)
     assert r.get("G") == pytest.approx(1e9 / 38e6, rel=1e-3)  # 38 MB/s
-    assert "ISCA 1997" in now.source and "Table 1" in now.source
+    assert "ISCA 1997" in now.source and "85-97" in now.source
+    assert "from 3 to 103" in now.cites  # the abstract's overhead range: the one checked figure
     assert "25.4" in now.notes and "148.5" in now.notes
+
+
+# Where a figure sits in its source: a table, a figure, a page, an abstract or a file.
+LOCATOR = re.compile(r"\b(Table|Figure|Fig\.|p\.|pp\.|page|[Aa]bstract|[Ff]ile|issue|comment)\b")
+
+
+def test_every_catalogue_figure_is_cited_or_says_why_not():
+    """Each entry says where in its source its figures are (cites), and each figure is
+    either checked there, derived (saying how) from checked or nominal figures, or marked
+    unverified with the reason."""
+    for name, sig in signature.catalogue().items():
+        assert sig.cites.strip(), f"{name}: no cites"
+        located = bool(LOCATOR.search(sig.cites)) and not sig.cites.lower().startswith("not ")
+        for r in sig.regimes:
+            for figure in r.values:
+                why = r.unverified.get(figure, "")
+                if why:
+                    assert len(why.split()) >= 8, f"{name}: {figure}: the reason says too little: {why!r}"
+                elif figure not in r.derived:
+                    assert located, f"{name}: {figure} is marked verified but cites locates nothing: {sig.cites!r}"
+
+
+def test_the_efa_entry_agrees_with_the_points_it_cites():
+    """aws-efa's figures are the cited osu_latency points: T0 at 1 B, G the slope from
+    1 to 4 MiB and the large-message start-up its intercept, to the knobs' whole ps."""
+    efa = signature.resolve("aws-efa")
+    points = {}
+    for value, size, unit in re.findall(r"([0-9.]+) us at ([0-9]+) (B|KiB|MiB)", efa.cites):
+        points[int(size) * {"B": 1, "KiB": 1024, "MiB": 1 << 20}[unit]] = float(value) * 1000
+    assert {1, 1 << 20, 4 << 20} <= points.keys(), efa.cites
+    small, bulk = efa.regimes
+    assert small.get("T0") == pytest.approx(points[1])
+    slope = (points[4 << 20] - points[1 << 20]) / (3 << 20)
+    assert bulk.get("G") == pytest.approx(round(slope * 1000) / 1000)
+    assert bulk.get("T0") == pytest.approx(points[1 << 20] - (1 << 20) * slope, abs=10)
+    assert small.high < bulk.low and not small.unverified and not bulk.unverified
 
 
 def test_loggp_targets_lists_and_shows():
@@ -78,6 +116,8 @@ def test_loggp_targets_lists_and_shows():
         assert any(line.split()[0].rstrip("*") == name for line in listed.stdout.splitlines()[1:-1])
     shown = run([installed("loggp"), "targets", "show", "100baset"])
     assert shown.returncode == 0 and "T0 143 us" in shown.stdout and "source:" in shown.stdout
+    # where the figures are read, and why the one unverified figure is not checked
+    assert "cites:" in shown.stdout and "T0 unverified: The study itself was not found" in shown.stdout
     bad = run([installed("loggp"), "targets", "show", "no-such-net"])
     assert bad.returncode == 2 and "unknown target 'no-such-net'" in bad.stderr and "now" in bad.stderr
 
@@ -92,7 +132,10 @@ def test_loggp_targets_lists_and_shows():
     ('[[regime]]\nbytes = [1, 64]\nlatency = "5us"\n', "unknown key 'latency'"),
     ('[[regime]]\nbytes = [64, 1]\nL = "5us"\n', "bytes = [64, 1]"),
     ('[[regime]]\nbytes = [1, 64]\nL = "5us"\n[[regime]]\nbytes = [32, 128]\nG = "1ns/B"\n', "overlaps"),
-    ('[[regime]]\nbytes = [1, 64]\nL = "5us"\nunverified = ["g"]\n', "unverified"),
+    ('[[regime]]\nbytes = [1, 64]\nL = "5us"\nunverified = { g = "not read" }\n', "unverified = {'g'"),
+    ('[[regime]]\nbytes = [1, 64]\nL = "5us"\nunverified = ["L"]\n', "unverified = ['L']: expected {figure"),
+    ('[[regime]]\nbytes = [1, 64]\nL = "5us"\nunverified = { L = " " }\n', "unverified = {'L': ' '}"),
+    ('cites = 3\n[[regime]]\nbytes = [1, 64]\nL = "5us"\n', "cites = 3"),
     ('eager_limit_bytes = -3\n[[regime]]\nbytes = [1, 64]\nL = "5us"\n', "eager_limit_bytes = -3"),
     ('', "no [[regime]]"),
 ])

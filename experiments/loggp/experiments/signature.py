@@ -11,6 +11,7 @@ TOML format (docs/targets.md):
     name = "now"                       # lower case, digits and '-'
     title = "Berkeley NOW ..."
     source = "paper, table"            # required: where the figures come from
+    cites = "Table 1, p. 87"           # optional: where in the source each figure is read
     notes = "..."                      # how figures were derived, what is not verified
     eager_limit_bytes = 8192           # optional: largest eager message
     [[regime]]                         # one or more, ascending, not overlapping
@@ -18,7 +19,7 @@ TOML format (docs/targets.md):
     o_s = "2.9us"                      # any of o_s, o_r, g, L, T0 (times) and G (time per byte),
     G = "26.316ns/B"                   #   with units as `loggp run` takes them
     derived = { G = "1 / 38 MB/s" }    # optional: how each derived figure was obtained
-    unverified = ["g"]                 # optional: figures not checked against the source
+    unverified = { g = "why" }         # optional: figures not checked against the source, and why
 """
 import json
 import math
@@ -34,7 +35,7 @@ PARAMS = KNOBS  # o_s, o_r, g, G, L: the parameters a knob can move
 # T0 = o_s + L + o_r: the start-up cost a source may give without splitting it.
 FIGURES = (*PARAMS, "T0")
 NAME = re.compile(r"^[a-z0-9][a-z0-9-]*$")
-TOP_KEYS = {"name", "title", "source", "notes", "eager_limit_bytes", "regime"}
+TOP_KEYS = {"name", "title", "source", "cites", "notes", "eager_limit_bytes", "regime"}
 REGIME_KEYS = {"bytes", *FIGURES, "derived", "unverified"}
 CATALOGUE = Path(__file__).resolve().parents[2] / "targets"
 
@@ -50,7 +51,7 @@ class Regime:
     high: int | None
     values: dict  # figure -> ns (ns/B for G); absent: the source does not give it
     derived: dict = field(default_factory=dict)
-    unverified: tuple = ()
+    unverified: dict = field(default_factory=dict)  # figure -> why it was not checked against the source
 
     def get(self, figure):
         return self.values.get(figure)
@@ -66,6 +67,7 @@ class Signature:
     source: str
     regimes: tuple
     notes: str = ""
+    cites: str = ""  # where in the source the figures are read (table, figure, page, file)
     eager_limit: int | None = None  # largest eager message, bytes; None: not known
     path: str | None = None
     measured_at: float | None = None  # a probe file's time (epoch s), for its age
@@ -125,6 +127,8 @@ def from_toml_text(text, path=None):
     unknown = sorted(set(data) - TOP_KEYS)
     if unknown:
         raise SignatureError(f"{where}: unknown key '{unknown[0]}' (known: {', '.join(sorted(TOP_KEYS))})")
+    if "cites" in data and not isinstance(data["cites"], str):
+        raise SignatureError(f"{where}: cites = {data['cites']!r}: expected a string (table, figure, page or file)")
     for key in ("name", "source"):
         if not isinstance(data.get(key), str) or not data[key].strip():
             raise SignatureError(f"{where}: '{key}' is missing or empty (every target names its {key})")
@@ -151,15 +155,17 @@ def from_toml_text(text, path=None):
         derived = raw.get("derived", {})
         if not isinstance(derived, dict) or any(k not in values or not isinstance(v, str) for k, v in derived.items()):
             raise SignatureError(f"{here}: derived = {derived!r}: expected {{figure = \"how\"}} for figures it gives")
-        unverified = raw.get("unverified", [])
-        if not isinstance(unverified, list) or any(u not in values for u in unverified):
-            raise SignatureError(f"{here}: unverified = {unverified!r}: expected a list of figures it gives")
+        unverified = raw.get("unverified", {})
+        if (not isinstance(unverified, dict)
+                or any(k not in values or not isinstance(v, str) or not v.strip() for k, v in unverified.items())):
+            raise SignatureError(f"{here}: unverified = {unverified!r}: expected {{figure = \"why it is not "
+                                 f"verified\"}} for figures it gives")
         if out and (out[-1].high is None or low <= out[-1].high):
             raise SignatureError(f"{here}: bytes {raw['bytes']!r} overlaps or precedes the regime before it")
-        out.append(Regime(low, high, values, dict(derived), tuple(unverified)))
+        out.append(Regime(low, high, values, dict(derived), dict(unverified)))
     return Signature(name=data["name"], title=data.get("title", data["name"]), source=data["source"].strip(),
                      notes=data.get("notes", "").strip(), eager_limit=limit, regimes=tuple(out),
-                     path=str(path) if path else None)
+                     path=str(path) if path else None, cites=data.get("cites", "").strip())
 
 
 def find_probe_run(data):
@@ -295,7 +301,9 @@ def knob_text(figure, value):
 
 def describe(sig):
     """The lines `loggp targets show NAME` prints."""
-    lines = [f"{sig.name}: {sig.title}", f"  source: {sig.source}"]
+    lines = [f"{sig.name}: {sig.title}", f"  source: {' '.join(sig.source.split())}"]
+    if sig.cites:
+        lines.append(f"  cites: {' '.join(sig.cites.split())}")
     if sig.path:
         lines.append(f"  file: {sig.path}")
     lines.append(f"  eager limit: {f'{sig.eager_limit} B' if sig.eager_limit is not None else 'not given'}")
@@ -304,7 +312,9 @@ def describe(sig):
                             for f in FIGURES if r.get(f) is not None)
         lines.append(f"  {r.covers()}: {figures}")
         for figure, how in r.derived.items():
-            lines.append(f"    {figure} derived: {how}")
+            lines.append(f"    {figure} derived: {' '.join(how.split())}")
+        for figure, why in r.unverified.items():
+            lines.append(f"    {figure} unverified: {' '.join(why.split())}")
     if sig.notes:
         lines.append("  notes: " + " ".join(sig.notes.split()))
     return lines
