@@ -11,7 +11,7 @@ TOML format (docs/targets.md):
     name = "now"                       # lower case, digits and '-'
     title = "Berkeley NOW ..."
     source = "paper, table"            # required: where the figures come from
-    cites = "Table 1, p. 87"           # optional: where in the source each figure is read
+    cites = "Table 2, p. 4"            # optional: where in the source each figure is read
     notes = "..."                      # how figures were derived, what is not verified
     eager_limit_bytes = 8192           # optional: largest eager message
     [[regime]]                         # one or more, ascending, not overlapping
