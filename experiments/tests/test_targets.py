@@ -109,6 +109,21 @@ def test_the_efa_entry_agrees_with_the_points_it_cites():
     assert small.high < bulk.low and not small.unverified and not bulk.unverified
 
 
+def test_the_netgauge_entry_agrees_with_the_rows_it_cites():
+    """tukey-ib's figures are Netgauge's rows, to the ns; T0 is half the 1-byte round trip,
+    so the L it emulates is T0 less both overheads."""
+    tukey = signature.resolve("tukey-ib")
+    cited = {k: float(v) * 1000 for k, v in re.findall(r"\b(PRTT\(1,0,s\)|o_s|o_r|g) ([0-9.]+) us", tukey.cites)}
+    small, bulk = tukey.regimes
+    assert small.get("T0") == pytest.approx(round(cited["PRTT(1,0,s)"] / 2))
+    for figure in ("o_s", "o_r", "g"):
+        assert small.get(figure) == pytest.approx(round(cited[figure]), abs=0.5), figure
+    low, high = re.search(r"G ([0-9.]+)-([0-9.]+) us/B", tukey.cites).groups()
+    assert float(low) * 1000 <= bulk.get("G") <= float(high) * 1000
+    values = target.target_values(tukey, signature.from_probe(probe_json(), None))
+    assert values["L"][0] == pytest.approx(7404 - 982 - 1141)
+
+
 def test_loggp_targets_lists_and_shows():
     listed = run([installed("loggp"), "targets"])
     assert listed.returncode == 0, listed.stderr
