@@ -1,6 +1,8 @@
-"""An OTF2 archive with MPI events, as Score-P writes one, as our trace records
-(what loggp.analysis.trace.read_folder returns: one Trace per rank), read with
-OTF2's own library (the `otf2` package).
+"""An OTF2 archive with MPI events, as Score-P writes one, as our trace records,
+read with OTF2's own library (the `otf2` package) in one pass, each rank's records
+made as its events come: kept in memory (read: what loggp.analysis.trace.read_folder
+returns, one Trace per rank), or handed to any other sink (convert; otf2_stream
+writes them to trace files a chunk at a time).
 
 Ranks are the MPI paradigm's COMM_LOCATIONS group, in order. Each Enter/Leave of
 an MPI region becomes a call record spanning them, filled from the MPI events
@@ -23,7 +25,7 @@ computation. Docs: docs/trace-formats.md."""
 import os
 import sys
 import tempfile
-from collections import Counter, defaultdict
+from collections import Counter
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -86,12 +88,32 @@ def _first_error(text):
 
 
 def read(path, notes=None):
-    """One Trace per rank of the archive at path (its folder or anchor file); TraceError
-    naming the file when it is no readable archive, or has no MPI events. notes (a list)
-    gets one line per kind of thing left out."""
+    """One Trace per rank of the archive at path (its folder or anchor file), in memory; TraceError
+    naming the file when it is no readable archive, or has no MPI events. notes (a list) gets one
+    line per kind of thing left out."""
+    anchor = anchor_of(path)
+    sinks = []
+
+    def rows_of(rank):
+        sinks.append(_Rows())
+        return sinks[-1]
+
+    world, ranks = convert(anchor, rows_of, notes)
+    return [trace_write.make(rank, world, r.init_ns, r.finalize_ns, sink.rows, path=anchor)
+            for rank, (r, sink) in enumerate(zip(ranks, sinks))]
+
+
+def convert(path, sink_of, notes=None):
+    """Reads the archive at path (its folder or anchor file) once, in the library's time order, each
+    rank's events turned into our trace records as they come and handed to sink_of(rank) (an object
+    with add(row) -> position and amend(position, row, **changes), see _Rows); (world size, each
+    rank's converter: its init_ns and finalize_ns). Memory follows the ranks and the requests in
+    flight, not the archive's length. TraceError naming the file when it is no readable archive,
+    or has no MPI events; notes (a list) gets one line per kind of thing left out."""
     anchor = anchor_of(path)
     if not anchor.is_file():
         raise TraceError(anchor, None, f"no such file: {EXPECTED}")
+    notes = notes if notes is not None else []
     otf2 = _otf2()
     said = []
     try:
@@ -102,23 +124,53 @@ def read(path, notes=None):
     try:
         defs = reader.definitions
         resolution = int(reader.timer_resolution)
-        per_location = defaultdict(list)
         try:
-            with _library_messages(said):
-                for location, event in reader.events:
-                    per_location[location._ref].append(event)
-        except Exception as err:
-            raise _events_error(otf2, anchor, defs, said, err) from None
+            ranks = _rank_locations(otf2, anchor, defs)
+        except TraceError as err:
+            ranks, no_ranks = [], err  # said once the events are known to be whole
+        else:
+            no_ranks = None
+        converters = _converters(otf2, defs, ranks, resolution, sink_of)
+        by_location = {loc._ref: converters[r] for r, loc in enumerate(ranks)}
+        counts = Counter()
+        elsewhere = {}  # location -> Counter of MPI events on a location that is no rank
+        failed = None
+        with _library_messages(said):
+            events = iter(reader.events)
+            while True:
+                try:
+                    location, event = next(events)
+                except StopIteration:
+                    break
+                except Exception as err:  # the library's, while reading: said below, naming the file
+                    failed = err
+                    break
+                ref = location._ref
+                counts[ref] += 1
+                converter = by_location.get(ref)
+                if converter is not None:
+                    converter.feed(event)
+                    continue
+                here = elsewhere.setdefault(ref, Counter())
+                if type(event).__name__.startswith(("Mpi", "NonBlockingCollective")):
+                    here[defs.locations[ref].name] += 1
+        if failed is not None:
+            raise _events_error(otf2, anchor, defs, said, failed) from None
         for location in defs.locations:
-            if len(per_location[location._ref]) != location.number_of_events:
+            if counts[location._ref] != location.number_of_events:
                 path = anchor.parent / anchor.stem / f"{location._ref}.evt"
-                raise TraceError(path, None, f"truncated: {len(per_location[location._ref])} events, the definitions "
+                raise TraceError(path, None, f"truncated: {counts[location._ref]} events, the definitions "
                                              f"say {location.number_of_events} (location {location._ref}, "
                                              f"{location.group.name})")
     finally:
         with _library_messages([]):
             reader.close()
-    return _convert(otf2, anchor, defs, resolution, per_location, notes if notes is not None else [])
+    if no_ranks is not None:
+        raise no_ranks
+    for converter in converters:
+        converter.finish()
+    _check(anchor, defs, converters, elsewhere, notes)
+    return len(ranks), converters
 
 
 def _open_error(anchor, said, err):
@@ -157,8 +209,8 @@ def _rank_locations(otf2, anchor, defs):
                                    "expected an archive of an MPI program, as Score-P writes one with MPI recording on")
 
 
-def _convert(otf2, anchor, defs, resolution, per_location, notes):
-    ranks = _rank_locations(otf2, anchor, defs)
+def _converters(otf2, defs, ranks, resolution, sink_of):
+    """A converter per rank, each writing to its own sink."""
     world = len(ranks)
     rank_of = {loc._ref: r for r, loc in enumerate(ranks)}
     members = {}
@@ -168,31 +220,27 @@ def _convert(otf2, anchor, defs, resolution, per_location, notes):
             members[comm._ref] = [rank_of.get(loc._ref, -1) for loc in group.members]
     ops = {getattr(otf2.CollectiveOp, base.upper()).value: base for base in schedules.SCHEDULES
            if hasattr(otf2.CollectiveOp, base.upper())}
-    left_out = Counter()
-    elsewhere = Counter()
-    for ref, events in per_location.items():
-        if ref not in rank_of:
-            for ev in events:
-                if type(ev).__name__.startswith(("Mpi", "NonBlockingCollective")):
-                    elsewhere[defs.locations[ref].name] += 1
-    if elsewhere:
+    return [_Rank(otf2, rank, world, members, ops, resolution, sink_of(rank)) for rank in range(world)]
+
+
+def _check(anchor, defs, converters, elsewhere, notes):
+    """TraceError when nothing in the archive can be predicted; notes on what is left out."""
+    gone = Counter()
+    for per_location in elsewhere.values():
+        gone.update(per_location)
+    if gone:
         notes.append("MPI events on locations that are no rank's (threads other than the master) left out: "
-                     + ", ".join(f"{name} x{count}" for name, count in elsewhere.most_common(4)))
-    traces = []
-    any_mpi = False
-    for rank, location in enumerate(ranks):
-        converter = _Rank(otf2, rank, world, members, ops, resolution, left_out)
-        converter.walk(per_location.get(location._ref, []))
-        any_mpi |= converter.mpi_seen
-        traces.append(trace_write.make(rank, world, converter.init_ns, converter.finalize_ns, converter.rows,
-                                       path=anchor))
-    if not any_mpi:
+                     + ", ".join(f"{name} x{count}" for name, count in gone.most_common(4)))
+    if not any(c.mpi_seen for c in converters):
         regions = sorted({r.name for r in defs.regions})[:6]
         raise TraceError(anchor, None, f"no MPI events in it (regions: {', '.join(regions) or 'none'}): expected an "
                                        "archive of an MPI program, as Score-P writes one with MPI recording on")
-    modelled = [name for t in traces for name in t.names if _modelled(name)]
-    if not modelled:
-        calls = Counter(name for t in traces for name in t.call_names())
+    calls = Counter()
+    left_out = Counter()
+    for c in converters:  # rank by rank: ties are listed in the order they first appear
+        calls.update(c.calls)
+        left_out.update(c.left_out)
+    if not any(count and _modelled(name) for name, count in calls.items()):
         said = ", ".join(f"{name} x{count}" for name, count in calls.most_common(6)) or "none"
         events = ", ".join(f"{name} x{count}" for name, count in left_out.most_common(4))
         raise TraceError(anchor, None, f"no MPI call predict can model: its MPI calls are {said}"
@@ -201,7 +249,6 @@ def _convert(otf2, anchor, defs, resolution, per_location, notes):
     if left_out:
         notes.append("MPI events predict cannot model, their calls kept as computation: "
                      + ", ".join(f"{name} x{count}" for name, count in left_out.most_common(6)))
-    return traces
 
 
 def _modelled(name):
@@ -210,18 +257,36 @@ def _modelled(name):
             or schedules.base_name(name) is not None)
 
 
-class _Rank:
-    """One location's events as rows of our trace records."""
+class _Rows:
+    """Where a rank's records go when they are kept in memory: a list of rows."""
 
-    def __init__(self, otf2, rank, world, members, ops, resolution, left_out):
+    def __init__(self):
+        self.rows = []
+
+    def add(self, row):
+        self.rows.append(row)
+        return len(self.rows) - 1
+
+    def amend(self, position, row, **changes):
+        row.update(changes)  # the row in the list itself
+
+
+class _Rank:
+    """One location's events as rows of our trace records, fed one event at a time, each row
+    handed to sink as soon as it is made."""
+
+    def __init__(self, otf2, rank, world, members, ops, resolution, sink):
         self.otf2, self.rank, self.world, self.members, self.ops = otf2, rank, world, members, ops
         self.scale = (10 ** 9, resolution)
-        self.left_out = left_out
-        self.rows = []
-        self.pending = {}      # request id -> the row of its post, completed later
+        self.sink = sink
+        self.left_out = Counter()
+        self.calls = Counter()  # records by call name
+        self.pending = {}      # request id -> (position, row) of its post, completed later
         self.init_ns = self.finalize_ns = None
         self.first = self.last = None
         self.mpi_seen = False
+        self.current = None  # [region, start ticks, events inside] of the MPI call being read
+        self.depth = 0
 
     def ns(self, ticks):
         num, den = self.scale
@@ -234,45 +299,58 @@ class _Rank:
             return int(peer), comm._ref if comm is not None else 0, len(ranks) if ranks else 0
         return ranks[int(peer)], comm._ref, self.world
 
-    def walk(self, events):
-        call = None  # [region, start ticks, events inside]
-        depth = 0
-        for ev in events:
-            kind = type(ev).__name__
-            self.first = ev.time if self.first is None else self.first
-            self.last = ev.time
-            if kind == "Enter":
-                name = ev.region.name
-                if call is not None:
-                    depth += ev.region._ref == call[0]._ref
-                    continue
-                if name in ("MPI_Init", "MPI_Init_thread", "MPI_Finalize"):
-                    self.mpi_seen = True
-                    if name == "MPI_Finalize" and self.finalize_ns is None:
-                        self.finalize_ns = self.ns(ev.time)
-                    continue
-                if name.startswith("MPI_") or ev.region.paradigm == self.otf2.Paradigm.MPI:
-                    call = [ev.region, ev.time, []]
-                    depth = 0
-            elif kind == "Leave":
-                name = ev.region.name
-                if call is not None and ev.region._ref == call[0]._ref:
-                    if depth:
-                        depth -= 1
-                        continue
-                    self.mpi_seen = True
-                    self.call(name, self.ns(call[1]), self.ns(ev.time), call[2])
-                    call = None
-                elif call is None and name in ("MPI_Init", "MPI_Init_thread"):
-                    self.init_ns = self.ns(ev.time)
-            elif call is not None:
-                call[2].append(ev)
-            elif kind.startswith(("Mpi", "NonBlockingCollective")):  # an MPI event outside any region
-                self.call(None, self.ns(ev.time), self.ns(ev.time), [ev])
+    def feed(self, ev):
+        kind = type(ev).__name__
+        call = self.current
+        self.first = ev.time if self.first is None else self.first
+        self.last = ev.time
+        if kind == "Enter":
+            name = ev.region.name
+            if call is not None:
+                self.depth += ev.region._ref == call[0]._ref
+                return
+            if name in ("MPI_Init", "MPI_Init_thread", "MPI_Finalize"):
+                self.mpi_seen = True
+                if name == "MPI_Finalize" and self.finalize_ns is None:
+                    self.finalize_ns = self.ns(ev.time)
+                return
+            if name.startswith("MPI_") or ev.region.paradigm == self.otf2.Paradigm.MPI:
+                self.current = [ev.region, ev.time, []]
+                self.depth = 0
+        elif kind == "Leave":
+            name = ev.region.name
+            if call is not None and ev.region._ref == call[0]._ref:
+                if self.depth:
+                    self.depth -= 1
+                    return
+                self.mpi_seen = True
+                self.current = None
+                self.call(name, self.ns(call[1]), self.ns(ev.time), call[2])
+            elif call is None and name in ("MPI_Init", "MPI_Init_thread"):
+                self.init_ns = self.ns(ev.time)
+        elif call is not None:
+            call[2].append(ev)
+        elif kind.startswith(("Mpi", "NonBlockingCollective")):  # an MPI event outside any region
+            self.call(None, self.ns(ev.time), self.ns(ev.time), [ev])
+
+    def finish(self):
+        """After the last event: the trace's start and end where MPI_Init and MPI_Finalize do not say."""
         if self.init_ns is None:
             self.init_ns = self.ns(self.first) if self.first is not None else 0
         if self.finalize_ns is None:
             self.finalize_ns = self.ns(self.last) if self.last is not None else self.init_ns
+
+    def add(self, row):
+        self.calls[row["call"]] += 1
+        return self.sink.add(row)
+
+    def amend(self, position, row, **changes):
+        if "call" in changes:
+            self.calls[row["call"]] -= 1
+            if not self.calls[row["call"]]:
+                del self.calls[row["call"]]
+            self.calls[changes["call"]] += 1
+        self.sink.amend(position, row, **changes)
 
     def call(self, name, start, end, events):
         self.mpi_seen = True
@@ -288,48 +366,44 @@ class _Rank:
         made = 0
         paired = len(sends) == 1 and len(recvs) == 1
         if paired:
-            self.rows.append({"call": name if name in ("MPI_Sendrecv", "MPI_Sendrecv_replace") else "MPI_Sendrecv",
-                              **span, **self.p2p(sends[0], sends[0].receiver)})
-            self.rows.append({"call": self.rows[-1]["call"], **span, **self.p2p(recvs[0], recvs[0].sender),
-                              "kind": COMPLETE})
+            both = name if name in ("MPI_Sendrecv", "MPI_Sendrecv_replace") else "MPI_Sendrecv"
+            self.add({"call": both, **span, **self.p2p(sends[0], sends[0].receiver)})
+            self.add({"call": both, **span, **self.p2p(recvs[0], recvs[0].sender), "kind": COMPLETE})
             made = 1
         for ev in events:
             kind = type(ev).__name__
             if kind in ("MpiSend", "MpiRecv") and paired:
                 continue
             if kind == "MpiSend":
-                self.rows.append({"call": name if name in replay.SENDS else "MPI_Send", **span,
-                                  **self.p2p(ev, ev.receiver)})
+                self.add({"call": name if name in replay.SENDS else "MPI_Send", **span, **self.p2p(ev, ev.receiver)})
             elif kind == "MpiRecv":
                 fields = self.p2p(ev, ev.sender)
-                self.rows.append({"call": "MPI_Recv", **span, **fields})
-                self.rows.append({"call": "MPI_Recv", **span, **fields, "kind": COMPLETE})
+                self.add({"call": "MPI_Recv", **span, **fields})
+                self.add({"call": "MPI_Recv", **span, **fields, "kind": COMPLETE})
             elif kind == "MpiIsend":
-                self.rows.append({"call": name if name in replay.ISENDS else "MPI_Isend", **span,
-                                  **self.p2p(ev, ev.receiver), "request": ev.request_id + 1})
+                self.add({"call": name if name in replay.ISENDS else "MPI_Isend", **span,
+                          **self.p2p(ev, ev.receiver), "request": ev.request_id + 1})
             elif kind == "MpiIrecvRequest":
                 row = {"call": "MPI_Irecv", **span, "peer": ANY_SOURCE, "tag": ANY_TAG, "request": ev.request_id + 1}
-                self.rows.append(row)
-                self.pending[ev.request_id] = row
+                self.pending[ev.request_id] = (self.add(row), row)
             elif kind == "MpiCollectiveEnd":
-                self.rows.append({"call": self.collective_name(name, ev.collective_op), **span,
-                                  **self.collective(ev)})
+                self.add({"call": self.collective_name(name, ev.collective_op), **span, **self.collective(ev)})
             elif kind == "NonBlockingCollectiveRequest":
                 row = {"call": name if name and schedules.base_name(name) else "MPI_Ibarrier", **span,
                        "request": ev.request_id + 1}
-                self.rows.append(row)
-                self.pending[ev.request_id] = row
+                self.pending[ev.request_id] = (self.add(row), row)
             else:
                 continue
             made += 1
         if done:
-            self.rows.append({"call": name if name in replay.WAITS else "MPI_Waitall", **span})
+            wait = name if name in replay.WAITS else "MPI_Waitall"
+            self.add({"call": wait, **span})
             for k, ev in enumerate(done):
-                self.rows.append({"call": self.rows[-1]["call"], **span, **self.completion(ev), "kind": COMPLETE,
-                                  "index": k, "request": ev.request_id + 1})
+                self.add({"call": wait, **span, **self.completion(ev), "kind": COMPLETE, "index": k,
+                          "request": ev.request_id + 1})
             made += 1
         if not made and name is not None:
-            self.rows.append({"call": name, **span})
+            self.add({"call": name, **span})
 
     def p2p(self, ev, peer):
         world_peer, comm, size = self.world_rank(ev.communicator, peer)
@@ -356,13 +430,13 @@ class _Rank:
 
     def completion(self, ev):
         kind = type(ev).__name__
-        post = self.pending.pop(ev.request_id, None)
+        position, post = self.pending.pop(ev.request_id, (None, None))
         if kind == "MpiIrecv":
             fields = self.p2p(ev, ev.sender)
             if post is not None:  # the post learns its message's communicator and source only now
-                post.update(comm_id=fields["comm_id"], comm_size=fields["comm_size"])
+                self.amend(position, post, comm_id=fields["comm_id"], comm_size=fields["comm_size"])
             return fields
         if kind == "NonBlockingCollectiveComplete" and post is not None:
-            post.update(self.collective(ev))
-            post["call"] = self.collective_name(post["call"], ev.collective_op)
+            self.amend(position, post, **self.collective(ev),
+                       call=self.collective_name(post["call"], ev.collective_op))
         return {"peer": -1, "tag": -1}

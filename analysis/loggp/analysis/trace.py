@@ -45,7 +45,7 @@ class TraceError(ValueError):
 
     def __init__(self, path, offset, what):
         super().__init__(f"{path}: {what}" if offset is None else f"{path}: at offset {offset}: {what}")
-        self.path, self.offset = str(path), offset
+        self.path, self.offset, self.what = str(path), offset, what
 
 
 @dataclass

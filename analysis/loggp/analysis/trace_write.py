@@ -46,22 +46,34 @@ def make(rank, size, init_ns, finalize_ns, rows, path=None, clock_offset_ns=0, r
                        records_offset=trace.HEADER.itemsize + len(_names_blob(names)), run_id=run_id)
 
 
+def record_of(row, call):
+    """One row as a RECORD element's tuple, its call numbered call."""
+    return tuple(call if field == "call" else row.get(field, DEFAULTS[field]) for field in trace.RECORD.names)
+
+
 def _names_blob(names):
     return b"\0".join(n.encode("ascii") for n in names) + b"\0"
 
 
 def encode(t):
     """The bytes of t's file."""
+    return head(t, len(t.records)) + np.ascontiguousarray(t.records, dtype=trace.RECORD).tobytes()
+
+
+def head(t, count):
+    """The bytes of the header and name table of a file of count records whose other header
+    fields are t's (a Trace, or anything with its rank, size, init_ns, finalize_ns,
+    clock_offset_ns, names, run_id and transport): what precedes its records."""
     blob = _names_blob(t.names)
     header = np.zeros(1, dtype=trace.HEADER)  # by name: a field the header gains later stays 0
     for field, value in (("magic", trace.MAGIC), ("version", trace.VERSION),
                          ("header_bytes", trace.HEADER.itemsize), ("record_bytes", trace.RECORD.itemsize),
                          ("names_bytes", len(blob)), ("rank", t.rank), ("size", t.size),
-                         ("clock", trace.CLOCK_MONOTONIC), ("records", len(t.records)), ("init_ns", t.init_ns),
+                         ("clock", trace.CLOCK_MONOTONIC), ("records", count), ("init_ns", t.init_ns),
                          ("finalize_ns", t.finalize_ns), ("clock_offset_ns", t.clock_offset_ns),
                          ("run_id", t.run_id or 0), ("transport", (t.transport or "").encode("ascii"))):
         header[0][field] = value
-    return header.tobytes() + blob + np.ascontiguousarray(t.records, dtype=trace.RECORD).tobytes()
+    return header.tobytes() + blob
 
 
 def write_folder(folder, traces):
