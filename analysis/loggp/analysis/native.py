@@ -94,13 +94,22 @@ class _Sim:
         self._keep = keep  # arrays the C side points into
 
     def __del__(self):
+        self.close()
+
+    def close(self):
         if getattr(self, "handle", None) and _lib is not None:
             _lib.lr_free(self.handle)
             self.handle = None
 
+    def live(self):
+        """The core's handle; ValueError once closed (the core must never see a null state)."""
+        if not getattr(self, "handle", None):
+            raise ValueError("the replay is closed")
+        return self.handle
+
     def error(self):
         err = Err()
-        library().lr_error(self.handle, ctypes.byref(err))
+        library().lr_error(self.live(), ctypes.byref(err))
         return err
 
     def run(self, params):
@@ -108,7 +117,7 @@ class _Sim:
         n = self.nranks
         end, compute, overhead, waiting = (np.zeros(n) for _ in range(4))
         stuck = np.zeros(n, dtype=STUCK)
-        status = library().lr_run(self.handle, _ptr(params_array(params)), _ptr(end), _ptr(compute),
+        status = library().lr_run(self.live(), _ptr(params_array(params)), _ptr(end), _ptr(compute),
                                   _ptr(overhead), _ptr(waiting), _ptr(stuck))
         return status, end, compute, overhead, waiting, stuck
 
@@ -273,16 +282,26 @@ class TraceReplay:
             raise loggops.DeadlockError(replay.stuck_words(named, finished), plain, finished)
         return loggops.Result(end.tolist(), compute.tolist(), overhead.tolist(), waiting.tolist())
 
+    def close(self):
+        """Frees the core's state now, not when collected: the replay cannot run after."""
+        self._sim.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
     def reader_stats(self):
         """Per rank: the most records its reader held at once, and how many reads it made."""
         peak, reads = np.zeros(self.ranks, dtype=np.int64), np.zeros(self.ranks, dtype=np.int64)
-        library().lr_reader_stats(self._sim.handle, _ptr(peak), _ptr(reads))
+        library().lr_reader_stats(self._sim.live(), _ptr(peak), _ptr(reads))
         return peak, reads
 
     def state_peak(self):
         """The most entries the replay's state held at once since opening: {part: count}."""
         out = np.zeros(5, dtype=np.int64)
-        library().lr_state_peak(self._sim.handle, _ptr(out))
+        library().lr_state_peak(self._sim.live(), _ptr(out))
         return dict(zip(("requests", "channels", "unmatched", "live_posts", "collectives"), out.tolist()))
 
     def _raise_error(self):

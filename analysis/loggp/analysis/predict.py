@@ -16,8 +16,8 @@ from loggp.knobs.files import write_text_atomic
 from loggp.experiments.signature import find_probe_run
 from loggp.shim import trace_record
 
-from . import (loggops, machine_check, native, otf2_import, predict_jobs, replay, target_prediction, trace,
-               trace_input, trust)
+from . import (loggops, machine_check, native, otf2_import, otf2_stream, predict_jobs, target_prediction, trace,
+               trust)
 
 KNOBS = SETTINGS
 # The machine's own parameters when no probe result is given: MPICH over libfabric's
@@ -59,12 +59,13 @@ def eager_limit(run):
 
 def load(folder, notes=None, chunk=native.CHUNK_RECORDS):
     """The folder's traces, replayed from their files a chunk of records at a time
-    (native.TraceReplay), or an OTF2 archive's, converted in memory (replay.Programs);
-    ValueError (trace.TraceError) naming what is wrong, loggops.DeadlockError when they
-    cannot be replayed to the end. notes (a list) gets what an OTF2 archive had that is left out,
-    and a folder's unfinished traces of a dead run."""
+    (native.TraceReplay), or an OTF2 archive's, converted a chunk at a time into a temporary
+    folder and replayed the same way (otf2_stream.ArchiveReplay: close it, or use a with block,
+    to remove the folder at once); ValueError (trace.TraceError) naming what is wrong,
+    loggops.DeadlockError when they cannot be replayed to the end. notes (a list) gets what an
+    OTF2 archive had that is left out, and a folder's unfinished traces of a dead run."""
     if otf2_import.is_archive(folder):
-        return replay.build(trace_input.read(folder, notes))
+        return otf2_stream.load(folder, notes, chunk=chunk)
     files = trace.open_folder(folder)
     unfinished = trace.unfinished_note(folder)
     if unfinished and notes is not None:
@@ -201,6 +202,10 @@ class PredictCommand(Command):
             raise CommandError(str(err), exit_code=EXIT_USAGE) from None
         except loggops.DeadlockError as err:
             raise CommandError(f"{args.folder}: {err}") from None
+        with programs:  # an archive's converted records go with it
+            return self.predict(args, programs, notes)
+
+    def predict(self, args, programs, notes):
         for note in notes:
             print(f"loggp predict: note: {note}", file=sys.stderr)
         machine = machine_from_probe(args.machine) if args.machine else DEFAULT_MACHINE
@@ -248,7 +253,8 @@ class PredictCommand(Command):
             print(f"  kept at their traced time (not modelled): {kept}")
         result["targets"] = predict_targets(programs, machine, args.target or ())
         highs = {knob: max(max(deltas) * 10, 1000.0 if knob == "G" else 1e6) for knob, deltas in args.sweeps.items()}
-        evaluated = predict_jobs.evaluate(programs, args.folder, machines, args.sweeps, highs, args.jobs)
+        source = getattr(programs, "folder", args.folder)  # an archive's: its converted traces, read once
+        evaluated = predict_jobs.evaluate(programs, source, machines, args.sweeps, highs, args.jobs)
         for knob, deltas in args.sweeps.items():
             unit, scale = ("ns/B", 1.0) if knob == "G" else ("us", 1e-3)
             curves, tolerances = evaluated[knob]
