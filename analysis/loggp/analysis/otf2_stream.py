@@ -19,6 +19,7 @@ import numpy as np
 from . import native, otf2_import, trace, trace_write
 from .trace import RECORD, TraceError
 
+
 class _RecordFile:
     """Where one rank's records go while the archive is read: chunk records held, then appended
     to a file of bare records (opened only to write, so thousands of ranks need no open files).
@@ -126,7 +127,7 @@ class ArchiveReplay(native.TraceReplay):
 
     def __init__(self, anchor, folder, chunk=native.CHUNK_RECORDS):
         self.anchor, self.folder = Path(anchor), Path(folder)
-        self._remove = weakref.finalize(self, shutil.rmtree, str(folder), ignore_errors=True)
+        self._remove = weakref.finalize(self, _remove, str(folder), os.getpid())
         super().__init__(trace.open_folder(folder), chunk=chunk)
 
     def close(self):
@@ -141,6 +142,11 @@ class ArchiveReplay(native.TraceReplay):
             if not ranks:
                 raise
             raise TraceError(self.anchor, None, f"rank {ranks[0]}: {err.what}") from None
+
+
+def _remove(folder, owner):
+    if os.getpid() == owner:  # a forked process (predict --jobs) leaves its parent's folder alone
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def load(path, notes=None, chunk=native.CHUNK_RECORDS):
