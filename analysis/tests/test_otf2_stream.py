@@ -2,8 +2,10 @@
 into temporary trace files and replayed from them, so what it predicts is what the in-memory
 import predicts, its memory stays the same when the archive grows tenfold, and the temporary
 folder goes afterwards, on an error too."""
+import errno
 import gc
 import json
+import os
 import sys
 import tempfile
 import tracemalloc
@@ -231,6 +233,23 @@ def test_the_temporary_folder_goes_on_an_error(tmp_path, temporary):
     with pytest.raises(loggops.DeadlockError):
         predict.load(tmp_path / "stuck")
     assert list(temporary.iterdir()) == []
+
+
+def test_no_room_for_the_converted_records_is_said(tmp_path, temporary, monkeypatch):
+    archive = exchange(tmp_path / "ring", 2, 10)
+
+    def full(fd, data, offset):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    with monkeypatch.context() as patched:
+        patched.setattr(os, "pwrite", full)
+        with pytest.raises(trace.TraceError, match=r"/\.records\.0: cannot write the records converted from the "
+                                                   r"archive \(No space left on device\)"):
+            predict.load(archive, chunk=4)
+    assert list(temporary.iterdir()) == []
+    monkeypatch.setattr(tempfile, "tempdir", str(archive / "traces.otf2"))  # a file: no folder can be made in it
+    with pytest.raises(trace.TraceError, match="traces.otf2: cannot make a folder for the records converted from "):
+        predict.load(archive)
 
 
 def test_a_record_the_replay_refuses_is_said_of_the_archive(tmp_path, temporary):

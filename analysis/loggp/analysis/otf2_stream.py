@@ -153,7 +153,12 @@ def load(path, notes=None, chunk=native.CHUNK_RECORDS):
     """The archive at path (its folder or anchor file) ready to replay (ArchiveReplay), its records
     converted into a new temporary folder; the folder is removed again on any error."""
     anchor = otf2_import.anchor_of(path)
-    folder = tempfile.mkdtemp(prefix="loggp-otf2-")
+    try:
+        folder = tempfile.mkdtemp(prefix="loggp-otf2-")
+    except OSError as err:
+        raise TraceError(tempfile.gettempdir(), None, f"cannot make a folder for the records converted from "
+                                                      f"{anchor} ({err.strerror}): set TMPDIR to a writable "
+                                                      "folder") from None
     try:
         write_folder(anchor, folder, notes, chunk)
         return ArchiveReplay(anchor, folder, chunk)
