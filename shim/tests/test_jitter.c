@@ -4,6 +4,7 @@
  * truncation over many draws. */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "jitter.h"
@@ -126,4 +127,167 @@ Test(jitter, draws_are_truncated_at_zero)
     cr_assert_eq(jitter_apply(1000, -2500.0), 0);
     cr_assert_eq(jitter_apply(1000, 250.4), 1250);
     cr_assert_eq(jitter_apply(1000, NAN), 0);
+}
+
+/* ---- the whole shape, not only mean and spread ----
+ * Every kind is built to have mean 0 and sd S whatever its shape parameter,
+ * so a draw from the wrong family, or with the wrong sigma or alpha, keeps
+ * both moments: only the distribution function tells them apart. */
+
+static double std_normal_cdf(double z)
+{
+    return 0.5 * erfc(-z / sqrt(2.0));
+}
+
+/* The exact distribution function of jitter_offset's draws (docs/jitter.md). */
+static double offset_cdf(const jitter_spec *s, double x)
+{
+    double S = s->spread_ns;
+    switch (s->kind) {
+    case JITTER_NORMAL:
+        return std_normal_cdf(x / S);
+    case JITTER_EXP: /* Exp(mean S) - S */
+        return x <= -S ? 0.0 : -expm1(-(x + S) / S);
+    case JITTER_LOGNORMAL: {
+        double sigma = s->shape, m = S / sqrt(expm1(sigma * sigma));
+        if (x <= -m)
+            return 0.0;
+        return std_normal_cdf((log((x + m) / m) + sigma * sigma / 2) / sigma);
+    }
+    case JITTER_PARETO: {
+        double a = s->shape, xm = S * (a - 1) * sqrt((a - 2) / a);
+        double y = x + a * xm / (a - 1);
+        return y <= xm ? 0.0 : 1.0 - pow(xm / y, a);
+    }
+    default:
+        return x < 0 ? 0.0 : 1.0;
+    }
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+enum { SHAPE_DRAWS = 200000 };
+static double shape_draws[SHAPE_DRAWS];
+
+static jitter_spec spec_of(const char *text)
+{
+    jitter_spec s;
+    char err[256];
+    cr_assert_eq(loggp_jitter_parse(text, &s, err, sizeof err), 0, "%s: %s", text, err);
+    return s;
+}
+
+/* Sorted offsets drawn from text, fixed seed. */
+static void sorted_draws(const char *text)
+{
+    jitter_spec s = spec_of(text);
+    jitter_rng r;
+    jitter_seed(&r, 2024, 1);
+    for (int i = 0; i < SHAPE_DRAWS; i++)
+        shape_draws[i] = jitter_offset(&s, &r);
+    qsort(shape_draws, SHAPE_DRAWS, sizeof shape_draws[0], cmp_double);
+}
+
+/* Kolmogorov-Smirnov distance between the sorted draws and the law of text. */
+static double ks_distance(const char *text)
+{
+    jitter_spec s = spec_of(text);
+    double d = 0;
+    for (int i = 0; i < SHAPE_DRAWS; i++) {
+        double f = offset_cdf(&s, shape_draws[i]);
+        double above = (double)(i + 1) / SHAPE_DRAWS - f, below = f - (double)i / SHAPE_DRAWS;
+        if (above > d)
+            d = above;
+        if (below > d)
+            d = below;
+    }
+    return d;
+}
+
+/* 1.95 / sqrt(n): the KS test's 0.1 % critical value */
+#define KS_LIMIT (1.95 / sqrt((double)SHAPE_DRAWS))
+
+static const char *const shape_cases[] = {
+    "normal:1us",    "exp:1us",        "lognormal:1us", "lognormal:1us:0.5", "lognormal:1us:2",
+    "pareto:1us:3",  "pareto:1us:2.5", "pareto:1us:6",
+};
+#define N_SHAPES (sizeof shape_cases / sizeof shape_cases[0])
+
+Test(jitter_shape, every_distribution_follows_its_exact_law)
+{
+    for (size_t i = 0; i < N_SHAPES; i++) {
+        sorted_draws(shape_cases[i]);
+        double d = ks_distance(shape_cases[i]);
+        cr_assert(d < KS_LIMIT, "%s: KS distance %.5f to its own law (limit %.5f)", shape_cases[i], d, KS_LIMIT);
+    }
+}
+
+Test(jitter_shape, the_law_tells_every_other_distribution_apart)
+{
+    /* the check above has power: draws of each case are far from every other
+     * case's law, though all have mean 0 and sd 1 us */
+    for (size_t i = 0; i < N_SHAPES; i++) {
+        sorted_draws(shape_cases[i]);
+        for (size_t j = 0; j < N_SHAPES; j++) {
+            if (j == i)
+                continue;
+            double d = ks_distance(shape_cases[j]);
+            cr_assert(d > 3 * KS_LIMIT, "draws of %s are near the law of %s (KS %.5f)", shape_cases[i],
+                      shape_cases[j], d);
+        }
+    }
+}
+
+/* Share of the sorted draws below x. */
+static double share_below(double x)
+{
+    size_t lo = 0, hi = SHAPE_DRAWS;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (shape_draws[mid] < x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return (double)lo / SHAPE_DRAWS;
+}
+
+/* x with offset_cdf(x) = p, by bisection. */
+static double exact_quantile(const jitter_spec *s, double p)
+{
+    double lo = -1e7, hi = 1e7;
+    for (int i = 0; i < 200; i++) {
+        double mid = (lo + hi) / 2;
+        if (offset_cdf(s, mid) < p)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return (lo + hi) / 2;
+}
+
+Test(jitter_shape, tails_hold_their_exact_share_and_skew_has_its_sign)
+{
+    /* KS is weakest in the tails, where a heavy tail's alpha shows */
+    const double tails[] = {0.001, 0.01, 0.99, 0.999};
+    for (size_t i = 0; i < N_SHAPES; i++) {
+        jitter_spec s = spec_of(shape_cases[i]);
+        sorted_draws(shape_cases[i]);
+        for (size_t t = 0; t < 4; t++) {
+            double p = tails[t], got = share_below(exact_quantile(&s, p));
+            /* 5 binomial standard deviations */
+            double tol = 5 * sqrt(p * (1 - p) / SHAPE_DRAWS);
+            cr_assert(fabs(got - p) < tol, "%s: %.5f of draws below the exact %.3f quantile", shape_cases[i], got,
+                      p);
+        }
+        double median = shape_draws[SHAPE_DRAWS / 2];
+        if (s.kind == JITTER_NORMAL)
+            cr_assert(fabs(median) < 10.0, "%s: median %.1f ns", shape_cases[i], median);
+        else /* right-skewed: the median sits below the mean 0 */
+            cr_assert(median < -50.0, "%s: median %.1f ns, not below the mean", shape_cases[i], median);
+    }
 }
