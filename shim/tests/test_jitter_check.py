@@ -67,3 +67,60 @@ def test_bench_refuses_a_bad_jitter_before_running_anything():
     proc = run([installed("loggp"), "bench", "knobs", "--L-jitter", "gauss:1us"])
     assert proc.returncode == 2
     assert "--L-jitter 'gauss:1us'" in proc.stderr
+
+
+# The whole law of each offset, not only its mean and sd: every kind keeps
+# mean 0 and sd S whatever its shape, so only the distribution function tells
+# a wrong family, sigma or alpha apart.
+def _phi(z):
+    return 0.5 * math.erfc(-z / math.sqrt(2.0))
+
+
+def _exact_cdf(kind, s, shape):
+    if kind == "normal":
+        return lambda x: _phi(x / s)
+    if kind == "exp":
+        return lambda x: 0.0 if x <= -s else -math.expm1(-(x + s) / s)
+    if kind == "lognormal":
+        m = s / math.sqrt(math.expm1(shape * shape))
+        return lambda x: 0.0 if x <= -m else _phi((math.log((x + m) / m) + shape * shape / 2) / shape)
+    xm = s * (shape - 1) * math.sqrt((shape - 2) / shape)
+    mu = shape * xm / (shape - 1)
+    return lambda x: 0.0 if x + mu <= xm else 1.0 - (xm / (x + mu)) ** shape
+
+
+def _ks(sorted_xs, cdf):
+    n = len(sorted_xs)
+    return max(max((i + 1) / n - cdf(x), cdf(x) - i / n) for i, x in enumerate(sorted_xs))
+
+
+SHAPES = [("normal", None), ("exp", None), ("lognormal", 0.5), ("lognormal", 1.0), ("lognormal", 2.0),
+          ("pareto", 2.5), ("pareto", 3.0), ("pareto", 6.0)]
+N_SHAPE = 40000
+KS_LIMIT = 1.95 / math.sqrt(N_SHAPE)  # the KS test's 0.1 % critical value
+
+
+@pytest.mark.parametrize("kind, shape", SHAPES)
+def test_each_offset_follows_its_exact_law_and_no_other(kind, shape):
+    rng = random.Random(11)
+    xs = sorted(jc.offset(kind, 1000.0, shape, rng) for _ in range(N_SHAPE))
+    assert _ks(xs, _exact_cdf(kind, 1000.0, shape)) < KS_LIMIT
+    for other_kind, other_shape in SHAPES:
+        if (other_kind, other_shape) != (kind, shape):
+            d = _ks(xs, _exact_cdf(other_kind, 1000.0, other_shape))
+            assert d > 3 * KS_LIMIT, f"draws near the law of {other_kind}:{other_shape} (KS {d:.4f})"
+    # right skew: the median sits below the mean 0 for all but the normal
+    median = xs[N_SHAPE // 2]
+    assert abs(median) < 20 if kind == "normal" else median < -50
+
+
+@pytest.mark.parametrize("kind, shape", [("lognormal", 0.5), ("pareto", 2.5), ("pareto", 6.0)])
+def test_split_jitter_passes_the_shape_on_to_the_draws(kind, shape):
+    got_kind, spread, got_shape = jc.split_jitter(f"{kind}:1us:{shape}")
+    assert (got_kind, got_shape) == (kind, shape)
+
+
+def test_split_jitter_defaults_match_the_docs():
+    # docs/jitter.md: lognormal's SIGMA defaults to 1, pareto's ALPHA to 3
+    assert jc.split_jitter("lognormal:1us")[2] == 1.0 and jc.split_jitter("pareto:1us")[2] == 3.0
+    assert jc.split_jitter("exp:1us")[2] is None
