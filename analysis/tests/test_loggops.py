@@ -79,6 +79,20 @@ def test_rendezvous_takes_three_flights_pre_posted_and_two_after_a_late_post():
     assert eager.end_ns[1] == pytest.approx(1000 + 4095 * 0.01)
 
 
+@pytest.mark.parametrize("simulate", [loggops.simulate, loggops.simulate_reference], ids=["core", "python"])
+@pytest.mark.parametrize("S", [0, 1, 4096])
+def test_the_rendezvous_threshold_is_the_largest_eager_size(simulate, S):
+    # both sides of S: S bytes go eagerly (one flight, the send done at injection),
+    # S + 1 bytes take the rendezvous (three flights, the sender waits for the go-ahead)
+    p = Params(o_s=0.0, o_r=0.0, G=0.5, L=1000.0, S=S)
+    at = simulate([send(1, "s", S), recv(0, "r", S)], p)
+    flight = max(S - 1, 0) * 0.5
+    assert at.end_ns == pytest.approx([0.0, 1000 + flight])
+    above = simulate([send(1, "s", S + 1), recv(0, "r", S + 1)], p)
+    flight = S * 0.5
+    assert above.end_ns == pytest.approx([2 * 1000 + flight, 3 * 1000 + flight])
+
+
 @pytest.mark.parametrize("nbytes", [8, 4096, 4097, 65536])
 def test_a_message_to_oneself_costs_both_overheads_and_no_network(nbytes):
     # MPI copies it without the network: the apparatus charges o_s + o_r at the send, no L, G or g
@@ -171,3 +185,73 @@ def test_collective_names_map_to_their_schedules():
     assert schedules.base_name("MPI_Iallreduce") == "Allreduce"
     assert schedules.base_name("MPI_Reduce_scatter_block") == "Reduce_scatter_block"
     assert schedules.base_name("MPI_Send") is None
+
+
+# ---- both sides of every switch of algorithm ------------------------------------------
+
+def test_allreduce_switches_to_halving_just_above_its_short_size():
+    short = schedules.ALLREDUCE_SHORT
+    # at the short size: recursive doubling, every step the whole vector
+    assert sorted(messages("Allreduce", 4, short)) == \
+        sorted((r, r ^ m, short) for r in range(4) for m in (1, 2))
+    # one byte more: recursive halving then doubling, pieces of the vector
+    n = short + 1
+    assert sorted(messages("Allreduce", 4, n)) == sorted(
+        [(r, r ^ 2, n >> 1) for r in range(4)] + [(r, r ^ 1, n >> 2) for r in range(4)]
+        + [(r, r ^ 1, n // 4) for r in range(4)] + [(r, r ^ 2, (n // 4) << 1) for r in range(4)])
+    assert [len(schedules.allreduce(0, 4, b)) for b in (short, short + 1)] == [2, 4]
+
+
+@pytest.mark.parametrize("size, halves", [(2, True), (3, False), (4, True), (5, False), (7, False), (8, True)])
+def test_allreduce_halves_large_vectors_only_on_a_power_of_two(size, halves):
+    big = 1 << 20
+    sizes = {n for _, _, n in messages("Allreduce", size, big)}
+    assert (sizes != {big}) == halves
+    rounds = schedules.allreduce(0, size, big)
+    # rank 0 talks to 0 ^ 2^k for every 2^k < size
+    assert len(rounds) == (2 if halves else 1) * (size - 1).bit_length()
+
+
+def test_bcast_switches_to_scatter_allgather_just_above_its_short_size():
+    short = schedules.BCAST_SHORT
+    assert sorted(messages("Bcast", 4, short, root=1)) == [(1, 2, short), (1, 3, short), (3, 0, short)]
+    n = short + 1
+    each = n // 4
+    got = sorted(messages("Bcast", 4, n, root=1))
+    scatter = [(1, r, each) for r in (0, 2, 3)]
+    allgather = [(r, r ^ m, each << k) for r in range(4) for k, m in enumerate((1, 2))]
+    assert got == sorted(scatter + allgather)
+
+
+@pytest.mark.parametrize("size, binomial", [(2, True), (3, False), (4, False)])
+def test_bcast_of_a_large_message_is_binomial_below_three_ranks(size, binomial):
+    big = 1 << 20
+    got = messages("Bcast", size, big)
+    assert ({n for _, _, n in got} == {big}) == binomial
+    assert (len(got) == size - 1) == binomial
+
+
+@pytest.mark.parametrize("size", [2, 3, 4, 5, 6, 8])
+def test_allgather_doubles_on_a_power_of_two_and_rings_otherwise(size):
+    got = sorted(messages("Allgather", size, 8))
+    if size & (size - 1) == 0:
+        want = [(r, r ^ (1 << k), 8 << k) for r in range(size) for k in range(size.bit_length() - 1)]
+    else:
+        want = [(r, (r + 1) % size, 8) for r in range(size)] * (size - 1)
+    assert got == sorted(want)
+
+
+@pytest.mark.parametrize("size", [3, 4, 5, 8])
+def test_reduce_scatter_halves_on_a_power_of_two_and_is_an_allreduce_otherwise(size):
+    big = 1 << 16
+    got = sorted(messages("Reduce_scatter", size, big))
+    if size & (size - 1) == 0:
+        want = [(r, r ^ (size >> (k + 1)), big >> (k + 1)) for r in range(size)
+                for k in range(size.bit_length() - 1)]
+    else:
+        want = sorted(messages("Allreduce", size, big))
+    assert got == sorted(want)
+
+
+def test_barrier_rounds_grow_past_each_power_of_two():
+    assert [len(schedules.barrier(0, n)) for n in (1, 2, 3, 4, 5, 8, 9)] == [0, 1, 2, 2, 3, 3, 4]

@@ -74,7 +74,7 @@ def test_the_random_programs_both_finish_and_deadlock():
 
 @pytest.mark.parametrize("name", native.BASES)
 @pytest.mark.parametrize("size", [1, 2, 3, 4, 5, 8, 12])
-@pytest.mark.parametrize("nbytes", [0, 8, 256, 1024, 20000, 1 << 20])
+@pytest.mark.parametrize("nbytes", [0, 8, 256, 257, 1024, 12288, 12289, 20000, 1 << 20])  # both sides of each switch
 def test_the_core_schedules_as_schedules_py(name, size, nbytes):
     for rank in range(size):
         root = size - 1
