@@ -1,0 +1,229 @@
+"""Every matching path of a trace's replay, on hand-made traces whose times are
+known exactly: wildcard receives (resolved by their completion), in-order
+matching per (source, communicator, tag), Sendrecv(_replace), probes,
+persistent requests, freed requests, each test and wait call, messages to
+oneself and MPI_PROC_NULL. Each trace is replayed three ways: the core reading
+the files (predict.load), and replay.build's programs in the core and in the
+Python reference; all three must give the expected times."""
+import numpy as np
+
+import pytest
+
+from loggp.analysis import loggops, predict, replay, synth, trace
+from loggp.analysis.loggops import Params
+
+NAMES = ("MPI_Send", "MPI_Isend", "MPI_Recv", "MPI_Irecv", "MPI_Sendrecv", "MPI_Sendrecv_replace", "MPI_Wait",
+         "MPI_Waitall", "MPI_Waitany", "MPI_Waitsome", "MPI_Test", "MPI_Testall", "MPI_Testany", "MPI_Testsome",
+         "MPI_Iprobe", "MPI_Probe", "MPI_Send_init", "MPI_Recv_init", "MPI_Start", "MPI_Startall",
+         "MPI_Request_free")
+ANY_SOURCE, ANY_TAG, PROC_NULL = -2, -1, -1
+WORLD, DUP = 0x44000000, 0x84000002   # MPI_COMM_WORLD and a duplicate of it (same ranks)
+P = Params(o_s=100.0, o_r=200.0, L=1000.0, S=4096)
+PATH = 100 + 1000 + 200   # o_s + L + o_r: one eager message, sent and taken
+INIT = 1000
+
+
+class Rank:
+    """One rank's trace records; calls take no traced time unless told, and
+    `after` is computation before the call."""
+
+    def __init__(self, world):
+        self.world, self.clock, self.recs = world, INIT, []
+
+    def call(self, name, peer=-1, tag=-1, nbytes=0, request=0, comm=WORLD, after=0, took=0, done=()):
+        """done: completions [(handle, (source, tag, bytes) or None)]."""
+        start = self.clock + after
+        end = start + took
+        self.clock = end
+        call = NAMES.index(name)
+        self.recs.append((start, end, nbytes, request, peer, tag, comm, self.world, call, 0, -1))
+        for k, (handle, status) in enumerate(done):
+            src, t, b = status if status else (-1, -1, 0)
+            self.recs.append((start, end, b, handle, src, t, 0, 0, call, 1, k))
+        return self
+
+
+def replays(tmp_path, ranks, params=P):
+    """End times of the three replays of the ranks' traces."""
+    for me, r in enumerate(ranks):
+        synth.write_rank(tmp_path / f"trace.{me}.bin", me, len(ranks), np.array(r.recs, dtype=trace.RECORD),
+                         INIT, r.clock, names=NAMES)
+    programs = replay.build(trace.read_folder(tmp_path)).programs
+    return {"files": predict.load(tmp_path).simulate(params).end_ns,
+            "core": loggops.simulate(programs, params).end_ns,
+            "python": loggops.simulate_reference(programs, params).end_ns}
+
+
+def assert_times(got, want):
+    for how, ends in got.items():
+        assert ends == pytest.approx(want, abs=1e-6), how
+
+
+def test_a_wildcard_receive_takes_the_message_its_completion_names(tmp_path):
+    # rank 1's message is sent 5 us after rank 0's: a receive by ANY_SOURCE, ANY_TAG or both
+    # that the trace says got rank 1's message must wait for it, not take the one already there
+    for asked in ((ANY_SOURCE, 6), (1, ANY_TAG), (ANY_SOURCE, ANY_TAG)):
+        folder = tmp_path / f"{asked[0]}_{asked[1]}"
+        folder.mkdir()
+        r0, r1, r2 = Rank(3), Rank(3), Rank(3)
+        r0.call("MPI_Send", 2, 5, 8)
+        r1.call("MPI_Send", 2, 6, 8, after=5000)
+        r2.call("MPI_Recv", *asked, 8, done=[(0, (1, 6, 8))])
+        r2.call("MPI_Recv", ANY_SOURCE, ANY_TAG, 8, done=[(0, (0, 5, 8))])
+        late = 5000 + PATH
+        assert_times(replays(folder, [r0, r1, r2]), [100, 5100, late + 200])
+
+
+def test_nonblocking_wildcard_receives_take_their_completions_sources(tmp_path):
+    r0, r1, r2 = Rank(3), Rank(3), Rank(3)
+    r0.call("MPI_Send", 2, 0, 8, after=5000)
+    r1.call("MPI_Send", 2, 0, 8)
+    r2.call("MPI_Irecv", ANY_SOURCE, ANY_TAG, 8, request=0xa1)
+    r2.call("MPI_Irecv", ANY_SOURCE, 0, 8, request=0xa2)
+    # the first posted receive got rank 0's (late) message, the second rank 1's
+    r2.call("MPI_Wait", done=[(0xa2, (1, 0, 8))])
+    r2.call("MPI_Wait", done=[(0xa1, (0, 0, 8))])
+    assert_times(replays(tmp_path, [r0, r1, r2]), [5100, 100, 5000 + PATH])
+
+
+def test_messages_of_one_key_match_in_the_order_sent(tmp_path):
+    r0, r1 = Rank(2), Rank(2)
+    r0.call("MPI_Send", 1, 3, 8)
+    r0.call("MPI_Send", 1, 3, 8, after=5000)
+    r1.call("MPI_Irecv", 0, 3, 8, request=0xb1)
+    r1.call("MPI_Irecv", 0, 3, 8, request=0xb2)
+    r1.call("MPI_Wait", done=[(0xb2, (0, 3, 8))])    # the second receive: the late message
+    r1.call("MPI_Wait", done=[(0xb1, (0, 3, 8))])
+    assert_times(replays(tmp_path, [r0, r1]), [5200, 5200 + 1000 + 200 + 200])
+
+
+def test_a_tag_or_a_communicator_keeps_messages_apart(tmp_path):
+    # the early message is on another tag, or on another communicator with the same tag:
+    # the first receive must wait for the late one
+    for comm, tag in ((WORLD, 4), (DUP, 3)):
+        folder = tmp_path / f"{comm:x}_{tag}"
+        folder.mkdir()
+        r0, r1 = Rank(2), Rank(2)
+        r0.call("MPI_Send", 1, tag, 8, comm=comm)
+        r0.call("MPI_Send", 1, 3, 8, after=5000)
+        r1.call("MPI_Recv", 0, 3, 8, done=[(0, (0, 3, 8))])
+        r1.call("MPI_Recv", 0, tag, 8, comm=comm, done=[(0, (0, tag, 8))])
+        assert_times(replays(folder, [r0, r1]), [5200, 5200 + 1000 + 200 + 200])
+
+
+@pytest.mark.parametrize("name", ["MPI_Sendrecv", "MPI_Sendrecv_replace"])
+def test_sendrecv_sends_and_receives_at_once(tmp_path, name):
+    r0, r1 = Rank(2), Rank(2)
+    r0.call(name, 1, 7, 8, after=3000, done=[(0, (1, 7, 8))])
+    r1.call(name, 0, 7, 8, done=[(0, (0, 7, 8))])
+    # rank 1's message waits for rank 0, who pays only its o_s and o_r; rank 1 waits a path
+    assert_times(replays(tmp_path, [r0, r1]), [3000 + 100 + 200, 3000 + PATH])
+
+
+@pytest.mark.parametrize("name", ["MPI_Sendrecv", "MPI_Sendrecv_replace"])
+def test_a_shift_with_proc_null_at_its_ends(tmp_path, name):
+    # a non-periodic shift: rank 0 receives from MPI_PROC_NULL, rank 1 sends to it
+    r0, r1 = Rank(2), Rank(2)
+    r0.call(name, 1, 0, 8, done=[(0, (PROC_NULL, ANY_TAG, 0))])
+    r1.call(name, PROC_NULL, 0, 8, done=[(0, (0, 0, 8))])
+    assert_times(replays(tmp_path, [r0, r1]), [100, PATH])
+
+
+def test_messages_to_and_from_proc_null_cost_nothing(tmp_path):
+    r0 = Rank(1)
+    r0.call("MPI_Send", PROC_NULL, 0, 8)
+    r0.call("MPI_Isend", PROC_NULL, 0, 8, request=0xc1)
+    r0.call("MPI_Irecv", PROC_NULL, 0, 8, request=0xc2)
+    r0.call("MPI_Waitall", done=[(0xc1, None), (0xc2, (PROC_NULL, ANY_TAG, 0))])
+    r0.call("MPI_Recv", PROC_NULL, 0, 8, done=[(0, (PROC_NULL, ANY_TAG, 0))])
+    assert_times(replays(tmp_path, [r0]), [0])
+
+
+def test_a_message_to_oneself_costs_both_overheads_at_the_send(tmp_path):
+    r0, r1 = Rank(2), Rank(2)
+    r0.call("MPI_Irecv", 0, 0, 70000, request=0xd1)
+    r0.call("MPI_Send", 0, 0, 70000)
+    r0.call("MPI_Wait", done=[(0xd1, (0, 0, 70000))])
+    r1.call("MPI_Isend", 1, 2, 8, request=0xd2)
+    r1.call("MPI_Recv", ANY_SOURCE, ANY_TAG, 8, done=[(0, (1, 2, 8))])
+    r1.call("MPI_Wait", done=[(0xd2, None)])
+    # no L, no G, no rendezvous for 70000 B to oneself
+    assert_times(replays(tmp_path, [r0, r1], Params(o_s=100.0, o_r=200.0, L=1000.0, G=1.0, S=4096)),
+                 [300, 300])
+
+
+def test_probes_keep_their_traced_time_and_match_nothing(tmp_path):
+    r0, r1 = Rank(2), Rank(2)
+    r0.call("MPI_Send", 1, 0, 8)
+    r1.call("MPI_Probe", 0, 0, took=1500)
+    r1.call("MPI_Iprobe", ANY_SOURCE, ANY_TAG, took=500)
+    r1.call("MPI_Recv", 0, 0, 8, done=[(0, (0, 0, 8))])
+    # the probes' 2000 ns stand (the message was there at 1100); the receive still gets it
+    assert_times(replays(tmp_path, [r0, r1]), [100, 2000 + 200])
+
+
+def test_persistent_requests_send_and_receive_at_each_start(tmp_path):
+    r0, r1 = Rank(2), Rank(2)
+    r0.call("MPI_Send_init", 1, 9, 8, request=0xe1)
+    r1.call("MPI_Recv_init", 0, 9, 8, request=0xe2)
+    for k, start in enumerate(("MPI_Start", "MPI_Startall")):
+        after = 5000 if k else 0
+        r0.call(start, nbytes=8, request=0xe1, after=after)
+        r0.call("MPI_Wait", done=[(0xe1, None)])
+        r1.call(start, request=0xe2)
+        r1.call("MPI_Wait", done=[(0xe2, (0, 9, 8))])
+    r0.call("MPI_Request_free", request=0xe1)
+    r1.call("MPI_Request_free", request=0xe2)
+    # the second start is late by 5 us: its receive waits for it
+    assert_times(replays(tmp_path, [r0, r1]), [5200, 5000 + 100 + 100 + 1000 + 200])
+
+
+def test_a_persistent_receive_by_wildcard_takes_its_completions_source(tmp_path):
+    r0, r1, r2 = Rank(3), Rank(3), Rank(3)
+    r0.call("MPI_Send", 2, 0, 8)
+    r1.call("MPI_Send", 2, 0, 8, after=5000)
+    r2.call("MPI_Recv_init", ANY_SOURCE, ANY_TAG, 8, request=0xe3)
+    r2.call("MPI_Start", request=0xe3)
+    r2.call("MPI_Wait", done=[(0xe3, (1, 0, 8))])
+    r2.call("MPI_Start", request=0xe3)
+    r2.call("MPI_Wait", done=[(0xe3, (0, 0, 8))])
+    assert_times(replays(tmp_path, [r0, r1, r2]), [100, 5100, 5000 + PATH + 200])
+
+
+def test_a_freed_send_is_sent_and_nothing_waits_for_it(tmp_path):
+    r0, r1 = Rank(2), Rank(2)
+    r0.call("MPI_Isend", 1, 0, 70000, request=0xf1)
+    r0.call("MPI_Request_free", request=0xf1)
+    r1.call("MPI_Recv", 0, 0, 70000, after=3000, done=[(0, (0, 0, 70000))])
+    # a rendezvous send: rank 0 would wait for the go-ahead had it waited
+    assert_times(replays(tmp_path, [r0, r1], Params(o_s=100.0, o_r=200.0, L=1000.0, S=4096)),
+                 [100, 3000 + 1000 + 1000 + 200])
+
+
+@pytest.mark.parametrize("name", ["MPI_Wait", "MPI_Waitall", "MPI_Waitany", "MPI_Waitsome", "MPI_Test",
+                                  "MPI_Testall", "MPI_Testany", "MPI_Testsome"])
+def test_every_completion_call_waits_for_what_it_completes(tmp_path, name):
+    r0, r1 = Rank(2), Rank(2)
+    r0.call("MPI_Send", 1, 0, 8, after=5000)
+    r0.call("MPI_Send", 1, 1, 8)
+    r1.call("MPI_Irecv", 0, 0, 8, request=0x11)
+    r1.call("MPI_Irecv", 0, 1, 8, request=0x12)
+    # a test that finds nothing keeps its traced time only
+    r1.call("MPI_Test", took=50) if name.startswith("MPI_Test") else None
+    r1.call(name, done=[(0x12, (0, 1, 8))])
+    r1.call("MPI_Wait", done=[(0x11, (0, 0, 8))])
+    first = 5000 + 100 + 100 + 1000 + 200   # the second message, sent o_s after the first
+    assert_times(replays(tmp_path, [r0, r1]), [5200, first + 200])
+
+
+@pytest.mark.parametrize("name", ["MPI_Waitall", "MPI_Waitsome", "MPI_Testall", "MPI_Testsome"])
+def test_a_completion_call_of_several_requests_waits_for_each(tmp_path, name):
+    r0, r1 = Rank(2), Rank(2)
+    r0.call("MPI_Isend", 1, 0, 8, request=0x21)
+    r0.call("MPI_Isend", 1, 1, 8, request=0x22, after=5000)
+    r0.call(name, done=[(0x21, None), (0x22, None)])
+    r1.call("MPI_Irecv", 0, 1, 8, request=0x23)
+    r1.call("MPI_Irecv", 0, 0, 8, request=0x24)
+    r1.call(name, done=[(0x24, (0, 0, 8)), (0x23, (0, 1, 8))])
+    # each is taken in the order completed: the early one at once, the late one at its arrival
+    assert_times(replays(tmp_path, [r0, r1]), [5200, 5200 + 1000 + 200])
