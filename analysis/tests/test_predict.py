@@ -213,6 +213,8 @@ def test_how_a_run_differs_from_the_default_machine(changes, said):
     ([8, 4096, 8192, 65536], 8192, 4096.0),   # the default sweep: shm's 4 KiB limit
     ([8, 4096, 65536], 65536, 4096.0),        # `loggp probe --sizes 8,4K,64K`
     ([8, 4096], None, predict.DEFAULT_MACHINE.S),
+    ([8, 4096, 8192, 65536], 8193, 8192.0),   # a size one below the switch is eager
+    ([8192, 65536], 8192, 8191.0),            # nothing measured below it: one byte under the switch
 ])
 def test_the_eager_limit_is_the_largest_size_before_the_switch(tmp_path, sizes, switch, eager):
     summary = {"o_s_us": 0.1, "o_r_us": 0.1, "g_us": 0.1, "L_us": 0.2, "G_ns_per_byte": 0.05,

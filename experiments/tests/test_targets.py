@@ -380,3 +380,41 @@ def test_calibrate_target_says_when_the_host_moved_from_its_signature(tmp_path, 
     notes = [line for line in out.splitlines() if line.startswith("note: this host reads")]
     assert len(notes) == 1 and "o_r 0.9002 us now, its signature 0.4 us" in notes[0], out
     assert code == 3  # o_r reads 0.5 us above the target: the knob came from a stale signature
+
+
+# ---- both sides of each size boundary ------------------------------------------
+
+@pytest.mark.parametrize("second, overlaps", [("[64, 128]", True), ("[65, 128]", False)])
+def test_a_regime_may_start_one_byte_after_the_last_one_ends(tmp_path, second, overlaps):
+    path = toml_target(tmp_path, f'[[regime]]\nbytes = [1, 64]\nL = "5us"\n[[regime]]\nbytes = {second}\n'
+                                 'G = "1ns/B"\n')
+    if overlaps:
+        with pytest.raises(signature.SignatureError, match="overlaps"):
+            signature.load_file(path)
+    else:
+        sig = signature.load_file(path)
+        assert [(r.low, r.high) for r in sig.regimes] == [(1, 64), (65, 128)]
+
+
+@pytest.mark.parametrize("bytes_, ok", [("[64, 64]", True), ("[64, 63]", False)])
+def test_a_regime_of_one_size_is_read_and_a_reversed_one_refused(tmp_path, bytes_, ok):
+    path = toml_target(tmp_path, f'[[regime]]\nbytes = {bytes_}\nL = "5us"\n')
+    if ok:
+        assert signature.load_file(path).small.covers() == "64-64 B"
+    else:
+        with pytest.raises(signature.SignatureError, match="LOW <= HIGH"):
+            signature.load_file(path)
+
+
+@pytest.mark.parametrize("switch, limit", [(8192, 4096), (8193, 8192), (4097, 4096), (4096, 64)])
+def test_a_probe_files_eager_limit_is_the_largest_size_below_its_switch(tmp_path, switch, limit):
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps(probe_json(switch=switch)))
+    assert signature.load_file(path).eager_limit == limit
+
+
+@pytest.mark.parametrize("eager, named", [(4096, False), (4097, True), (4095, True)])
+def test_an_eager_limit_off_the_hosts_by_one_byte_is_named(tmp_path, host_file, eager, named):
+    path = toml_target(tmp_path, f'eager_limit_bytes = {eager}\n[[regime]]\nbytes = [1, 4096]\nL = "5us"\n')
+    plan = target.compute(signature.load_file(path), signature.load_file(host_file))
+    assert any("eager limit" in line for line in plan.cannot) == named
