@@ -237,3 +237,19 @@ def test_a_failed_run_exits_1_and_leaves_no_results(monkeypatch, tmp_path, capsy
                                   "--calibration", str(calibration_file(tmp_path)), "--out", str(out)])
     assert rc == 1 and "VERIFY FAILED" in capsys.readouterr().err
     assert list(out.iterdir()) == []
+
+
+def test_a_packet_holds_a_further_record_from_exactly_its_size():
+    # both sides of each multiple of the record size
+    assert [model.records_per_packet(s, 64) for s in (63, 64, 127, 128, 129, 191, 192)] == [1, 1, 1, 2, 2, 2, 3]
+    # a last, partial packet from one record past a multiple of BE
+    assert [model.packets(n, 128, 64) for n in (1, 2, 3, 128, 129)] == [1, 1, 2, 64, 65]
+
+
+def test_the_interface_is_busy_g_or_the_bytes_whichever_is_longer():
+    # one full packet then the next: it starts max(g, (m-1)G) after the first, on both sides of g = (m-1)G
+    m = 2 * 64
+    for g in (m - 1 - 1, m - 1, m - 1 + 1):
+        p = model.Params(g=float(g), G=1.0)
+        two = model.transfer_time_us(m, 4, 64, p) * 1e3
+        assert two == pytest.approx(max(g, m - 1) + (m - 1))  # the second packet starts, then flies
