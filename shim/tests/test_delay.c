@@ -13,6 +13,29 @@
 
 /* ---- the pure rules ------------------------------------------------------- */
 
+Test(bytes_delay, a_message_of_k_bytes_owes_k_minus_1_times_G)
+{
+    /* LogGP's (k-1)G: nothing for 0 or 1 byte, one G from the second on */
+    cr_assert_eq(loggp_bytes_delay_ns(1000, 0), 0);
+    cr_assert_eq(loggp_bytes_delay_ns(1000, 1), 0);
+    cr_assert_eq(loggp_bytes_delay_ns(1000, 2), 1);
+    cr_assert_eq(loggp_bytes_delay_ns(1000, 16384), 16383);
+    cr_assert_eq(loggp_bytes_delay_ns(0, 1u << 30), 0);
+    cr_assert_eq(loggp_bytes_delay_ns(-1, 1u << 30), 0);
+}
+
+Test(bytes_delay, picoseconds_round_to_the_nearest_ns_half_up)
+{
+    /* 1 ps per byte: (k-1) ps, rounded; both sides of each half ns */
+    cr_assert_eq(loggp_bytes_delay_ns(1, 500), 0);  /* 499 ps */
+    cr_assert_eq(loggp_bytes_delay_ns(1, 501), 1);  /* 500 ps */
+    cr_assert_eq(loggp_bytes_delay_ns(1, 1500), 1); /* 1499 ps */
+    cr_assert_eq(loggp_bytes_delay_ns(1, 1501), 2); /* 1500 ps */
+    /* no overflow at the largest G (10 s per byte) over a large message */
+    cr_assert_eq(loggp_bytes_delay_ns(INT64_C(10000000000000), UINT64_C(1) << 32),
+                 ((UINT64_C(1) << 32) - 1) * UINT64_C(10000000000));
+}
+
 Test(gap_next, counts_from_when_the_injector_was_free)
 {
     cr_assert_eq(loggp_gap_next(1000000, 7 * US), 1000000 + 7 * US);
