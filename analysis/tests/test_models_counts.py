@@ -1,0 +1,30 @@
+"""The count x delta models' counts (loggp.analysis.models) on both sides of each
+switch: trees on and off a power of two ranks, pairwise against tree collectives,
+one rank against two, blocking calls against the rest."""
+import pytest
+
+from loggp.analysis import models
+
+
+@pytest.mark.parametrize("size, rounds", [(1, 0), (2, 1), (3, 2), (4, 2), (5, 3), (7, 3), (8, 3), (9, 4)])
+def test_a_tree_collective_takes_ceil_log2_rounds(size, rounds):
+    assert models.collective_messages("MPI_Allreduce", 10, size) == 10 * rounds
+    assert models.collective_bytes("MPI_Bcast", 100, size) == 100 * rounds
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 4, 5])
+def test_a_pairwise_collective_sends_to_every_other_rank(size):
+    assert models.collective_messages("MPI_Alltoall", 10, size) == 10 * (size - 1)
+    assert models.collective_bytes("MPI_Alltoall", 120, size) == pytest.approx(120 * (size - 1) / size)
+
+
+def test_dependent_messages_count_only_the_calls_that_wait_for_one():
+    profile = {"size": 3, "sent": {"messages": 7}, "received": {"messages": 4},
+               "calls": {"MPI_Recv": 1, "MPI_Send": 5, "MPI_Ssend": 2, "MPI_Isend": 3, "MPI_Waitsome": 1,
+                         "MPI_Testsome": 4, "MPI_Sendrecv_replace": 1, "MPI_Iprobe": 6},
+               "collectives": {"MPI_MPI_Allreduce": {"calls": 2, "bytes": 16}}}
+    counts = models.rank_counts(profile)
+    # Recv, Ssend x2, Waitsome, Sendrecv_replace; Allreduce at 3 ranks: 2 rounds a call
+    assert counts["dependent_messages"] == 5 + 2 * 2
+    assert counts["sent_messages"] == 7 + 4 and counts["received_messages"] == 4 + 4
+    assert counts["sent_bytes"] == 16 * 2
