@@ -291,3 +291,21 @@ Test(jitter_shape, tails_hold_their_exact_share_and_skew_has_its_sign)
             cr_assert(median < -50.0, "%s: median %.1f ns, not below the mean", shape_cases[i], median);
     }
 }
+
+Test(jitter, shape_limits_on_both_sides_and_the_documented_defaults)
+{
+    jitter_spec s;
+    char err[256];
+    /* docs/jitter.md: SIGMA in (0, 20], default 1; ALPHA > 2, default 3 */
+    cr_assert_eq(loggp_jitter_parse("pareto:1us", &s, err, sizeof err), 0);
+    cr_assert_float_eq(s.shape, 3.0, 1e-12);
+    cr_assert_eq(loggp_jitter_parse("lognormal:1us", &s, err, sizeof err), 0);
+    cr_assert_float_eq(s.shape, 1.0, 1e-12);
+    const char *accepted[] = {"lognormal:1us:20", "lognormal:1us:0.001", "pareto:1us:2.001"};
+    for (size_t i = 0; i < 3; i++)
+        cr_assert_eq(loggp_jitter_parse(accepted[i], &s, err, sizeof err), 0, "%s: %s", accepted[i], err);
+    refused("lognormal:1us:20.001", "sigma");
+    refused("lognormal:1us:-1", "sigma");
+    refused("pareto:1us:2", "alpha");
+    refused("pareto:1us:1.999", "alpha");
+}
