@@ -91,8 +91,10 @@ def test_every_schedule_is_known_to_the_core():
 
 NAMES = ("MPI_Isend", "MPI_Send", "MPI_Irecv", "MPI_Recv", "MPI_Sendrecv", "MPI_Waitall", "MPI_Wait",
          "MPI_Test", "MPI_Barrier", "MPI_Allreduce", "MPI_Bcast", "MPI_Alltoall", "MPI_Iallreduce",
-         "MPI_Request_free", "MPI_Iprobe", "MPI_Comm_rank")
-ANY_SOURCE, ANY_TAG, WORLD, OTHER_COMM = -2, -1, 0x44000000, 0x84000001
+         "MPI_Request_free", "MPI_Iprobe", "MPI_Comm_rank", "MPI_Sendrecv_replace", "MPI_Waitany", "MPI_Waitsome",
+         "MPI_Testall", "MPI_Testany", "MPI_Testsome")
+ANY_SOURCE, ANY_TAG, PROC_NULL, WORLD, OTHER_COMM = -2, -1, -1, 0x44000000, 0x84000001
+DUP_WORLD = 0x84000002  # a communicator of every rank in world order: matched apart from WORLD
 
 
 def random_trace(rng, folder, ranks, events):
@@ -126,9 +128,9 @@ def random_trace(rng, folder, ranks, events):
         chosen = pending[me] if everything else rng.sample(pending[me], rng.randint(1, len(pending[me])))
         pending[me] = [p for p in pending[me] if p not in chosen]
         if len(chosen) == 1 and rng.random() < 0.5:
-            add(me, "MPI_Wait", completions=chosen)
+            add(me, rng.choice(["MPI_Wait", "MPI_Waitany", "MPI_Testany"]), completions=chosen)
         else:
-            add(me, "MPI_Waitall", completions=chosen)
+            add(me, rng.choice(["MPI_Waitall", "MPI_Waitsome", "MPI_Testall", "MPI_Testsome"]), completions=chosen)
         free[me] += [h for h, _ in chosen]
 
     for _ in range(events):
@@ -138,7 +140,8 @@ def random_trace(rng, folder, ranks, events):
             if rng.random() < 0.1:
                 dst = src  # a message to oneself
             tag, nbytes = rng.randrange(3), rng.choice([0, 8, 4096, 5000, 70000])
-            comm, size = (OTHER_COMM, ranks - 1) if rng.random() < 0.05 else (WORLD, ranks)
+            comm, size = (OTHER_COMM, ranks - 1) if rng.random() < 0.05 else \
+                (DUP_WORLD, ranks) if rng.random() < 0.1 else (WORLD, ranks)
             if rng.random() < 0.3:
                 add(src, "MPI_Send", dst, tag, nbytes, comm=comm, size=size)
             else:
@@ -159,8 +162,13 @@ def random_trace(rng, folder, ranks, events):
         elif what < 0.62:
             a, b = rng.sample(range(ranks), 2)
             nbytes = rng.choice([8, 9000])
-            for me, peer in ((a, b), (b, a)):
-                add(me, "MPI_Sendrecv", peer, 5, nbytes, completions=[(0, (peer, 5, nbytes))])
+            name = rng.choice(["MPI_Sendrecv", "MPI_Sendrecv_replace"])
+            if rng.random() < 0.2:  # a shift's end: a sends to b, b receives from a, MPI_PROC_NULL at the ends
+                add(a, name, b, 5, nbytes, completions=[(0, (PROC_NULL, ANY_TAG, 0))])
+                add(b, name, PROC_NULL, 5, nbytes, completions=[(0, (a, 5, nbytes))])
+            else:
+                for me, peer in ((a, b), (b, a)):
+                    add(me, name, peer, 5, nbytes, completions=[(0, (peer, 5, nbytes))])
         elif what < 0.7:
             name = rng.choice(["MPI_Barrier", "MPI_Allreduce", "MPI_Bcast", "MPI_Alltoall", "MPI_Iallreduce"])
             root = rng.randrange(ranks)
@@ -208,6 +216,9 @@ def test_random_traces_use_wildcards_and_every_kind_of_call(tmp_path):
     calls = {n for x in t for n in x.call_names()}
     assert set(NAMES) <= calls
     assert any(((x.records["peer"] == ANY_SOURCE) & (x.records["kind"] == 0)).any() for x in t)
+    assert any(((x.records["tag"] == ANY_TAG) & (x.records["kind"] == 0)).any() for x in t)
+    assert any((x.records["comm_id"] == DUP_WORLD).any() for x in t)
+    assert any(((x.records["peer"] == PROC_NULL) & (x.records["kind"] == 1)).any() for x in t)
     loaded = predict.load(tmp_path)
     assert loaded.unmodelled and loaded.collectives and loaded.messages
 
