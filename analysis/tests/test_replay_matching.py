@@ -227,3 +227,11 @@ def test_a_completion_call_of_several_requests_waits_for_each(tmp_path, name):
     r1.call(name, done=[(0x24, (0, 0, 8)), (0x23, (0, 1, 8))])
     # each is taken in the order completed: the early one at once, the late one at its arrival
     assert_times(replays(tmp_path, [r0, r1]), [5200, 5200 + 1000 + 200])
+
+
+@pytest.mark.parametrize("name", ["MPI_Test", "MPI_Testany", "MPI_Testall", "MPI_Testsome", "MPI_Iprobe"])
+def test_a_call_that_finds_nothing_keeps_its_traced_time(tmp_path, name):
+    r0 = Rank(1)
+    r0.call(name, took=700)
+    r0.call(name, took=300, after=50)
+    assert_times(replays(tmp_path, [r0]), [1050])
