@@ -135,3 +135,17 @@ def test_command_line_bad_input_exits_2(tmp_path, capsys, args, message):
     argv = [a.format(probe=probe, notjson=notjson) for a in args]
     assert fit.main(argv) == 2
     assert message in capsys.readouterr().err
+
+
+def test_a_size_at_a_regimes_first_size_belongs_to_it_not_to_the_one_before():
+    # both sides of the switch measured: 8191 B is eager, 8192 B the first of the next regime
+    sizes = [1, 64, 1024, 4096, 8191, 8192, 8193, 16384, 65536]
+    m = np.asarray(sizes, dtype=float)
+    t = np.where(m < 8192, 1.2 + m / 4000.0, 5.0 + m / 12000.0)
+    template = fit.segment_fit(m, t)
+    assert [(r.m_min, r.m_max) for r in template] == [(1, 8191), (8192, 65536)]
+    # the same sizes under knobs: each regime keeps its own sizes, and its line stays exact
+    refit = fit.fit_in_regimes(m, t + 3.0, template)
+    assert [(r.m_min, r.m_max, r.points) for r in refit] == [(1, 8191, 5), (8192, 65536, 4)]
+    assert [r.T0_us for r in refit] == pytest.approx([4.2, 8.0])
+    assert max(r.max_rel_residual for r in refit) < 1e-9
