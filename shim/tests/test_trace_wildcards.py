@@ -1,0 +1,50 @@
+"""A traced run that receives by wildcard (loggp-test-ordering: MPI_ANY_SOURCE and
+MPI_ANY_TAG receives after an Iprobe, on MPI_COMM_WORLD and a duplicate, eager and
+rendezvous sizes): each receive's completion must name the source and tag it got, so
+that the replay matches every message, in the core and in Python alike."""
+import numpy as np
+import pytest
+
+from loggp.analysis import loggops, predict, replay, trace as tr
+from tests.testkit import built, installed, run
+
+MESSAGES = 16  # per pair and communicator
+ANY_SOURCE, ANY_TAG = -2, -1
+
+
+# Known defect: the trace names a communicator by its rank-local handle, and the replay
+# matches on it. Under the PMPI engine MPICH gives rank 0 one more internal communicator,
+# so the duplicate's handle differs between the ranks (0x84000002 and 0x84000001) and
+# the replay cannot match the messages on it. Strict: this fails once that is fixed.
+HANDLES_DIFFER = pytest.mark.xfail(raises=loggops.DeadlockError, strict=True,
+                                   reason="a communicator's handle differs between ranks (trace comm_id)")
+
+
+@pytest.mark.parametrize("engine", ["libfabric", pytest.param("pmpi", marks=HANDLES_DIFFER)])
+def test_wildcard_receives_are_traced_with_what_they_got_and_all_replay(tmp_path, engine):
+    out = tmp_path / "trace"
+    proc = run([installed("loggp"), "run", "-n", "2", "--quiet", "--engine", engine, "--trace", out, "--",
+                built("shim/tests/loggp-test-ordering"), MESSAGES])
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert f"ordering OK {MESSAGES * 2 * 2}" in proc.stdout
+    traces = tr.read_folder(out)
+    for t in traces:
+        r, names = t.records, t.call_names()
+        calls = (names == "MPI_Recv") & (r["kind"] == tr.CALL)
+        asked = r[calls]
+        # both ways of receiving were taken: by wildcard, and by the source and tag probed
+        assert np.any((asked["peer"] == ANY_SOURCE) & (asked["tag"] == ANY_TAG))
+        assert np.any(asked["peer"] == 1 - t.rank)
+        got = r[(names == "MPI_Recv") & (r["kind"] == tr.COMPLETE)]
+        assert len(got) == len(asked) == MESSAGES * 2
+        assert set(got["peer"]) == {1 - t.rank}
+        assert set(got["tag"]) == set(range(MESSAGES))
+        assert len(set(asked["comm_id"])) == 2  # the world and its duplicate
+    programs = replay.build(traces)
+    p2p = [op for prog in programs.programs for op in prog
+           if op[0] in ("isend", "irecv") and not isinstance(op[2][1], tuple)]  # not a collective's
+    assert sum(op[0] == "isend" for op in p2p) == sum(op[0] == "irecv" for op in p2p) == 2 * MESSAGES * 2
+    params = loggops.Params(o_s=100.0, o_r=200.0, L=1000.0, G=0.01, S=4096)
+    want = loggops.simulate_reference(programs.programs, params)
+    got = predict.load(out).simulate(params)
+    assert got.end_ns == pytest.approx(want.end_ns, rel=1e-12)
