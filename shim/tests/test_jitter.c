@@ -309,3 +309,19 @@ Test(jitter, shape_limits_on_both_sides_and_the_documented_defaults)
     refused("pareto:1us:2", "alpha");
     refused("pareto:1us:1.999", "alpha");
 }
+
+Test(jitter, a_uniform_draw_is_never_0_so_every_log_is_finite)
+{
+    /* xoshiro256** from {1, 2, 3, 4} gives 0 as its second output: the
+     * smallest uniform, half a step above 0 */
+    jitter_rng r = {{1, 2, 3, 4}};
+    jitter_next(&r);
+    double u = jitter_uniform(&r);
+    cr_assert(u > 0 && u == 0x1.0p-54, "uniform %a from a zero output", u);
+    /* the same zero output drawn as an exponential offset stays finite */
+    jitter_rng again = {{1, 2, 3, 4}};
+    jitter_next(&again);
+    jitter_spec exp_spec = spec_of("exp:1us");
+    double x = jitter_offset(&exp_spec, &again);
+    cr_assert(isfinite(x) && x > 30000.0, "exp offset %g from the smallest uniform", x);
+}
