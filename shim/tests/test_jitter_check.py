@@ -124,3 +124,29 @@ def test_split_jitter_defaults_match_the_docs():
     # docs/jitter.md: lognormal's SIGMA defaults to 1, pareto's ALPHA to 3
     assert jc.split_jitter("lognormal:1us")[2] == 1.0 and jc.split_jitter("pareto:1us")[2] == 3.0
     assert jc.split_jitter("exp:1us")[2] is None
+
+
+@pytest.mark.parametrize("predicted, off, ok", [
+    (20000.0, 3000.0, True), (20000.0, 3000.5, False),     # 15 % of the prediction, both sides
+    (4000.0, 1000.0, True), (4000.0, 1000.5, False),       # below 6.67 us the 1 us floor applies
+    (20000.0, -3000.0, True), (20000.0, -3000.5, False),   # and below the prediction alike
+])
+def test_a_figure_is_within_max_15_percent_or_1us_of_its_prediction(predicted, off, ok):
+    predicted_summary = {name: predicted for name in ("mean", "sd", *(f"p{p}" for p in jc.PERCENTILES))}
+    measured = dict(predicted_summary, p50=predicted + off)
+    verdicts = {name: good for name, _, _, good in jc.compare(measured, predicted_summary)}
+    assert verdicts["p50"] is ok and verdicts["mean"]
+
+
+@pytest.mark.parametrize("off, ok", [(5000.0, True), (5000.5, False)])
+def test_the_spread_is_within_25_percent(off, ok):
+    predicted_summary = {name: 20000.0 for name in ("mean", "sd", *(f"p{p}" for p in jc.PERCENTILES))}
+    measured = dict(predicted_summary, sd=20000.0 + off)
+    assert {name: good for name, _, _, good in jc.compare(measured, predicted_summary)}["sd"] is ok
+
+
+def test_percentiles_interpolate_between_the_two_nearest_samples():
+    values = [0.0, 10.0, 20.0, 30.0]
+    # k = 3 p / 100: both sides of each sample
+    assert [jc.percentile(values, p) for p in (0, 33, 100 / 3, 34, 99, 100)] == \
+        pytest.approx([0.0, 9.9, 10.0, 10.2, 29.7, 30.0])
