@@ -46,7 +46,7 @@ typedef struct {
 _Static_assert(sizeof(lr_rec) == 56, "a trace record is 56 bytes");
 
 /* What went wrong (Python turns it into a message naming the file and offset). */
-enum { ERR_NONE = 0, ERR_IO, ERR_CORRUPT, ERR_UNPOSTED, ERR_COLLECTIVE, ERR_TRUNCATED, ERR_MEMORY };
+enum { ERR_NONE = 0, ERR_IO, ERR_CORRUPT, ERR_UNPOSTED, ERR_COLLECTIVE, ERR_TRUNCATED, ERR_MEMORY, ERR_PEER };
 typedef struct {
     int32_t code, rank;
     int64_t record;       /* index of the record in the rank's trace */
@@ -643,6 +643,12 @@ static void emit_calc(sim *s, rank *rk, int64_t ns)
 static void emit_simple(sim *s, rank *rk, int kind, int32_t peer, int64_t comm, int64_t tag, uint64_t bytes,
                         int64_t req)
 {
+    if ((kind == OP_ISEND || kind == OP_IRECV) && (peer < 0 || peer >= s->nranks)) {
+        /* a damaged record: its rank would index past the run's ranks */
+        fail(s, ERR_PEER, (int32_t)(rk - s->ranks), rk->rd.keep);
+        s->err.value = (uint64_t)(uint32_t)peer;
+        return;
+    }
     lr_op *op = emit(s, rk);
     if (op) {
         op->kind = kind;

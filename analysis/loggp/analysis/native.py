@@ -26,7 +26,7 @@ CHUNK_RECORDS = 1024  # records a rank's reader takes from its file at a time (5
 POSTING, FREEING = 1 << 16, 1 << 17
 BASES = ("Barrier", "Bcast", "Reduce", "Allreduce", "Allgather", "Allgatherv", "Alltoall", "Alltoallv", "Alltoallw",
          "Gather", "Gatherv", "Scatter", "Scatterv", "Reduce_scatter", "Reduce_scatter_block", "Scan", "Exscan")
-ERR_IO, ERR_CORRUPT, ERR_UNPOSTED, ERR_COLLECTIVE, ERR_TRUNCATED, ERR_MEMORY = range(1, 7)
+ERR_IO, ERR_CORRUPT, ERR_UNPOSTED, ERR_COLLECTIVE, ERR_TRUNCATED, ERR_MEMORY, ERR_PEER = range(1, 8)
 
 
 class Err(ctypes.Structure):
@@ -155,6 +155,13 @@ def encode(programs):
 
 def ops_sim(programs):
     ops, starts, waits = encode(programs)
+    messages = (ops["kind"] == ISEND) | (ops["kind"] == IRECV)
+    outside = np.flatnonzero(messages & ((ops["peer"] < 0) | (ops["peer"] >= len(programs))))
+    if len(outside):
+        k = int(outside[0])
+        rank = int(np.searchsorted(starts, k, side="right")) - 1
+        raise ValueError(f"rank {rank}, operation {k - int(starts[rank])}: a message with rank "
+                         f"{int(ops['peer'][k])}, not one of the {len(programs)} ranks")
     handle = library().lr_new_ops(len(programs), _ptr(ops), _ptr(starts), _ptr(waits))
     if not handle:
         raise MemoryError("the replay core is out of memory")
@@ -323,6 +330,10 @@ class TraceReplay:
             raise trace.TraceError(path, at, f"collective {err.value2} on communicator {err.value:#x} is "
                                        f"{BASES[err.base_here]} here but {BASES[err.base_other]} on another rank: "
                                        "the traces are not of one run")
+        if err.code == ERR_PEER:
+            peer = err.value - (1 << 32) if err.value >= 1 << 31 else err.value
+            raise trace.TraceError(path, at, f"record {err.record}: a message with rank {peer}, not one of the run's "
+                                             f"{self.ranks} ranks")
         if err.code == ERR_TRUNCATED:
             raise trace.TraceError(path, at, "truncated: the file changed while it was replayed")
         if err.code == ERR_MEMORY:
