@@ -235,3 +235,49 @@ def test_a_call_that_finds_nothing_keeps_its_traced_time(tmp_path, name):
     r0.call(name, took=700)
     r0.call(name, took=300, after=50)
     assert_times(replays(tmp_path, [r0]), [1050])
+
+
+# ---- a rank outside the run: a damaged trace, never a crash ----
+
+def _outside(side, peer=5):
+    r0, r1 = Rank(2), Rank(2)
+    if side == "send":
+        r0.call("MPI_Send", peer, 0, 8)
+    elif side == "receive":
+        r0.call("MPI_Recv", ANY_SOURCE, 0, 8, done=[(0, (5, 0, 8))])
+    else:
+        r0.call("MPI_Send_init", 5, 0, 8, request=0x31)
+        r0.call("MPI_Start", nbytes=8, request=0x31)
+    r1.call("MPI_Send", 0, 0, 8)
+    return [r0, r1]
+
+
+@pytest.mark.parametrize("side, peer, record", [("send", 2, 0), ("send", 5, 0), ("receive", 5, 0),
+                                                ("persistent", 5, 1)])  # a start's record, not its init's
+def test_a_message_with_a_rank_outside_the_run_is_a_damaged_trace(tmp_path, side, peer, record):
+    ranks = _outside(side, peer)
+    for me, r in enumerate(ranks):
+        synth.write_rank(tmp_path / f"trace.{me}.bin", me, 2, np.array(r.recs, dtype=trace.RECORD), INIT, r.clock,
+                         names=NAMES)
+    with pytest.raises(trace.TraceError, match=rf"trace\.0\.bin: .*record {record}: a message with rank {peer}, not "
+                                               r"one of the run's 2 ranks"):
+        predict.load(tmp_path)
+
+
+def test_the_core_refuses_a_program_that_names_a_rank_outside_the_run():
+    programs = [[("isend", 1, ("c", 0), 8, "s"), ("isend", 2, ("c", 0), 8, "t")], [("irecv", 0, ("c", 0), 8, "r")]]
+    with pytest.raises(ValueError, match="rank 0, operation 1: a message with rank 2, not one of the 2 ranks"):
+        loggops.simulate(programs, P)
+    with pytest.raises(ValueError, match="rank 1, operation 0: a message with rank -1"):
+        loggops.simulate([[], [("irecv", -1, ("c", 0), 8, "r")]], P)
+
+
+def test_predict_says_which_file_names_a_rank_outside_the_run(tmp_path):
+    from tests.testkit import installed, run
+    for me, r in enumerate(_outside("send")):
+        synth.write_rank(tmp_path / f"trace.{me}.bin", me, 2, np.array(r.recs, dtype=trace.RECORD), INIT, r.clock,
+                         names=NAMES)
+    proc = run([installed("loggp"), "predict", tmp_path, "--L", "1us"])
+    assert proc.returncode == 2
+    assert proc.stderr.strip().endswith("record 0: a message with rank 5, not one of the run's 2 ranks")
+    assert "Traceback" not in proc.stderr
