@@ -12,7 +12,7 @@ import pytest
 from loggp.analysis import loggops, predict, replay, synth, trace
 from loggp.analysis.loggops import Params
 
-NAMES = ("MPI_Send", "MPI_Isend", "MPI_Recv", "MPI_Irecv", "MPI_Sendrecv", "MPI_Sendrecv_replace", "MPI_Wait",
+NAMES = ("MPI_Bcast", "MPI_Send", "MPI_Isend", "MPI_Recv", "MPI_Irecv", "MPI_Sendrecv", "MPI_Sendrecv_replace", "MPI_Wait",
          "MPI_Waitall", "MPI_Waitany", "MPI_Waitsome", "MPI_Test", "MPI_Testall", "MPI_Testany", "MPI_Testsome",
          "MPI_Iprobe", "MPI_Probe", "MPI_Send_init", "MPI_Recv_init", "MPI_Start", "MPI_Startall",
          "MPI_Request_free")
@@ -281,3 +281,15 @@ def test_predict_says_which_file_names_a_rank_outside_the_run(tmp_path):
     assert proc.returncode == 2
     assert proc.stderr.strip().endswith("record 0: a message with rank 5, not one of the run's 2 ranks")
     assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("root", [3, 5])
+def test_a_collective_with_a_root_outside_the_run_is_a_damaged_trace(tmp_path, root):
+    ranks = [Rank(3) for _ in range(3)]
+    for r in ranks:
+        r.call("MPI_Bcast", root, -1, 100000)
+    for me, r in enumerate(ranks):
+        synth.write_rank(tmp_path / f"trace.{me}.bin", me, 3, np.array(r.recs, dtype=trace.RECORD), INIT, r.clock,
+                         names=NAMES)
+    with pytest.raises(trace.TraceError, match=rf"record 0: a message with rank {root}, not one of the run's 3"):
+        predict.load(tmp_path)
