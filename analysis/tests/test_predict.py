@@ -6,6 +6,7 @@ import json
 import pytest
 
 from loggp.analysis import predict, replay, trace
+from loggp.knobs.command import UsageError
 from tests.testkit import built, installed, run, skip_if_busy
 
 N = 1000  # ping-pong round trips in the traced program
@@ -223,3 +224,23 @@ def test_the_eager_limit_is_the_largest_size_before_the_switch(tmp_path, sizes, 
     probe.write_text(json.dumps({"schema": "loggp-probe/1", "summary": summary,
                                  "sizes": [{"bytes": b, "past_switch": bool(switch) and b >= switch} for b in sizes]}))
     assert predict.machine_from_probe(probe).S == eager
+
+
+@pytest.mark.parametrize("text, values", [
+    ("0:3us:1us", [0.0, 1000.0, 2000.0, 3000.0]),    # STOP on a step: included
+    ("0:3001ns:1us", [0.0, 1000.0, 2000.0, 3000.0]),  # one ns past it: the same settings
+    ("0:2999ns:1us", [0.0, 1000.0, 2000.0]),         # one ns short of it: STOP's step left out
+    ("5us:5us:1us", [5000.0]),                       # STOP = START: that one setting
+    ("0.1us:0.3us:0.1us", [100.0, 200.0, 300.0]),     # decimal steps keep their last setting
+])
+def test_a_sweep_runs_from_start_to_stop_inclusive(text, values):
+    assert predict.sweep_values("L", text) == pytest.approx(values)
+
+
+@pytest.mark.parametrize("text, ok", [("0:999ns:1ns", True), ("0:1000ns:1ns", False), ("1us:999ns:1ns", False)])
+def test_a_sweep_of_at_most_1000_settings_with_stop_not_below_start(text, ok):
+    if ok:
+        assert len(predict.sweep_values("L", text)) == 1000
+    else:
+        with pytest.raises(UsageError):
+            predict.sweep_values("L", text)
