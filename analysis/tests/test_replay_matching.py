@@ -293,3 +293,13 @@ def test_a_collective_with_a_root_outside_the_run_is_a_damaged_trace(tmp_path, r
                          names=NAMES)
     with pytest.raises(trace.TraceError, match=rf"record 0: a message with rank {root}, not one of the run's 3"):
         predict.load(tmp_path)
+
+
+@pytest.mark.parametrize("name", ["MPI_Sendrecv", "MPI_Sendrecv_replace"])
+def test_a_sendrecv_with_oneself_is_a_copy(tmp_path, name):
+    r0 = Rank(1)
+    r0.call(name, 0, 3, 70000, done=[(0, (0, 3, 70000))])
+    r0.call(name, 0, 3, 8, done=[(0, (0, 3, 8))])
+    # no L, no G, no rendezvous: each costs o_s + o_r at its send
+    assert_times(replays(tmp_path, [r0], Params(o_s=100.0, o_r=200.0, L=1000.0, G=1.0, g=5000.0, S=4096)),
+                 [600])
