@@ -49,6 +49,25 @@ def test_durations_carry_their_unit(text, seconds):
     assert grammar.parse_duration(grammar.format_duration(seconds)) == pytest.approx(seconds)
 
 
+@pytest.mark.parametrize("text, ok", [("7", False), ("8", True), ("1K", True), ("1025", False), ("1.0K", True)])
+def test_a_size_limit_holds_both_its_ends(text, ok):
+    if ok:
+        assert 8 <= grammar.parse_size(text, low=8, high=1024) <= 1024
+    else:
+        with pytest.raises(grammar.GrammarError, match=r"must be in \[8, 1K\]"):
+            grammar.parse_size(text, low=8, high=1024)
+
+
+@pytest.mark.parametrize("text, low_open, ok", [("0", False, True), ("0", True, False), ("1ns", True, True),
+                                                ("10s", False, True), ("10000000001ns", False, False)])
+def test_a_duration_limit_holds_both_its_ends_open_or_closed(text, low_open, ok):
+    if ok:
+        assert 0 <= grammar.parse_duration(text, low=0.0, high=10.0, low_open=low_open) <= 10
+    else:
+        with pytest.raises(grammar.GrammarError, match=r"must be in [\[(]0, 10s\]"):
+            grammar.parse_duration(text, low=0.0, high=10.0, low_open=low_open)
+
+
 @pytest.mark.parametrize("value, said", [("20", "needs its unit (e.g. 20s)"), (20, "with a unit"),
                                          ("1 parsec", "not a duration"), ("5sec", "unknown unit 'sec'")])
 def test_a_duration_without_its_unit_is_refused(value, said):
