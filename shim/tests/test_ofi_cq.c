@@ -348,3 +348,45 @@ Test(ofi_cq_send, a_held_send_keeps_the_receive_behind_it_in_order)
     cr_assert_eq(out[0].op_context, &request, "completions leave the FIFO in the order they came");
     cr_assert(out[1].flags & FI_RECV);
 }
+
+/* ---- shm's 4 KiB switch, both sides, without timing ---- */
+
+Test(ofi_cq_send, a_send_is_filed_from_one_byte_past_shms_inject_size)
+{
+    set_knob(LOGGP_KNOB_LATENCY, 1 * MS);
+    cr_assert_eq(rendezvous_above(), 4096u);
+    int at_limit, past;
+    post_send(&at_limit, 4096);
+    uint64_t posted = post_send(&past, 4097);
+    cq_state *cs = cq_state_of(&fake_cq);
+    cr_assert_eq(send_completion_due(cs, &at_limit, posted), 0, "4096 B go eagerly: nothing owed");
+    cr_assert_eq(send_completion_due(cs, &past, posted), posted + 2 * MS, "4097 B: two flights after the post");
+}
+
+Test(ofi_cq_send, a_receive_keeps_its_post_time_from_one_byte_past_4_KiB)
+{
+    set_knob(LOGGP_KNOB_LATENCY, 1 * MS);
+    cq_state *cs = cq_state_of(&fake_cq);
+    int at_limit, past;
+    note_receive_post_on(cs, &at_limit, 4096);
+    note_receive_post_on(cs, &past, 4097);
+    uint64_t at_limit_ns = 7, past_ns = 0;
+    receive_posted_before_drain(cs, &at_limit, 0, &at_limit_ns);
+    receive_posted_before_drain(cs, &past, 0, &past_ns);
+    cr_assert_eq(at_limit_ns, 0, "a 4096 B receive needs no post time");
+    cr_assert_gt(past_ns, 0, "a 4097 B receive keeps its post time");
+}
+
+Test(ofi_cq, no_provider_but_shm_moves_a_send_by_rendezvous)
+{
+    struct fi_fabric_attr fabric = {.prov_name = "tcp"};
+    struct fi_info info = {.fabric_attr = &fabric};
+    ofi_note_provider(&info);
+    cr_assert_eq(rendezvous_above(), UINT64_MAX);
+    set_knob(LOGGP_KNOB_LATENCY, 1 * MS);
+    int request;
+    loggp_delays d;
+    loggp_live_get(&d);
+    note_send_post_on(cq_state_of(&fake_cq), &request, clock_ns(), 1u << 20, &d);
+    cr_assert_eq(send_completion_due(cq_state_of(&fake_cq), &request, clock_ns()), 0);
+}
