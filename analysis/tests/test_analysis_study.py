@@ -54,6 +54,21 @@ def test_flags_find_jumps_and_plateaus_but_not_lines():
     assert ("plateau", 2, 3) in found and ("plateau", 3, 4) in found
 
 
+@pytest.mark.parametrize("rise, jump", [(30.0, False), (30.5, True)])
+def test_a_jump_is_a_rise_of_more_than_three_times_the_slope(rise, jump):
+    # slope 10 per unit: a segment of one unit is a jump only past a rise of 30
+    fit = stats.Fit(10.0, 0.0, None, 3)
+    flagged = stats.flags([0, 1, 2], [0.0, 10.0, 10.0 + rise], [0.1] * 3, fit)
+    assert (("jump", 1, 2) in flagged) is jump
+
+
+@pytest.mark.parametrize("rise, plateau", [(2.5, False), (2.49, True)])
+def test_a_plateau_adds_less_than_a_quarter_of_the_predicted_rise(rise, plateau):
+    fit = stats.Fit(10.0, 0.0, None, 3)
+    flagged = stats.flags([0, 1, 2], [0.0, 10.0, 10.0 + rise], [0.1] * 3, fit)
+    assert (("plateau", 1, 2) in flagged) is plateau
+
+
 # --- count x delta models ----------------------------------------------------
 
 def rank_profile(rank, sent, received, sent_bytes, recv_calls, waitall, allreduce, alltoall_bytes,
