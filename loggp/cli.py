@@ -45,7 +45,8 @@ def wiring(name):
         # reads --precision and --budget with their parsers
         from loggp.experiments import precision
         return {"judge": precision.judge_differences, "judge_at_most": precision.judge_at_most,
-                "parse_precision": precision.parse_precision, "parse_budget": precision.parse_budget}
+                "parse_precision": precision.parse_precision, "parse_budget": precision.parse_budget,
+                "exit_status": precision.exit_status}
     return {}
 
 

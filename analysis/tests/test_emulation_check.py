@@ -65,6 +65,16 @@ def test_bad_input_exits_2_naming_it(args, named, capsys):
     assert named in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("outcomes, status", [(["met", "unresolved"], 0), (["met", "missed"], 3)])
+def test_a_missed_case_exits_3_as_every_measuring_command(monkeypatch, capsys, outcomes, status):
+    def checked(program, *_):
+        return [ec.Case(program.name, knob, "50us", 1.0, precision.Interval(1.0, 0.9, 1.1, 9), outcome, False)
+                for knob, outcome in zip(("L", "G"), outcomes)]
+    monkeypatch.setattr(ec, "check_program", checked)
+    assert ec.main(["cg", "--o", "none"]) == status
+    assert f"| {outcomes[1]} |" in capsys.readouterr().out
+
+
 def test_one_tiny_case_end_to_end(tmp_path, capsys):
     out = tmp_path / "predict.md"
     assert ec.main(["cg", "--class", "S", "--o", "none", "--G", "none", "--max-rounds", "1", "--budget", "2min",

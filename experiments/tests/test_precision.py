@@ -148,6 +148,12 @@ def test_three_verdicts_at_both_sides_of_every_edge():
     assert "below" in pr.reason(pr.Interval(9.0, 8.8, 9.89, 20), goal, "us")
 
 
+def test_only_a_missed_verdict_makes_a_measuring_command_exit_3():
+    assert pr.exit_status([pr.MET, pr.MISSED, pr.UNRESOLVED]) == pr.exit_status(iter([pr.MISSED])) == 3
+    assert pr.exit_status([pr.MET, pr.UNRESOLVED, pr.UNRESOLVED]) == 0   # the noise hid it: not a failure
+    assert pr.exit_status([pr.MET, "no goal", ""]) == pr.exit_status([]) == 0
+
+
 def test_an_interval_holding_zero_never_has_a_sign():
     for low, high in ((-1.0, 1.0), (0.0, 3.0), (-3.0, 0.0), (-1e-12, 5.0)):
         interval = pr.Interval((low + high) / 2, low, high, 30)

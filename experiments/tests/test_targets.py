@@ -322,10 +322,11 @@ def test_calibrate_target_says_missed_for_a_knob_doing_half_its_job(tmp_path, ca
 
 
 def test_calibrate_target_is_unresolved_when_the_interval_crosses_the_goal(tmp_path, capsys):
-    # 10 % noise: each reading's interval is wider than the 2 % goal
-    code, _ = calibrate_target(tmp_path, "now", noise=0.1)
+    # 5 % noise: each reading's interval is wider than the 2 % goal
+    code, _ = calibrate_target(tmp_path, "now", noise=0.05)
     out = capsys.readouterr().out
-    assert code == 3 and "unresolved" in out.splitlines()[-2]
+    assert "0 met, 0 missed, 5 unresolved" in out.splitlines()[-2]
+    assert code == 0  # the noise hid the answer: not a failure, as `loggp calibrate`
     assert "0 met" in out
 
 

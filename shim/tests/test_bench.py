@@ -2,7 +2,9 @@
 synthetic figures, the goals' verdicts, the pattern program's refusals, and a
 quick run of each bench command whose output structure (not timing) is checked.
 Figures are benchmarks, so their size is never asserted."""
+import functools
 import json
+import re
 import shutil
 
 import pytest
@@ -217,6 +219,45 @@ def test_repeats_run_until_every_line_is_settled_or_the_budget_is_spent(monkeypa
             assert result["rounds"] > 2
             unresolved = [r for r in result["rows"] if r["verdict"] == "unresolved"]
             assert unresolved and all("budget ran out" in r["reason"] for r in unresolved)
+
+
+def missed_count(out):
+    """N of the summary line's "N missed"."""
+    return int(re.search(r"(\d+) missed", out).group(1))
+
+
+def bench_command(*argv):
+    from loggp import cli
+    return cli.command("bench").main(list(argv))
+
+
+@pytest.mark.parametrize("scale, noise_ns, status", [(1.0, 1.0, 0), (0.9, 1.0, 3), (0.9, 50000.0, 0)])
+def test_bench_knobs_exits_3_on_a_missed_line_only(monkeypatch, capsys, scale, noise_ns, status):
+    """As `loggp calibrate`: a knob doing 0.9 of its job is missed (exit 3); the same knob
+    on a noisy machine is unresolved, which is not a failure (exit 0)."""
+    machine = SyntheticPatterns(scale, noise_ns)
+    monkeypatch.setattr(bench_knobs, "measure", machine.measure)
+    monkeypatch.setattr(bench_knobs, "measure_paired", machine.measure_paired)
+    monkeypatch.setattr(bench_knobs, "host_detours", lambda: None)
+    ticks = iter(range(0, 10**6, 10))  # ten seconds a call: the budget ends with the two rounds, on any machine
+    monkeypatch.setattr(bench, "knob_accuracy", functools.partial(bench_knobs.knob_accuracy, clock=lambda: next(ticks)))
+    code = bench_command("knobs", "--knobs", "L", "--values", "10us", "--G-sizes", "4K", "--rounds", "2",
+                         "--budget", "1s")
+    out = capsys.readouterr().out
+    assert code == status, out
+    assert (missed_count(out) > 0) is (status == 3), out
+
+
+@pytest.mark.parametrize("added, noise, status", [(0.001, 0.0005, 0), (0.05, 0.0005, 3), (0.01, 0.05, 0)])
+def test_bench_transparency_exits_3_on_a_missed_goal_only(monkeypatch, capsys, added, noise, status):
+    monkeypatch.setattr(bench, "measure", SyntheticTransparency(added, noise).measure)
+    monkeypatch.setattr(bench, "host_detours", lambda: None)
+    ticks = iter(range(0, 10**6, 10))
+    monkeypatch.setattr(bench, "transparency", functools.partial(bench.transparency, clock=lambda: next(ticks)))
+    code = bench_command("transparency", "--armed", "all", "--budget", "1s")
+    out = capsys.readouterr().out
+    assert code == status, out
+    assert (missed_count(out) > 0) is (status == 3), out
 
 
 def test_a_setting_runs_its_knob_at_its_value_and_every_other_knob_armed():

@@ -207,7 +207,9 @@ def check_program(program, np_, settings, machine, goal, budget_s, max_rounds, s
 def _parser():
     p = argparse.ArgumentParser(
         prog="predict_vs_emulation.py",
-        description="Predicted against emulated added time, per program and knob, to a stated precision.",
+        description="Predicted against emulated added time, per program and knob, to a stated precision. "
+                    "Exit status: 3 when a case is missed (its interval wholly outside the prediction +- the "
+                    "precision), 0 otherwise (unresolved is not a failure), 1 a failed run, 2 bad usage.",
         epilog="example: python analysis/bench/predict_vs_emulation.py --out results/predict.md "
                "(our six kernels at class A, np = 2; o = 10us, L = 50us, G = 1ns/B)")
     p.add_argument("programs", nargs="*", help=f"our kernels ({', '.join(KERNELS)}; default: all six) or "
@@ -274,4 +276,4 @@ def main(argv=None, stream=sys.stderr):
     print(text, end="")
     if args.out:
         write_text_atomic(args.out, text)
-    return 0
+    return precision.exit_status(c.outcome for c in cases)

@@ -46,7 +46,7 @@ from loggp.knobs import progress
 from loggp.shim import machine_load
 from loggp.shim.patterns_run import detours_text, host_detours
 from loggp.knobs import grammar
-from loggp.knobs.command import EXIT_FAILED, EXIT_MISSED, EXIT_OK, Command, CommandError, Parser
+from loggp.knobs.command import EXIT_FAILED, EXIT_MISSED, Command, CommandError, Parser
 from loggp.knobs.programs import MissingProgram
 
 # The exit status `loggp main` shares: the run completed, but a reading missed its goal.
@@ -321,7 +321,7 @@ def execute(args, sweeps, sizes, out_dir, runner=None, clock=time.monotonic, loa
     print(report_text(summary))
     print(f"wrote {os.path.abspath(out_dir)}/verdicts.txt, calibration.json, calibration.csv, probe_points.csv, "
           f"calibration.png/.svg, probes/ ({summary['elapsed_s']} s)")
-    return EXIT_MISSED if summary["verdict"] == pr.MISSED else EXIT_OK
+    return pr.exit_status([summary["verdict"]])
 
 
 if __name__ == "__main__":

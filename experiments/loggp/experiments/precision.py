@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 import loggp.knobs as knob_values
 from loggp.knobs import grammar
+from loggp.knobs.command import EXIT_MISSED, EXIT_OK
 
 Z95 = 1.96
 
@@ -300,6 +301,14 @@ def worst(verdicts):
     judged is unresolved."""
     verdicts = list(verdicts)
     return max(verdicts, key=_SEVERITY.__getitem__) if verdicts else UNRESOLVED
+
+
+def exit_status(verdicts):
+    """The exit status of every measuring command that gives verdicts: EXIT_MISSED (3) when
+    any is missed, a real, repeatable error; EXIT_OK otherwise. An unresolved verdict is the
+    machine's noise or a short budget, not a failure; words other than the three verdicts
+    (a line with no goal) do not count."""
+    return EXIT_MISSED if MISSED in set(verdicts) else EXIT_OK
 
 
 def _number(value, places):

@@ -178,5 +178,5 @@ def execute(args, runner):
     except OSError as err:
         raise CommandError(f"cannot write to '{out_dir}': {err.strerror}") from None
     print(f"wrote {os.path.abspath(out_dir)}/target.json")
-    return 0 if all(row["verdict"] == MET for row in rows) else 3
+    return precision.exit_status(row["verdict"] for row in rows)
 

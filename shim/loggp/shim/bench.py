@@ -17,7 +17,8 @@ with loggp-patterns (np=2), rounds interleaved, medians.
 
 Both repeat rounds until every goal's 95 % interval is settled (--precision)
 or --budget is spent, and give each line a verdict: met (the interval within
-the goal), missed (wholly beyond it), unresolved (neither).
+the goal), missed (wholly beyond it), unresolved (neither). Exit status: 3 when
+a line is missed, 0 otherwise (unresolved is not a failure), 1 a failed run.
 """
 # This module: transparency and the command line (its docstring is the --help text);
 # bench_knobs.py measures the knobs, patterns_run.py runs the patterns.
@@ -31,7 +32,7 @@ import time
 
 import loggp.knobs as knob_values
 from loggp.knobs import grammar
-from loggp.knobs.command import EXIT_FAILED, Command, UsageError, number_in, positive_int
+from loggp.knobs.command import EXIT_FAILED, EXIT_OK, Command, UsageError, number_in, positive_int
 from loggp.knobs.grammar import Deprecated
 from loggp.knobs.files import write_text_atomic
 from loggp.knobs.programs import MissingProgram
@@ -258,6 +259,11 @@ def knob_list(text):
     return knobs
 
 
+def verdicts(result):
+    """Every verdict a transparency or knobs result gives, one per line."""
+    return [line["verdict"] for line in result["lines" if "lines" in result else "rows"]]
+
+
 class BenchCommand(Command):
     name = "bench"
     description = __doc__
@@ -266,13 +272,14 @@ class BenchCommand(Command):
     errors = tuple((kind, EXIT_FAILED) for kind in (runmod.RunError, MissingProgram, RuntimeError,
                                                     subprocess.TimeoutExpired))
 
-    def __init__(self, judge, judge_at_most, parse_precision, parse_budget):
+    def __init__(self, judge, judge_at_most, parse_precision, parse_budget, exit_status):
         # Handed down by the root from loggp.experiments.precision, above this layer:
         # judge(differences, expected, tolerance, unit, budget_ran_out=..) and judge_at_most(
         # differences, limit, tolerance, ..) -> {"verdict", "reason", "interval", "settled", ..}:
         # met, missed or unresolved from the readings' interval; parse_precision('1%,20ns') and
-        # parse_budget('10min'), the parsers of calibrate's --precision and --budget.
-        self.judge, self.judge_at_most = judge, judge_at_most
+        # parse_budget('10min'), the parsers of calibrate's --precision and --budget;
+        # exit_status(verdicts), the status every command with verdicts exits with.
+        self.judge, self.judge_at_most, self.exit_status = judge, judge_at_most, exit_status
         self.parse_precision, self.parse_budget = parse_precision, parse_budget
 
     def configure(self, p):
@@ -376,6 +383,9 @@ class BenchCommand(Command):
         elif args.L_jitter:
             result = jitter_check.check(args.jitter_L, args.L_jitter, args.seed, args.samples, rounds=args.rounds)
             jitter_check.print_check(result)
+            if args.json:
+                write_text_atomic(args.json, json.dumps(result, indent=1, default=str))
+            return EXIT_OK  # its rows match or not, with no interval: no verdict to exit on
         else:
             result = knob_accuracy(args.knobs, args.values_us, args.g_sizes, args.rounds, args.provider, args.reps,
                                    args.scale, args.compute_ns, args.g_machine_ns, args.mpi, args.pairing,
@@ -383,4 +393,4 @@ class BenchCommand(Command):
             print_knobs(result)
         if args.json:
             write_text_atomic(args.json, json.dumps(result, indent=1, default=str))
-        return 0
+        return self.exit_status(verdicts(result))
