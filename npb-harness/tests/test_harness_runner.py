@@ -249,6 +249,40 @@ def test_a_study_scoped_to_the_kernel_passes_its_scope_and_changes_its_digest(wr
         studyfile.load(write_study(text.format(scope='scope = "solver"')))
 
 
+def test_a_kernel_scoped_study_can_arm_the_knobs_outside_the_region(write_study):
+    """outside = "armed" is `loggp run --outside armed`: the baseline outside the region
+    shares the armed layer's cost. Every kernel-scoped run says what it leaves outside, so
+    a LOGGP_OUTSIDE in the user's environment cannot leak into a study."""
+    text = """
+        scope = "{scope}"
+        {outside}
+        [sweep]
+        L = ["10us"]
+        [[benchmark]]
+        command = "{{fake}} S --sleep 0"
+        runtime_regex = '(x)'
+        """
+    from loggp.harness import runner
+
+    def command(study):
+        s = next(s for s in study.settings() if s.sweep == "L")
+        row = {"np": s.np, "class": s.klass, "knobs": __import__("json").dumps(dict(s.knobs))}
+        return runner.build_command(study, study.benchmarks[0], row, "/p")
+    armed = studyfile.load(write_study(text.format(scope="kernel", outside='outside = "armed"')))
+    zero = studyfile.load(write_study(text.format(scope="kernel", outside="")))
+    assert armed.outside == "armed" and zero.outside == "zero"
+    assert command(armed)[command(armed).index("--outside") + 1] == "armed"
+    assert command(zero)[command(zero).index("--outside") + 1] == "zero"
+    assert "--outside" not in command(studyfile.load(write_study(text.format(scope="all", outside=""))))
+    assert armed.plan_digest() != zero.plan_digest()  # resuming with the other baseline is refused
+    with pytest.raises(studyfile.StudyError, match=r":2: 'outside': 'nothing' is not .*zero .*or armed"):
+        studyfile.load(write_study(text.format(scope="kernel", outside='outside = "nothing"')))
+    with pytest.raises(studyfile.StudyError, match=r":2: 'outside': 'armed' applies only with the kernel scope"):
+        studyfile.load(write_study(text.format(scope="all", outside='outside = "armed"')))
+    with pytest.raises(studyfile.StudyError, match=":2: 'outside' must be str, got 1"):
+        studyfile.load(write_study(text.format(scope="kernel", outside="outside = 1")))
+
+
 def test_second_runner_on_the_same_results_is_refused(write_study, tmp_path, capsys):
     import fcntl
     results = tmp_path / "res"

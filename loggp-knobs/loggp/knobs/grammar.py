@@ -84,6 +84,25 @@ def format_duration(seconds):
             return f"{seconds / DURATION_UNITS[unit]:.6g}{unit}"
 
 
+# Where knobs apply (LOGGP_SCOPE: `loggp run --scope`, a study's `scope`) and what knobs
+# scoped to the kernel region leave outside it (LOGGP_OUTSIDE: `--outside`, a study's
+# `outside`): zero, or armed, each knob set at its smallest step (runenv.h).
+SCOPES = ("all", "kernel")
+OUTSIDES = ("zero", "armed")
+
+
+def check_outside(outside, scope):
+    """`outside` checked against the scope it comes with: one of OUTSIDES, and armed only
+    with the kernel scope (outside the region is everywhere else)."""
+    if outside not in OUTSIDES:
+        raise GrammarError(f"{outside!r} is not what the knobs leave outside the kernel region: "
+                           f"zero (nothing) or armed (each knob set at its smallest step)")
+    if outside == "armed" and scope != "kernel":
+        raise GrammarError(f"'armed' applies only with the kernel scope (the scope here is {scope!r}): "
+                           "outside the region is everywhere else")
+    return outside
+
+
 def parse_settings(text, what="setting", warn=None):
     """"o_s=1us,G=0.5ns/B" -> {"o_s": "1us", "G": "0.5ns/B"}: knob names as in the knob
     file (o, o_s, o_r, g, G, L). A flag's spelling (os, or) is taken with one line to

@@ -43,8 +43,10 @@ def build_command(study, bench, plan_row, profile_dir, host_signature=None):
     cmd += targeted
     cmd += jitter_sweep.run_flags(knobs)
     cmd += topology_sweep.run_flags(knobs)
-    # always, so the knob file's own scope cannot leak into a study either
+    # always, so the knob file's own scope cannot leak into a study either; the same for
+    # what a kernel scope leaves outside the region (LOGGP_OUTSIDE)
     cmd += ["--scope", study.scope]
+    cmd += ["--outside", study.outside] if study.scope == "kernel" else []
     cmd += ["--profile", profile_dir, "--launcher", study.launcher]
     if study.trace and plan_row["sweep"] == "baseline":
         # beside the profile, so it moves into runs/<id>/ with the run's other files

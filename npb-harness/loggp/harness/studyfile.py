@@ -29,12 +29,12 @@ LAUNCHER_KINDS = ("mpiexec", "srun", "template")
 ORDERS = ("shuffle", "interleave")
 
 TOP_KEYS = {"name", "repetitions", "timeout", "np", "class", "order", "seed", "grid",
-            "launcher", "sweep", "benchmark", "results", "trace", "jitter", "topology", "scope",
+            "launcher", "sweep", "benchmark", "results", "trace", "jitter", "topology", "scope", "outside",
             "precision", "budget", "targets"}
 # A slope's 95 % interval within 5 % of itself; rounds added for it for at most this long
 DEFAULT_PRECISION, DEFAULT_BUDGET = "5%", "5min"
 ZERO_SWEEP, ARMED_SWEEP = "baseline", "armed"
-SCOPES = ("all", "kernel")
+SCOPES, OUTSIDES = grammar.SCOPES, grammar.OUTSIDES
 LAUNCHER_KEYS = {"kind", "template", "hostfile", "parallel"}
 BENCH_KEYS = {"name", "kernel", "npb_binary", "npb_dir", "command", "runtime_regex",
               "success_regex", "class", "np", "optional", "timeout"}
@@ -97,6 +97,7 @@ class Study:
     skipped: list = field(default_factory=list)
     trace: bool = False         # baseline runs record a trace, for `loggp predict` in the report
     scope: str = "all"          # knobs everywhere, or inside the programs' kernel regions only
+    outside: str = "zero"       # with scope kernel, what the knobs leave outside: zero or armed
     jitter: tuple | None = None  # (L, (spreads...)): jitter_sweep.py
     topology: tuple | None = None  # (ranks per node, {sweep: values}): topology_sweep.py
     targets: tuple | None = None  # target networks to emulate, names or files: target_sweep.py
@@ -122,6 +123,7 @@ class Study:
                 for r, pos, s in self.plan()]
         what = [self.name, self.launcher, self.hostfile, benchmarks, runs] + (["trace"] if self.trace else [])
         what += [["scope", self.scope]] if self.scope != "all" else []
+        what += [["outside", self.outside]] if self.outside != "zero" else []
         return hashlib.sha256(json.dumps(what, sort_keys=True).encode()).hexdigest()
 
     def settings(self):
@@ -306,6 +308,11 @@ def from_dict(path, text, data, skip_missing=True):
     if scope not in SCOPES:
         fail(f"'scope' must be all or kernel (the knobs inside the programs' kernel regions only), got {scope!r}",
              "scope")
+    outside = get(data, "outside", str, "zero")
+    try:
+        grammar.check_outside(outside, scope)
+    except grammar.GrammarError as e:
+        fail(f"'outside': {e}", "outside")
     default_timeout = _timeout(data.get("timeout", "600s"), lambda m: fail(m, "timeout"))
     default_np = _nps(data.get("np", [2]), lambda m: fail(m, "np"))
     default_class = get(data, "class", str, None)
@@ -355,7 +362,7 @@ def from_dict(path, text, data, skip_missing=True):
     return Study(path=os.path.abspath(path), text=text, name=name, repetitions=reps,
                  seed=seed, order=order, grid=grid, launcher=launcher, hostfile=hostfile,
                  benchmarks=benchmarks, sweep=sweep, results=results, skipped=skipped, trace=trace, jitter=jitter,
-                 topology=topology, scope=scope, targets=targets,
+                 topology=topology, scope=scope, outside=outside, targets=targets,
                  parallel=parallel, precision=precision_text, budget=budget_text)
 
 

@@ -9,6 +9,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from loggp.knobs import grammar
 from loggp.knobs import ENVIRONMENT, FLAGS, KnobError, environment as knob_variables
 from loggp.knobs.vocabulary import knobs_of
 from loggp.knobs.command import EXIT_USAGE, Command, CommandError, Parser, positive_int
@@ -232,10 +233,10 @@ def parser():
                    help="auto (the default): libfabric when MPI runs over libfabric, else pmpi; libfabric: "
                         "every message crosses the wrapped provider; pmpi: o, g and G on point-to-point "
                         "calls only, MPI's own transports")
-    p.add_argument("--scope", choices=("all", "kernel"),
+    p.add_argument("--scope", choices=grammar.SCOPES,
                    help="where the knobs apply: all (the default) or kernel, inside the region the program marks "
                         "with loggp_hint(\"IN_KERNEL\", ...) or MPI_Pcontrol only")
-    p.add_argument("--outside", choices=("zero", "armed"),
+    p.add_argument("--outside", choices=grammar.OUTSIDES,
                    help="with --scope kernel, what the knobs leave outside the region: zero (the default) or "
                         "armed, each knob set at its smallest step (1 ns, G 0.001 ns/B), its delay path running "
                         "while adding ~nothing: a baseline that shares the armed layer's own cost")
@@ -270,8 +271,10 @@ def run_variables(args):
     if args.scope:
         env["LOGGP_SCOPE"] = args.scope
     if args.outside:
-        if args.outside == "armed" and args.scope != "kernel":
-            raise RunError("--outside armed: only with --scope kernel (outside the region is everywhere else)")
+        try:
+            grammar.check_outside(args.outside, args.scope)
+        except grammar.GrammarError:
+            raise RunError("--outside armed: only with --scope kernel (outside the region is everywhere else)") from None
         env["LOGGP_OUTSIDE"] = args.outside
     env.update(jitter_environment(args))
     env.update(topology.environment(args, args.np, RunError))
