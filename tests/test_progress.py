@@ -138,3 +138,54 @@ def test_calibrate_in_a_pipe_prints_its_lines_and_on_a_terminal_one_live_line(tm
 def test_duration_reads_as_people_write_it():
     assert [progress.duration(s) for s in (0, 59.4, 60, 185, 3600, 7620)] == \
         ["0s", "59s", "1m00s", "3m05s", "1h00m", "2h07m"]
+
+
+class Clock:
+    """A clock the test moves: elapsed times and ETAs do not depend on the machine."""
+    def __init__(self):
+        self.now = 1000.0
+
+    def __call__(self):
+        return self.now
+
+
+def run_rows(progress, clock, rounds, reps=2, seconds=10.0):
+    """Runs of benchmark b, one per round given, each taking `seconds` on the clock."""
+    for i, r in enumerate(rounds):
+        plan_row = {"benchmark": "b", "np": 2, "round": r, "knobs": '{"o_s": "0ns", "L": "10us"}'}
+        progress.starting(plan_row, ["b"] * (len(rounds) - i), reps)
+        clock.now += seconds
+        progress.finished({"benchmark": "b", "wall_seconds": seconds, "status": "ok"})
+
+
+def test_rounds_added_for_precision_keep_the_clock_and_the_count_and_the_eta_covers_them():
+    from io import StringIO
+    from loggp.harness import runner
+    clock, out = Clock(), StringIO()
+    line = runner.Progress(4, 0, {}, out, live=False, clock=clock)
+    line.beyond = 300.0          # the precision budget, before any round is added
+    run_rows(line, clock, [0, 0, 1, 1])
+    line.add(2)                  # a round added for precision: two more runs
+    line.beyond = 60.0           # what the budget leaves after it
+    run_rows(line, clock, [2, 2])
+    lines = out.getvalue().splitlines()
+    assert lines[0].startswith("[1/4] round 1/2 b np=2 L=10us | elapsed 0s | ETA ? (+ up to 5m00s")
+    assert lines[3].endswith("| elapsed 30s | ETA 10s (+ up to 5m00s of rounds added for precision)")
+    # counted on, not started over: elapsed 40 s, and the ETA is the added round's two runs
+    assert lines[4] == ("[5/6] round 3 (added) b np=2 L=10us | elapsed 40s | "
+                        "ETA 20s (+ up to 1m00s of rounds added for precision)")
+    assert lines[5].startswith("[6/6] round 3 (added)") and "| elapsed 50s | ETA 10s" in lines[5]
+
+
+def test_the_live_line_counts_added_rounds_on_with_one_clock():
+    from io import StringIO
+    from loggp.harness import runner
+    clock, out = Clock(), StringIO()
+    line = runner.Progress(2, 0, {}, out, live=True, clock=clock)
+    run_rows(line, clock, [0, 1])
+    line.add(2)
+    run_rows(line, clock, [2, 2])
+    assert line.live.bar.total == 4 and line.live.bar.n == 4
+    last = out.getvalue().split("\r")[-1]
+    assert last.startswith("[3/4] round 3 (added)") and "| elapsed 30s | ETA 10s" in last, last
+    line.close()

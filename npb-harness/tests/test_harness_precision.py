@@ -2,6 +2,7 @@
 their round, and rounds added past `repetitions` until each slope's interval is within
 the precision or the budget is spent (resumable: the plan lives in the store)."""
 import os
+import re
 import sqlite3
 import subprocess
 import sys
@@ -92,6 +93,12 @@ success_regex = 'Verification\\s*=\\s*SUCCESSFUL'
 """
 
 
+def progress_line_seconds(text):
+    """"12s", "3m05s" -> seconds."""
+    m = re.fullmatch(r"(?:(\d+)m)?(\d+)s", text)
+    return 60 * int(m.group(1) or 0) + int(m.group(2))
+
+
 def planned_rounds(results):
     conn = sqlite3.connect(os.path.join(results, "results.sqlite"))
     try:
@@ -118,6 +125,13 @@ def test_rounds_are_added_until_the_slope_is_precise_and_resume_under_a_larger_b
     assert "added for precision 5%" in done.stderr and "fake np=1: L" in done.stderr
     assert planned_rounds(results) == (list(range(precision.MIN_SAMPLES)), 3 * precision.MIN_SAMPLES)
     assert "not yet within" not in done.stderr
+    # one count and one clock across the added rounds: [7/9] ... [9/9], [10/12] ...
+    counted = [re.match(r"\[ *(\d+)/(\d+)\] .*\| elapsed (\S+) \|", line) for line in done.stderr.splitlines()]
+    counted = [m for m in counted if m]
+    assert [int(m.group(1)) for m in counted] == list(range(7, 3 * precision.MIN_SAMPLES + 1)), done.stderr
+    assert all(int(m.group(1)) <= int(m.group(2)) for m in counted)
+    elapsed = [progress_line_seconds(m.group(3)) for m in counted]
+    assert elapsed == sorted(elapsed), done.stderr
 
 
 @pytest.mark.parametrize("flag,value,named", [("--precision", "0%", "'0%'"), ("--budget", "5", "'5'")])

@@ -17,6 +17,15 @@ def duration(seconds):
     return f"{seconds // 3600}h{seconds // 60 % 60:02d}m"
 
 
+def eta_text(seconds, beyond=None):
+    """"ETA 2m05s", "ETA ?" when unknown; beyond: seconds of work that may follow (rounds a
+    study adds for precision, within its budget), said as an upper bound after the ETA."""
+    text = f"ETA {'?' if seconds is None else duration(seconds)}"
+    if beyond:
+        text += f" (+ up to {duration(beyond)} of rounds added for precision)"
+    return text
+
+
 def on_terminal(stream):
     try:
         return stream.isatty()
@@ -33,11 +42,13 @@ def terminal_width(stream):
 
 class LiveLine:
     """total steps, initial of them done already. On a terminal: one line redrawn in
-    place; elsewhere: nothing of its own (the caller's lines, through line())."""
+    place; elsewhere: nothing of its own (the caller's lines, through line()). Work
+    that grows (add) keeps one line and one clock: elapsed time never restarts."""
 
-    def __init__(self, total, initial=0, stream=None, live=None):
+    def __init__(self, total, initial=0, stream=None, live=None, clock=time.monotonic):
         self.stream = stream = stream or sys.stderr
         self.live = on_terminal(stream) if live is None else live
+        self.clock = clock
         self.bar = None
         if self.live:
             from tqdm import tqdm
@@ -45,21 +56,27 @@ class LiveLine:
             sized = terminal_width(stream) > 0
             self.bar = tqdm(total=total, initial=initial, file=stream, dynamic_ncols=sized,
                             ncols=None if sized else 100, leave=True, bar_format="[{n_fmt}/{total_fmt}] {desc}")
-            self.started = time.monotonic()
+            self.started = clock()
             self.now("starting")
 
-    def now(self, text, eta_seconds=None):
+    def now(self, text, eta_seconds=None, beyond=None):
         """What runs now, with the elapsed time and the ETA: eta_seconds when the caller
-        knows better (earlier runs' times), else from the rate of the steps so far."""
+        knows better (earlier runs' times), else from the rate of the steps so far;
+        beyond as eta_text's."""
         if self.bar is None:
             return
-        elapsed = time.monotonic() - self.started
+        elapsed = self.clock() - self.started
         if eta_seconds is None:
             finished = self.bar.n - self.bar.initial
             left = (self.bar.total or 0) - self.bar.n
             eta_seconds = elapsed / finished * left if finished > 0 else None
-        self.bar.set_description_str(f"{text} | elapsed {duration(elapsed)} | "
-                                     f"ETA {'?' if eta_seconds is None else duration(eta_seconds)}")
+        self.bar.set_description_str(f"{text} | elapsed {duration(elapsed)} | {eta_text(eta_seconds, beyond)}")
+
+    def add(self, steps):
+        """More steps than announced (rounds added): counted on, not started over."""
+        if self.bar is not None:
+            self.bar.total = (self.bar.total or 0) + steps
+            self.bar.refresh()
 
     def done(self, steps=1):
         if self.bar is not None:

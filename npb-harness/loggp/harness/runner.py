@@ -16,7 +16,7 @@ import time
 
 from loggp.experiments import probe
 from loggp.knobs.programs import which
-from loggp.knobs.progress import LiveLine, duration
+from loggp.knobs.progress import LiveLine, duration, eta_text
 
 from . import jitter_sweep, npb_output, store, target_sweep, topology_sweep, units
 
@@ -306,15 +306,28 @@ def mpi_version(launcher):
 class Progress:
     """Where a study is: on a terminal one live line (position, the run in progress, elapsed
     time, ETA); in a log or a pipe one line per run, as a log wants it. Runs not ok get a
-    line of their own either way."""
+    line of their own either way. One Progress follows a study's whole run: rounds added
+    for precision are counted on (add), with the same clock, and the ETA says how much
+    of the precision budget more rounds may still take (beyond)."""
 
-    def __init__(self, total, done, mean_wall, stream=None, live=None):
+    def __init__(self, total, done, mean_wall, stream=None, live=None, clock=time.monotonic):
         stream = stream or sys.stderr
         self.total, self.done, self.stream = total, done, stream
         self.mean_wall = dict(mean_wall)   # benchmark -> seconds, from earlier runs
         self.samples = {}
-        self.start = time.monotonic()
-        self.live = LiveLine(total, done, stream, live)
+        self.clock = clock
+        self.start = clock()
+        self.live = LiveLine(total, done, stream, live, clock=clock)
+        self.beyond = None   # seconds rounds not yet added may take, at most
+
+    def add(self, runs):
+        """A round added: its runs join the count; elapsed time goes on."""
+        self.total += runs
+        self.live.add(runs)
+
+    def line(self, text):
+        """A line that stays, above the live line on a terminal."""
+        self.live.line(text)
 
     def estimate(self, benchmark):
         if benchmark in self.samples:
@@ -345,11 +358,11 @@ class Progress:
         which = f"{plan_row['round'] + 1}/{reps}" if plan_row["round"] < reps else f"{plan_row['round'] + 1} (added)"
         what = f"round {which} {plan_row['benchmark']} np={plan_row['np']} {' '.join(moved)}"
         if self.live.live:
-            self.live.now(what, eta)
+            self.live.now(what, eta, self.beyond)
             return
         print(f"[{self.done:>{len(str(self.total))}}/{self.total}] {what} | "
-              f"elapsed {_duration(time.monotonic() - self.start)} | "
-              f"ETA {'?' if eta is None else _duration(eta)}", file=self.stream, flush=True)
+              f"elapsed {_duration(self.clock() - self.start)} | {eta_text(eta, self.beyond)}",
+              file=self.stream, flush=True)
 
     def finished(self, row):
         self.samples.setdefault(row["benchmark"], []).append(row["wall_seconds"])

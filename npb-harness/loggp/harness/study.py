@@ -193,8 +193,7 @@ def cmd_run(study_path, write_report, results_override=None, report=True, calibr
                 if state == "edited":
                     print(f"loggp study: {study.path} differs from the file these results began with only in "
                           f"ways that keep the same runs (comments, layout); resuming", file=stream)
-                _run_pending(study, db, results_dir, facts, stream, parallel, nodes_per_step)
-                _run_to_precision(study, db, results_dir, facts, stream, parallel, nodes_per_step)
+                _run_all(study, db, results_dir, facts, stream, parallel, nodes_per_step)
                 runs = db.runs()
             finally:
                 db.close()
@@ -215,52 +214,72 @@ def cmd_run(study_path, write_report, results_override=None, report=True, calibr
     return (1 if bad else 0), path
 
 
-def _run_pending(study, db, results_dir, facts, stream, parallel=1, nodes_per_step=None):
+def _runnable(study, db):
+    """(the pending runs of the benchmarks available here, how many runs are left pending
+    because their optional benchmark is missing on this machine)."""
     pending = db.pending()
     known = {b.name for b in study.benchmarks}
-    # Optional benchmarks missing on this machine stay pending: reported, not run.
-    skipped = [p for p in pending if p["benchmark"] not in known]
-    pending = [p for p in pending if p["benchmark"] in known]
+    runnable = [p for p in pending if p["benchmark"] in known]
+    return runnable, len(pending) - len(runnable)
+
+
+def _run_all(study, db, results_dir, facts, stream, parallel=1, nodes_per_step=None, clock=time.monotonic):
+    """The planned runs, then the rounds added for precision, under one progress line."""
+    pending, skipped = _runnable(study, db)
     if skipped:
-        print(f"loggp study: {len(skipped)} runs of unavailable benchmarks left pending",
-              file=stream)
-    total = db.plan_size() - len(skipped)
-    progress = runner.Progress(total, total - len(pending), db.mean_wall_by_benchmark(), stream)
+        print(f"loggp study: {skipped} runs of unavailable benchmarks left pending", file=stream)
+    total = db.plan_size() - skipped
+    progress = runner.Progress(total, total - len(pending), db.mean_wall_by_benchmark(), stream, clock=clock)
     try:
-        if nodes_per_step is not None:
-            steps.run_parallel(study, db, results_dir, facts, pending, progress, parallel, nodes_per_step)
-            return
-        for i, plan_row in enumerate(pending):
-            bench = study.benchmark(plan_row["benchmark"])
-            progress.starting(plan_row, [p["benchmark"] for p in pending[i:]], study.repetitions)
-            row = runner.execute(study, bench, plan_row, results_dir, facts)
-            db.record(row)
-            progress.finished(row)
+        progress.beyond = _budget_left(study, db.runs()) if precision_rounds.needs(study, db.runs()) else None
+        _run_pending(study, db, results_dir, facts, pending, progress, parallel, nodes_per_step)
+        _run_to_precision(study, db, results_dir, facts, progress, parallel, nodes_per_step)
     finally:
         progress.close()
 
 
-def _run_to_precision(study, db, results_dir, facts, stream, parallel=1, nodes_per_step=None):
+def _budget_left(study, runs):
+    return max(0.0, study.budget_s() - precision_rounds.spent_s(runs, study.repetitions))
+
+
+def _run_pending(study, db, results_dir, facts, pending, progress, parallel=1, nodes_per_step=None):
+    if nodes_per_step is not None:
+        steps.run_parallel(study, db, results_dir, facts, pending, progress, parallel, nodes_per_step)
+        return
+    for i, plan_row in enumerate(pending):
+        bench = study.benchmark(plan_row["benchmark"])
+        progress.starting(plan_row, [p["benchmark"] for p in pending[i:]], study.repetitions)
+        row = runner.execute(study, bench, plan_row, results_dir, facts)
+        db.record(row)
+        progress.finished(row)
+
+
+def _run_to_precision(study, db, results_dir, facts, progress, parallel=1, nodes_per_step=None):
     """Rounds past `repetitions`, one at a time, while a slope is wider than the study's
-    precision and the next round fits the budget (precision_rounds.py)."""
-    budget_s = study.budget_s()
+    precision and the next round fits the budget (precision_rounds.py); each round's
+    runs join the progress line's count."""
     while True:
         runs = db.runs()
-        left = budget_s - precision_rounds.spent_s(runs, study.repetitions)
+        left = _budget_left(study, runs)
         settings = precision_rounds.next_round(study, runs, left, db.mean_wall_by_benchmark())
         if not settings:
             open_slopes = precision_rounds.needs(study, runs)
             if open_slopes:
-                print(f"loggp study: {len(open_slopes)} benchmarks have slopes not yet within {study.precision} "
-                      f"of themselves, and the budget ({study.budget}) has no room for another round; "
-                      f"the report says how precise each is", file=stream)
+                progress.line(f"loggp study: {len(open_slopes)} benchmarks have slopes not yet within "
+                              f"{study.precision} of themselves, and the budget ({study.budget}) has no room for "
+                              f"another round; the report says how precise each is")
             return
         number = db.next_round()
-        print(f"loggp study: round {number + 1} added for precision {study.precision} "
-              f"({precision_rules.parse_budget(study.budget) - left:.0f} s of the {study.budget} budget spent): "
-              f"{precision_rounds.describe(settings)}", file=stream)
+        # above the live line, which goes on counting
+        progress.line(f"loggp study: round {number + 1} added for precision {study.precision} "
+                      f"({precision_rules.parse_budget(study.budget) - left:.0f} s of the {study.budget} budget "
+                      f"spent): {precision_rounds.describe(settings)}")
         db.add_round(precision_rounds.plan_rows(study, number, settings))
-        _run_pending(study, db, results_dir, facts, stream, parallel, nodes_per_step)
+        pending, _ = _runnable(study, db)
+        progress.add(len(pending))
+        # what the budget leaves for rounds after this one, at most
+        progress.beyond = max(0.0, left - (progress.eta([p["benchmark"] for p in pending]) or 0.0))
+        _run_pending(study, db, results_dir, facts, pending, progress, parallel, nodes_per_step)
 
 
 def cmd_status(results_dir):
