@@ -3,12 +3,14 @@ calibration input and the written report."""
 import csv
 import json
 import os
+import re
 
 import numpy as np
 import pytest
 
 from loggp.analysis import analyze, models, report, stats
 from loggp.experiments import calibration_file as calibration
+from loggp.experiments import precision
 from loggp.harness import store
 
 
@@ -132,7 +134,7 @@ ARMED_COST_S = 0.03   # the armed layer's own cost per run, in the armed baselin
 ROUNDS = 8
 
 
-def synthetic_runs(noise=0.003, seed=3, armed=True):
+def synthetic_runs(noise=0.003, seed=3, armed=True, rounds=ROUNDS):
     """'lin': T = 1 s x (1 + 2 % per us of o) exactly as the model says
     (1000 messages each way on the busiest rank -> 2000 x o);
     'hidden': L costs nothing although the profile counts 400 dependent messages.
@@ -142,7 +144,7 @@ def synthetic_runs(noise=0.003, seed=3, armed=True):
             "ranks": [rank_profile(r, 10000, 10000, 0, 400, 0, 0, 0, size=2) for r in (0, 1)]}
     cost = ARMED_COST_S if armed else 0.0
     rows, i = [], 0
-    for rep in range(ROUNDS):
+    for rep in range(rounds):
         for bench in ("lin", "hidden"):
             i += 1
             rows.append(run_row(i, bench, "baseline", 1.0 * (1 + noise * rng.standard_normal()), prof, round_=rep))
@@ -215,6 +217,46 @@ def test_model_and_measurement_parting_ways_is_said():
     assert "hides" in hidden_o.verdict and "no effect resolved, below" in hidden_o.verdict
     assert abs(hidden_o.fit.slope) < 0.1
     assert hidden_o.slope_low < 0 < hidden_o.slope_high
+
+
+def test_a_resolved_slope_is_judged_by_itself_where_the_largest_setting_has_too_few_pairs(tmp_path):
+    """Four rounds: o's slope pools the pairs of its four settings (16) and is resolved, but
+    o = 10 us alone has 4 pairs, too few for an interval. The verdict comes from the slope,
+    says why in words, and nothing the report writes holds an infinite bound."""
+    runs = synthetic_runs(rounds=4)
+    curves, *_ = analyze.analyse({}, runs)
+    lin_o = next(c for c in curves if c.benchmark == "lin" and c.knob == "o")
+    top = lin_o.points[-1]
+    assert lin_o.resolved and not top.bounded and top.pairs == 4
+    assert lin_o.verdict.startswith("model agrees"), lin_o.verdict
+    assert f"too few pairs for an interval: 4 of the {precision.MIN_SAMPLES} needed" in lin_o.verdict
+    assert "inf" not in lin_o.verdict
+    results = str(tmp_path / "res")
+    write_store(results, runs)
+    page = re.sub(r"data:image/[a-z+]+;base64,[A-Za-z0-9+/=]+", "", open(report.write(results)).read())
+    assert not re.search(r"(?i)\binf\b|\bnan\b", page)
+    for name in ("slowdown.csv", "sensitivity.csv"):
+        with open(os.path.join(results, "report", name)) as f:
+            cells = [v for row in csv.reader(f) for v in row]
+        assert not [v for v in cells if v.lower() in ("inf", "-inf", "nan")], name
+
+
+def test_pairs_broken_by_failed_runs_still_give_a_finite_interval_when_the_runs_allow():
+    """Twelve rounds; two zero-knob runs and three o = 10 us runs failed in other rounds:
+    7 pairs remain (too few), but 10 and 9 runs on the two sides bound the unpaired ratio."""
+    runs = synthetic_runs(rounds=12)
+    for r in runs:
+        if r["benchmark"] == "lin" and ((r["sweep"] == "baseline" and r["round"] in (0, 1)) or
+                                        (r["o_s_ns"] == 10000.0 and r["round"] in (2, 3, 4))):
+            r.update(status="failed", runtime_seconds=None)
+    curves, *_ = analyze.analyse({}, runs)
+    top = next(c for c in curves if c.benchmark == "lin" and c.knob == "o").points[-1]
+    assert top.bounded and top.pairs is None and top.low < top.slowdown < top.high
+    assert top.low == pytest.approx(1.23, abs=0.02) and top.high == pytest.approx(1.23, abs=0.02)
+    # with pairs enough they decide, as before
+    paired_top = next(c for c in analyze.analyse({}, synthetic_runs(rounds=12))[0]
+                      if c.benchmark == "lin" and c.knob == "o").points[-1]
+    assert paired_top.bounded and paired_top.pairs == 12
 
 
 # --- calibration -------------------------------------------------------------

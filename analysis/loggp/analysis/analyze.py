@@ -37,6 +37,19 @@ class Point:
     high: float
     model: float | None = None      # count x delta prediction (slowdown)
     injected: float | None = None   # baseline + delay the shim reports it added
+    pairs: int | None = None        # rounds holding this run and the zero-knob one, when paired
+
+    @property
+    def bounded(self):
+        """Its interval is finite: unbounded ends mean too few pairs for one."""
+        return bool(np.isfinite(self.low) and np.isfinite(self.high))
+
+    def interval_text(self, digits=2):
+        """'[1.18, 1.22]', or in words why there is none: never an infinite bound."""
+        if self.bounded:
+            return f"[{self.low:.{digits}f}, {self.high:.{digits}f}]"
+        have = self.n if self.pairs is None else self.pairs
+        return f"(too few pairs for an interval: {have} of the {precision.MIN_SAMPLES} needed)"
 
 
 @dataclass
@@ -190,9 +203,10 @@ def _curve(key, knob, rows, knob_rows, t0, counts, rng, goal=None):
         at_value = by_value[value_ns]
         times = [r["runtime_seconds"] for r in at_value]
         ratio = paired.slowdown(at_value + base, knob, KNOB_COLUMN[knob], value_ns)
-        if ratio is not None:
-            s, lo, hi = ratio.estimate, ratio.low, ratio.high
-        else:   # no round holds both runs: the medians' ratio, unpaired
+        pairs = None
+        if ratio is not None and (ratio.bounded or not unpaired_enough(times, base_t)):
+            s, lo, hi, pairs = ratio.estimate, ratio.low, ratio.high, ratio.n
+        else:   # no round holds both runs, or failed runs broke the pairs: the medians' ratio, unpaired
             s, lo, hi = stats.slowdown(times, base_t, rng)
         injected = [models.injected_busiest(json.loads(r["profile"]), knob)
                     for r in at_value if r.get("profile")]
@@ -205,7 +219,7 @@ def _curve(key, knob, rows, knob_rows, t0, counts, rng, goal=None):
         else:
             model = None
         points.append(Point(value_ns / per_ns, len(at_value), float(np.median(times)), s, lo, hi,
-                            model, inj))
+                            model, inj, pairs))
     curve = Curve(key[0], key[1], key[2], knob, t0, points, goal=goal)
     x = [p.value for p in points]
     y = [100 * (p.slowdown - 1) for p in points]
@@ -237,6 +251,12 @@ def _curve(key, knob, rows, knob_rows, t0, counts, rng, goal=None):
     return curve
 
 
+def unpaired_enough(times, baseline_times):
+    """Runs enough on each side for the unpaired interval where pairs are too few (runs
+    whose partner failed)."""
+    return min(len(times), len(baseline_times)) >= precision.MIN_SAMPLES
+
+
 def verdict(curve):
     """One sentence: does the count x delta model explain the measurement? Compared only
     where the measured slope is resolved (its interval excludes zero)."""
@@ -256,6 +276,10 @@ def verdict(curve):
         return "no profile: no model to compare"
     top = curve.points[-1]
     model_top = top.model if top.model is not None else 1 + curve.model_slope * top.value / 100
+    if not top.bounded:
+        # the largest setting's own pairs are too few for an interval; the slope, from the pairs
+        # of every setting, is resolved: it alone tells
+        return _verdict_from_slope(curve, note=f"; at the largest setting alone, {top.interval_text()[1:-1]}")
     measured_visible = not (top.low <= 1.0 <= top.high)
     model_visible = abs(model_top - 1) >= MIN_EFFECT
     if not measured_visible:
@@ -263,23 +287,29 @@ def verdict(curve):
             return "neither measurement nor model shows an effect"
         if top.low <= model_top <= top.high:
             return (f"too noisy to tell: the model's {model_top:.2f}x lies inside the "
-                    f"95 % interval [{top.low:.2f}, {top.high:.2f}] at the largest setting")
+                    f"95 % interval {top.interval_text()} at the largest setting")
         return (f"the model predicts {model_top:.2f}x at the largest setting, the measurement "
                 f"shows no significant change: the program hides the delay")
+    return _verdict_from_slope(curve, top.low <= model_top <= top.high)
+
+
+def _verdict_from_slope(curve, model_inside_top=False, note=""):
+    """The measured slope (resolved) against the model's; model_inside_top: the model's
+    slowdown at the largest setting lies inside that setting's interval."""
     if curve.model_slope <= 0:
-        return "the model predicts no effect but the runtime moved"
+        return "the model predicts no effect but the runtime moved" + note
     ratio = curve.sensitivity / curve.model_slope
     if 1 / AGREEMENT <= ratio <= AGREEMENT:
         return (f"model agrees (measured/model slope = {ratio:.2f}, within the tolerance "
-                f"{1 / AGREEMENT:.2f}..{AGREEMENT:g})")
-    if top.low <= model_top <= top.high:
+                f"{1 / AGREEMENT:.2f}..{AGREEMENT:g}){note}")
+    if model_inside_top:
         return (f"consistent within the noise, though the slopes differ "
                 f"(measured/model = {ratio:.2f})")
     if ratio > AGREEMENT:
         return (f"measured {ratio:.1f}x the model: delays add up along the critical path "
-                f"more than the busiest rank's count says (waiting ranks pass them on)")
+                f"more than the busiest rank's count says (waiting ranks pass them on){note}")
     return (f"measured {ratio:.2f}x the model: the program overlaps or hides part of "
-            f"the delay (the count overstates the critical path)")
+            f"the delay (the count overstates the critical path){note}")
 
 
 def analyse_dir(results_dir):

@@ -116,6 +116,11 @@ def _finite(width):
     return width if np.isfinite(width) else 0.0
 
 
+def _bound(value):
+    """An interval's end for a table: empty where too few pairs leave it unbounded."""
+    return value if np.isfinite(value) else None
+
+
 def _interval(low, high, digits=3):
     """'[a, b]', or what an unbounded interval means."""
     if not (np.isfinite(low) and np.isfinite(high)):
@@ -256,7 +261,7 @@ def sensitivity_rows(curves):
         rows.append([c.benchmark, c.np, c.klass or "", c.knob, c.unit,
                      round(c.baseline_s, 6), c.sensitivity,
                      c.slope_low, c.slope_high, c.fit.r2 if c.fit else None, c.model_slope,
-                     top.value, top.slowdown, top.low, top.high,
+                     top.value, top.slowdown, _bound(top.low), _bound(top.high),
                      c.profile_count, c.effective_count, _flags_text(c), c.verdict,
                      "yes" if c.resolved else "no", c.slope.estimate if c.slope else None,
                      c.goal.text() if c.goal else None])
@@ -412,7 +417,7 @@ def _write_tables(out_dir, a):
     write_text_atomic(os.path.join(out_dir, "sensitivity.csv"),
                       _csv_text(SENS_HEADER, sensitivity_rows(a.curves)))
     slow_rows = [[c.benchmark, c.np, c.klass or "", c.knob, p.value, c.unit, p.n, p.median_s,
-                  p.slowdown, p.low, p.high, p.model, p.injected]
+                  p.slowdown, _bound(p.low), _bound(p.high), p.model, p.injected]
                  for c in a.curves for p in c.points]
     write_text_atomic(os.path.join(out_dir, "slowdown.csv"), _csv_text(SLOW_HEADER, slow_rows))
     write_text_atomic(os.path.join(out_dir, "runs.csv"),
