@@ -2,8 +2,10 @@
 and memory"): for each size it writes a synthetic trace (loggp.analysis.synth),
 then, in a fresh process per size, opens it and times REPEAT replays at the
 default machine on one core: records per second (records of all ranks over the
-median replay's wall time) and the process's peak RSS, beside its RSS before
-opening the trace. Run it alone on the machine: other jobs make the times noise.
+median replay's wall time) with the spread of the replays (the median's 95 %
+interval, or their range when they are too few for one), and the process's
+peak RSS, beside its RSS before opening the trace. Run it alone on the
+machine: other jobs make the times noise.
 
     python analysis/bench/replay_speed.py --pattern halo --ranks 64,512,4096 --phases 100
     python analysis/bench/replay_speed.py --pattern halo --ranks 64 --phases 100,1000,10000
@@ -20,9 +22,23 @@ import sys
 import tempfile
 import time
 
+from loggp.experiments import precision
+
+
+def row(pattern, ranks, per_rank, m):
+    """One line of the table: seconds with their spread, and records per second at the
+    median and at the spread's two ends."""
+    kind, low, high = precision.spread(m["times"])
+    rate = m["records"] / 1e6
+    return (f"| {pattern} | {ranks} | {per_rank} | {m['records']} | {m['seconds']:.3g} "
+            f"[{low:.3g}, {high:.3g}] {kind} of {len(m['times'])} | {rate / m['seconds']:.2f} "
+            f"[{rate / high:.2f}, {rate / low:.2f}] | {m['rss_peak_kib'] / 1024:.0f} | "
+            f"{m['rss_before_kib'] / 1024:.0f} |")
+
 
 def measure(folder, repeat, reference=False):
-    """In this process: {records, seconds (median), records_per_s, rss_before_kib, rss_peak_kib};
+    """In this process: {records, seconds (median), times (every replay's), records_per_s,
+    rss_before_kib, rss_peak_kib};
     reference: the Python replay (loggops.simulate_reference on replay.build's programs, whose
     building is not timed), the C core's test oracle, for comparison."""
     from loggp.analysis import loggops, predict, replay, trace
@@ -45,7 +61,7 @@ def measure(folder, repeat, reference=False):
         once()
         times.append(time.perf_counter() - start)
     seconds = statistics.median(times)
-    return {"records": records, "seconds": seconds, "records_per_s": records / seconds,
+    return {"records": records, "seconds": seconds, "times": times, "records_per_s": records / seconds,
             "rss_before_kib": before, "rss_peak_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}
 
 
@@ -56,11 +72,16 @@ def main():
     ap.add_argument("--phases", default="100", help="comma-separated phase counts (trace length)")
     ap.add_argument("--bytes", type=int, default=4096)
     ap.add_argument("--compute-ns", type=int, default=20000)
-    ap.add_argument("--repeat", type=int, default=5, help="replays per size; the median is reported")
+    ap.add_argument("--repeat", type=int, default=precision.MIN_SAMPLES,
+                    help="replays per size; the median is reported with its 95 %% interval, or with the "
+                         f"replays' range below the {precision.MIN_SAMPLES} an interval needs (default "
+                         f"{precision.MIN_SAMPLES})")
     ap.add_argument("--scratch", default=None, help="where traces are written (default: a temporary folder)")
     ap.add_argument("--reference", action="store_true", help="time the Python replay instead (small traces)")
     ap.add_argument("--one", help=argparse.SUPPRESS)  # measure this folder in this process
     args = ap.parse_args()
+    if args.repeat < 1:
+        ap.error(f"--repeat {args.repeat}: expected 1 or more replays")
     if args.one:
         print(json.dumps(measure(args.one, args.repeat, args.reference)))
         return
@@ -70,8 +91,8 @@ def main():
     except ValueError:
         sys.exit(f"replay_speed.py: --ranks {args.ranks} / --phases {args.phases}: comma-separated whole numbers")
     from loggp.analysis import synth
-    print("| pattern | ranks | records per rank | records | replay (s, median) | M records/s | "
-          "peak RSS (MiB) | RSS before opening (MiB) |")
+    print("| pattern | ranks | records per rank | records | replay (s): median [spread] | "
+          "M records/s: median [spread] | peak RSS (MiB) | RSS before opening (MiB) |")
     print("|---|---|---|---|---|---|---|---|")
     for n in ranks:
         for p in phases:
@@ -84,9 +105,7 @@ def main():
                 m = json.loads(out.stdout)
             finally:
                 shutil.rmtree(folder, ignore_errors=True)
-            print(f"| {args.pattern}{' (Python)' if args.reference else ''} | {n} | {per_rank} | {m['records']} | {m['seconds']:.3f} | "
-                  f"{m['records_per_s'] / 1e6:.2f} | {m['rss_peak_kib'] / 1024:.0f} | "
-                  f"{m['rss_before_kib'] / 1024:.0f} |", flush=True)
+            print(row(args.pattern + (" (Python)" if args.reference else ""), n, per_rank, m), flush=True)
 
 
 if __name__ == "__main__":

@@ -103,6 +103,16 @@ def median_interval(values, z=Z95):
     return Interval(median(ordered), ordered[ranks[0] - 1], ordered[ranks[1] - 1], n)
 
 
+def spread(values):
+    """(kind, low, high) to print beside a median: its 95 % interval ("95 %") when the
+    values are enough for one, else their range ("min-max"), which covers the median less
+    surely; never an infinite bound."""
+    interval = median_interval(values)
+    if interval.bounded:
+        return "95 %", interval.low, interval.high
+    return "min-max", min(values), max(values)
+
+
 def paired_differences(baselines, settings):
     """Each setting's run minus the baseline run interleaved with it."""
     baselines, settings = list(baselines), list(settings)
