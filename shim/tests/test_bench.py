@@ -174,6 +174,24 @@ def test_knob_lines_are_met_missed_or_unresolved_from_their_interval(monkeypatch
     assert all(r["interval_ns"]["n"] == 10 for r in judged)  # five repetitions in each of two rounds
 
 
+def test_every_knob_line_prints_its_readings_interval_goal_or_not(monkeypatch, capsys):
+    machine = SyntheticPatterns(1.0, 1.0)
+    monkeypatch.setattr(bench_knobs, "measure", machine.measure)
+    monkeypatch.setattr(bench_knobs, "measure_paired", machine.measure_paired)
+    monkeypatch.setattr(bench_knobs, "host_detours", lambda: None)
+    result = bench_knobs.knob_accuracy(["L", "G"], [10.0], [1024], 2, None, 5, 1.0, 5000, judge=wired("judge"))
+    bench_knobs.print_knobs(result)
+    out = capsys.readouterr().out
+    unjudged = [r for r in result["rows"] if r["verdict"] == "no goal"]   # G below 4 KiB has no goal
+    assert unjudged and all(r["interval_ns"]["n"] == 10 and r["interval_ns"]["low"] is not None for r in unjudged)
+    for r in result["rows"]:
+        iv = r["interval_ns"]
+        assert iv["low"] <= r["measured_increase_ns"] <= iv["high"]
+        line = next(x for x in out.splitlines() if x.startswith(f"  {r['setting']:16s} {r['bytes']:6d} {r['pattern']} "))
+        assert f"[{iv['low']:+.1f}, {iv['high']:+.1f}]" in line, line
+    assert bench_knobs.interval_text({"low": None, "high": None, "n": 3}) == "too few pairs (3)"
+
+
 def test_the_armed_layers_cost_is_measured_and_not_charged_to_the_knob(monkeypatch):
     """The synthetic layer costs 150 ns per message whenever a knob is armed: the lines
     against the armed baseline still meet their goals (a baseline of zero knobs would read

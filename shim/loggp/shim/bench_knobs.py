@@ -192,7 +192,8 @@ def knob_accuracy(knobs, values_us, g_sizes, rounds, provider, reps, scale, comp
                          "error_ns": measured - predicted, "tolerance_ns": tol,
                          "verdict": judged["verdict"] if judged else "no goal",
                          "reason": judged["reason"] if judged else "no goal for a pattern the knob should not move",
-                         "interval_ns": judged["interval"] if judged else None,
+                         # a line without a goal still says how precise its reading is
+                         "interval_ns": (judged or judge(pairs[key][(p, size)], 0.0, 1.0, "ns"))["interval"],
                          "pairs": len(pairs[key][(p, size)]),
                          "spread_ns": spread, "unsteady": model.unsteady(spread, tol),
                          "increases": increases})
@@ -269,6 +270,8 @@ KNOB_TERMS = (
     ("measured", {"in-run": "median over every repetition of all rounds of (repetition with the setting - the one "
                             "beside it with every knob armed: --alternate, --scope kernel --outside armed)",
                   "runs": "median over rounds of (run with the setting - armed run of the same round)"}),
+    ("interval", "the measured median's 95 % interval (order statistics) over the same differences; too few "
+                 "pairs: fewer than an interval needs"),
     ("error", "measured - predicted"),
     ("tolerance", "--precision around the prediction if given; else o, L: max(2 %, 100 ns) of the prediction; "
                   "g, G (k >= 4 KiB): 2 %; a prediction under 100 ns (a pattern the knob should not move): 100 ns"),
@@ -282,6 +285,13 @@ KNOB_TERMS = (
                          "predicted +- tolerance; missed, wholly outside; unresolved, neither (the budget ran out "
                          "first, or noise); * the armed baseline moved more between rounds than the tolerance"}),
 )
+
+
+def interval_text(interval):
+    """'[+9990.1, +10012.4]' of a line's 95 % interval (ns), or why it has none."""
+    if interval is None or interval.get("low") is None:
+        return f"too few pairs ({interval['n'] if interval else 0})"
+    return f"[{interval['low']:+.1f}, {interval['high']:+.1f}]"
 
 
 def knob_terms(pairing):
@@ -311,13 +321,14 @@ def print_knobs(result):
     gaps = ", ".join(f"{size} B {gap:.0f} ns" for size, gap in sorted(result["g_machine_ns"].items()))
     print(f"g_machine ({result['g_machine_from']}): {gaps}")
     print(f"  {'setting':16s} {'bytes':>6s} {'pattern':9s} {'base':>9s} {'predicted':>10s} {'measured':>10s} "
-          f"{'error':>8s} {'tolerance':>9s} {'spread':>8s}  verdict")
+          f"{'[95 % interval]':>21s} {'error':>8s} {'tolerance':>9s} {'spread':>8s}  verdict")
     for row in result["rows"]:
         tol = f"{row['tolerance_ns']:9.0f}" if row["tolerance_ns"] is not None else f"{'-':>9s}"
         spread = row.get("spread_ns", row.get("zero_spread_ns"))
         spread = f"{spread:8.0f}" if spread is not None else f"{'-':>8s}"
         print(f"  {row['setting']:16s} {row['bytes']:6d} {row['pattern']:9s} {row['base_ns']:9.1f} "
-              f"{row['predicted_increase_ns']:+10.1f} {row['measured_increase_ns']:+10.1f} {row['error_ns']:+8.1f} "
+              f"{row['predicted_increase_ns']:+10.1f} {row['measured_increase_ns']:+10.1f} "
+              f"{interval_text(row['interval_ns']):>21s} {row['error_ns']:+8.1f} "
               f"{tol} {spread}  {row['verdict']}{'*' if row.get('unsteady') else ''}")
     judged = [row for row in result["rows"] if row["verdict"] != "no goal"]
     count = {v: sum(row["verdict"] == v for row in judged) for v in ("met", "missed", "unresolved")}
