@@ -46,7 +46,7 @@ def wiring(name):
         from loggp.experiments import precision
         return {"judge": precision.judge_differences, "judge_at_most": precision.judge_at_most,
                 "parse_precision": precision.parse_precision, "parse_budget": precision.parse_budget,
-                "exit_status": precision.exit_status}
+                "judge_bounds": precision.judge_bounds, "exit_status": precision.exit_status}
     return {}
 
 

@@ -448,6 +448,12 @@ def judge_at_most(differences, limit, tolerance, unit="", places=None, budget_ra
     return _judged(Ceiling(limit, tolerance), differences, unit, places, budget_ran_out)
 
 
+def judge_bounds(low, high, expected, tolerance):
+    """The verdict of an interval [low, high] found some other way (a bootstrap, for a
+    figure that is not a median) against expected +- tolerance."""
+    return verdict(Interval((low + high) / 2, low, high, 0), Goal(expected, tolerance))
+
+
 def _judged(goal, differences, unit, places, budget_ran_out):
     reading = Reading(goal, list(differences))
     interval = reading.interval()

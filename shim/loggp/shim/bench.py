@@ -32,7 +32,7 @@ import time
 
 import loggp.knobs as knob_values
 from loggp.knobs import grammar
-from loggp.knobs.command import EXIT_FAILED, EXIT_OK, Command, UsageError, number_in, positive_int
+from loggp.knobs.command import EXIT_FAILED, Command, UsageError, number_in, positive_int
 from loggp.knobs.grammar import Deprecated
 from loggp.knobs.files import write_text_atomic
 from loggp.knobs.programs import MissingProgram
@@ -260,7 +260,7 @@ def knob_list(text):
 
 
 def verdicts(result):
-    """Every verdict a transparency or knobs result gives, one per line."""
+    """Every verdict a transparency, knobs or jitter result gives, one per line."""
     return [line["verdict"] for line in result["lines" if "lines" in result else "rows"]]
 
 
@@ -272,14 +272,17 @@ class BenchCommand(Command):
     errors = tuple((kind, EXIT_FAILED) for kind in (runmod.RunError, MissingProgram, RuntimeError,
                                                     subprocess.TimeoutExpired))
 
-    def __init__(self, judge, judge_at_most, parse_precision, parse_budget, exit_status):
+    def __init__(self, judge, judge_at_most, parse_precision, parse_budget, judge_bounds, exit_status):
         # Handed down by the root from loggp.experiments.precision, above this layer:
         # judge(differences, expected, tolerance, unit, budget_ran_out=..) and judge_at_most(
         # differences, limit, tolerance, ..) -> {"verdict", "reason", "interval", "settled", ..}:
         # met, missed or unresolved from the readings' interval; parse_precision('1%,20ns') and
         # parse_budget('10min'), the parsers of calibrate's --precision and --budget;
-        # exit_status(verdicts), the status every command with verdicts exits with.
+        # judge_bounds(low, high, expected, tolerance), the verdict of an interval found
+        # otherwise (the jitter check's bootstrap); exit_status(verdicts), the status every
+        # command with verdicts exits with.
         self.judge, self.judge_at_most, self.exit_status = judge, judge_at_most, exit_status
+        self.judge_bounds = judge_bounds
         self.parse_precision, self.parse_budget = parse_precision, parse_budget
 
     def configure(self, p):
@@ -381,11 +384,9 @@ class BenchCommand(Command):
                                   judge_at_most=self.judge_at_most, precision=args.goal, budget_s=args.budget_s)
             print_transparency(result)
         elif args.L_jitter:
-            result = jitter_check.check(args.jitter_L, args.L_jitter, args.seed, args.samples, rounds=args.rounds)
+            result = jitter_check.check(args.jitter_L, args.L_jitter, args.seed, args.samples, rounds=args.rounds,
+                                        judge_bounds=self.judge_bounds)
             jitter_check.print_check(result)
-            if args.json:
-                write_text_atomic(args.json, json.dumps(result, indent=1, default=str))
-            return EXIT_OK  # its rows match or not, with no interval: no verdict to exit on
         else:
             result = knob_accuracy(args.knobs, args.values_us, args.g_sizes, args.rounds, args.provider, args.reps,
                                    args.scale, args.compute_ns, args.g_machine_ns, args.mpi, args.pairing,

@@ -4,8 +4,11 @@ A ping-pong's round trips (loggp-rtt-samples) at zero knobs and with L and
 its jitter, in one invocation; each jittered round trip holds two draws (one
 per direction). The prediction adds two draws, made here from the same
 definitions as libloggp.so (docs/jitter.md), to each baseline round trip, so
-the machine's own spread is in both; mean, variance and percentiles are then
-compared. The statistics are pure functions (shim/tests/test_jitter_check.py)."""
+the machine's own spread is in both; mean, standard deviation and percentiles
+are then compared: each figure's measured - predicted difference gets a 95 %
+bootstrap interval (both samples resampled), judged met, missed or unresolved
+against the figure's tolerance. The statistics are pure functions
+(shim/tests/test_jitter_check.py)."""
 import math
 import os
 import random
@@ -22,6 +25,9 @@ REL, ABS_NS = 0.15, 1000.0
 SD_REL = 0.25
 # the share of the longest round trips left out of the mean and variance
 TRIM = 0.005
+FIGURES = ("mean", "sd", *(f"p{p}" for p in PERCENTILES))
+# resamples of the bootstrap that bounds each figure's difference
+RESAMPLES = 200
 
 
 def split_jitter(text):
@@ -92,13 +98,35 @@ def predicted_round_trips(base, L_ns, kind, spread_ns, shape, seed=1):
     return [b + draw(L_ns, kind, spread_ns, shape, rng) + draw(L_ns, kind, spread_ns, shape, rng) for b in base]
 
 
-def compare(measured, predicted):
-    """[(figure, measured, predicted, ok)] for the mean, sd and percentiles."""
+def tolerance(name, predicted_ns):
+    """How far a figure may lie from its prediction: max(REL x it, ABS_NS); SD_REL for the sd."""
+    return max((SD_REL if name == "sd" else REL) * abs(predicted_ns), ABS_NS)
+
+
+def difference_intervals(measured_samples, predicted_samples, seed=1, resamples=RESAMPLES):
+    """{figure: (low, high)}: the 95 % percentile-bootstrap interval of summary(measured)
+    - summary(predicted) per figure, each sample resampled on its own."""
+    rng = random.Random(seed)
+    differences = {name: [] for name in FIGURES}
+    for _ in range(resamples):
+        m = summary(rng.choices(measured_samples, k=len(measured_samples)))
+        p = summary(rng.choices(predicted_samples, k=len(predicted_samples)))
+        for name in FIGURES:
+            differences[name].append(m[name] - p[name])
+    return {name: (percentile(sorted(d), 2.5), percentile(sorted(d), 97.5)) for name, d in differences.items()}
+
+
+def compare(measured, predicted, intervals, judge_bounds):
+    """[row] per figure (mean, sd, percentiles): measured, predicted, the interval of their
+    difference, the tolerance and the verdict judge_bounds(low, high, 0, tolerance) gives
+    (loggp.experiments.precision's, handed down)."""
     rows = []
-    for name in ("mean", "sd", *(f"p{p}" for p in PERCENTILES)):
+    for name in FIGURES:
         m, p = measured[name], predicted[name]
-        rel = SD_REL if name == "sd" else REL
-        rows.append((name, m, p, abs(m - p) <= max(rel * abs(p), ABS_NS)))
+        low, high = intervals[name]
+        tol = tolerance(name, p)
+        rows.append({"figure": name, "measured_ns": m, "predicted_ns": p, "difference_low_ns": low,
+                     "difference_high_ns": high, "tolerance_ns": tol, "verdict": judge_bounds(low, high, 0.0, tol)})
     return rows
 
 
@@ -115,10 +143,12 @@ def round_trips(knob_flags, count, bytes_, timeout=600):
     return [float(line.split()[1]) for line in proc.stdout.splitlines() if line.startswith("rtt_ns ")]
 
 
-def check(L_text, jitter_text, seed, count=3000, bytes_=8, rounds=3):
+def check(L_text, jitter_text, seed, count=3000, bytes_=8, rounds=3, judge_bounds=None):
     """Baseline and jittered round trips in interleaved rounds (B J B J ...,
     so both see the same load), pooled, and their comparison with the
-    prediction."""
+    prediction, each figure judged by judge_bounds."""
+    if judge_bounds is None:
+        raise ValueError("the jitter check needs a judge of intervals (loggp.experiments.precision)")
     kind, spread, shape = split_jitter(jitter_text)
     L_ns = parse({"L": L_text})["L"]
     spread_ns = parse({"L": spread})["L"]
@@ -126,17 +156,26 @@ def check(L_text, jitter_text, seed, count=3000, bytes_=8, rounds=3):
     for r in range(rounds):
         base += round_trips([], count, bytes_)
         jittered += round_trips(["--L", L_text, "--L-jitter", jitter_text, "--seed", str(seed + r)], count, bytes_)
-    predicted = summary(predicted_round_trips(base, L_ns, kind, spread_ns, shape, seed))
-    measured = summary(jittered)
+    predicted_samples = predicted_round_trips(base, L_ns, kind, spread_ns, shape, seed)
+    predicted, measured = summary(predicted_samples), summary(jittered)
+    intervals = difference_intervals(jittered, predicted_samples, seed)
     return {"L": L_text, "jitter": jitter_text, "seed": seed, "count": count * rounds, "bytes": bytes_,
             "base": summary(base), "measured": measured, "predicted": predicted,
-            "rows": compare(measured, predicted)}
+            "rows": compare(measured, predicted, intervals, judge_bounds)}
 
 
 def print_check(result):
     print(f"L {result['L']} jitter {result['jitter']} seed {result['seed']}: {result['count']} round trips of "
           f"{result['bytes']} B, each holding two draws; prediction = baseline round trip + two draws")
     print(f"mean and sd leave out the longest {TRIM:.1%} of round trips in both")
-    print(f"{'figure':>8} {'measured us':>12} {'predicted us':>13}  verdict")
-    for name, m, p, ok in result["rows"]:
-        print(f"{name:>8} {m / 1000:12.2f} {p / 1000:13.2f}  {'ok' if ok else 'MISS'}")
+    print(f"{'figure':>8} {'measured us':>12} {'predicted us':>13} {'difference [95 % interval]':>27} "
+          f"{'tolerance':>10}  verdict")
+    for row in result["rows"]:
+        difference = (f"{(row['measured_ns'] - row['predicted_ns']) / 1000:+.2f} "
+                      f"[{row['difference_low_ns'] / 1000:+.2f}, {row['difference_high_ns'] / 1000:+.2f}]")
+        print(f"{row['figure']:>8} {row['measured_ns'] / 1000:12.2f} {row['predicted_ns'] / 1000:13.2f} "
+              f"{difference:>27} {row['tolerance_ns'] / 1000:10.2f}  {row['verdict']}")
+    count = {v: sum(row["verdict"] == v for row in result["rows"]) for v in ("met", "missed", "unresolved")}
+    print(f"{count['met']} of {len(result['rows'])} figures met, {count['missed']} missed, "
+          f"{count['unresolved']} unresolved (us; the interval is of measured - predicted, bootstrap over both "
+          f"samples; met: inside +- tolerance, missed: wholly outside, unresolved: across its edge)")
