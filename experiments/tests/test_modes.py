@@ -47,3 +47,25 @@ def test_a_mode_list_measures_those_modes_only(tmp_path):
 def test_bad_input_is_refused_by_name(args, named):
     proc = probe(*args)
     assert proc.returncode == 2 and named in proc.stderr, proc.stderr
+
+
+def test_each_median_comes_with_its_spread_an_interval_or_the_range_of_few_rounds(tmp_path):
+    from loggp.experiments import modes, precision
+    many = [1000.0 + 10 * i for i in range(precision.MIN_SAMPLES + 4)]
+    cells = {("send", 8): {"oneway_ns": [3000.0, 1000.0, 2000.0], "roundtrip_ns": [4000.0, 6000.0, 5000.0]},
+             ("isend", 8): {"oneway_ns": many, "roundtrip_ns": many}}
+    rows = modes.table(cells, ["send", "isend"])
+    send, isend = rows[0][1]["send"], rows[0][1]["isend"]
+    assert send[:2] == (2.0, 5.0) and send[2] == ("min-max", 1.0, 3.0) and send[3] == ("min-max", 4.0, 6.0)
+    interval = precision.median_interval([v / 1e3 for v in many])
+    assert isend[2] == ("95 %", interval.low, interval.high)
+    text = modes.render(rows, ["send", "isend"])
+    assert "2.00 [1.00, 3.00]" in text and "5.00 [4.00, 6.00]" in text
+    assert "the rounds' range" in text and "95 % interval" in text
+    modes.write_outputs({"--json": str(tmp_path / "m.json"), "--csv": str(tmp_path / "m.csv")}, rows,
+                        ["send", "isend"], [], 0)
+    saved = json.loads((tmp_path / "m.json").read_text())["rows"][0]["send"]
+    assert saved["oneway_spread_us"] == {"kind": "min-max", "low": 1.0, "high": 3.0}
+    with open(tmp_path / "m.csv") as f:
+        first = next(csv.DictReader(f))
+    assert (first["oneway_low_us"], first["oneway_high_us"], first["spread"]) == ("1.0000", "3.0000", "min-max")

@@ -14,6 +14,8 @@ from loggp.knobs.command import UsageError
 from loggp.knobs.files import atomic_write, write_text_atomic
 from loggp.knobs.programs import find_program
 
+from . import precision
+
 MODES = ("send", "ssend", "isend")
 TITLES = {"send": "Send/Recv", "ssend": "Ssend/Recv", "isend": "Isend/Irecv+Wait"}
 OWN = ("--modes", "--sizes", "--reps", "--rounds", "--json", "--csv", "--plot")
@@ -58,33 +60,63 @@ def parse(text):
 
 
 def table(cells, modes):
-    """Rows (bytes, {mode: (one way us, round trip us)}), medians over rounds."""
+    """Rows (bytes, {mode: (one way us, round trip us, one way's spread, round trip's)}):
+    medians over rounds, each with precision.spread's (kind, low us, high us)."""
     sizes = sorted({b for _, b in cells})
-    return [(b, {m: (statistics.median(cells[(m, b)]["oneway_ns"]) / 1e3,
-                     statistics.median(cells[(m, b)]["roundtrip_ns"]) / 1e3) for m in modes if (m, b) in cells})
-            for b in sizes]
+
+    def figures(ns):
+        us = [v / 1e3 for v in ns]
+        return statistics.median(us), precision.spread(us)
+    rows = []
+    for b in sizes:
+        row = {}
+        for m in modes:
+            if (m, b) in cells:
+                (oneway, oneway_spread), (roundtrip, roundtrip_spread) = (
+                    figures(cells[(m, b)]["oneway_ns"]), figures(cells[(m, b)]["roundtrip_ns"]))
+                row[m] = (oneway, roundtrip, oneway_spread, roundtrip_spread)
+        rows.append((b, row))
+    return rows
+
+
+def _with_spread(median, spread):
+    return f"{median:.2f} [{spread[1]:.2f}, {spread[2]:.2f}]"
 
 
 def render(rows, modes):
-    head = f"{'bytes':>9}" + "".join(f"  {TITLES[m] + ' one-way':>24} {'round trip':>11}" for m in modes)
+    head = f"{'bytes':>9}" + "".join(f"  {TITLES[m] + ' one-way (us)':>30} {'round trip (us)':>24}" for m in modes)
     lines = [head]
     for b, cells in rows:
-        lines.append(f"{b:>9}" + "".join(f"  {cells[m][0]:>21.2f} us {cells[m][1]:>8.2f} us" for m in modes))
+        lines.append(f"{b:>9}" + "".join(f"  {_with_spread(c[0], c[2]):>30} {_with_spread(c[1], c[3]):>24}"
+                                          for c in (cells[m] for m in modes)))
+    kinds = sorted({s[0] for _, cells in rows for c in cells.values() for s in c[2:]})
+    lines.append("[spread]: " + " or ".join(
+        {"95 %": "the median's 95 % interval (order statistics)",
+         "min-max": f"the rounds' range (fewer than {precision.MIN_SAMPLES} rounds: too few for an interval)"}[k]
+        for k in kinds))
     return "\n".join(lines)
+
+
+def _spread_dict(spread):
+    return {"kind": spread[0], "low": spread[1], "high": spread[2]}
 
 
 def write_outputs(opts, rows, modes, knob_args, offset):
     if "--json" in opts:
         write_text_atomic(opts["--json"], json.dumps({"knobs": knob_args, "clock_offset_ns": offset, "modes": modes,
-                                            "rows": [{"bytes": b, **{m: {"oneway_us": c[m][0], "roundtrip_us": c[m][1]}
+                                            "rows": [{"bytes": b, **{m: {"oneway_us": c[m][0], "roundtrip_us": c[m][1],
+                                                                         "oneway_spread_us": _spread_dict(c[m][2]),
+                                                                         "roundtrip_spread_us": _spread_dict(c[m][3])}
                                                                      for m in modes}} for b, c in rows]}, indent=1))
     if "--csv" in opts:
         buf = io.StringIO()
         w = csv.writer(buf)
-        w.writerow(["bytes", "mode", "oneway_us", "roundtrip_us"])
+        w.writerow(["bytes", "mode", "oneway_us", "roundtrip_us", "oneway_low_us", "oneway_high_us",
+                    "roundtrip_low_us", "roundtrip_high_us", "spread"])
         for b, c in rows:
             for m in modes:
-                w.writerow([b, m, f"{c[m][0]:.4f}", f"{c[m][1]:.4f}"])
+                w.writerow([b, m, f"{c[m][0]:.4f}", f"{c[m][1]:.4f}", f"{c[m][2][1]:.4f}", f"{c[m][2][2]:.4f}",
+                            f"{c[m][3][1]:.4f}", f"{c[m][3][2]:.4f}", c[m][2][0]])
         write_text_atomic(opts["--csv"], buf.getvalue())
     if "--plot" in opts:
         import matplotlib
