@@ -6,6 +6,7 @@ import functools
 import json
 import re
 import shutil
+import statistics
 
 import pytest
 
@@ -426,10 +427,12 @@ def test_alternate_runs_each_repetition_outside_then_inside_the_kernel_region_in
     lines = [json.loads(line) for line in proc.stdout.splitlines()]
     assert [(r["rep"], r["region"]) for r in lines] == [
         (0, "outside"), (0, "kernel"), (1, "kernel"), (1, "outside"), (2, "outside"), (2, "kernel")]
-    inside = [r["ns"] for r in lines if r["region"] == "kernel"]
-    outside = [r["ns"] for r in lines if r["region"] == "outside"]
-    # L = 200 us on every half round trip inside; none outside (a half round trip here is ~1 us)
-    assert min(inside) >= 200e3 and max(outside) < 100e3, lines
+    inside = {r["rep"]: r["ns"] for r in lines if r["region"] == "kernel"}
+    outside = {r["rep"]: r["ns"] for r in lines if r["region"] == "outside"}
+    # L = 200 us on every half round trip inside (a hold never ends early); none outside: each
+    # repetition's inside half pays it over its outside half, whatever this machine's own speed
+    assert min(inside.values()) >= 200e3, lines
+    assert statistics.median(inside[rep] - outside[rep] for rep in inside) >= 0.5 * 200e3, lines
 
 
 def test_the_late_pattern_times_the_receive_call_alone_after_the_wait():
