@@ -162,6 +162,24 @@ def test_latency_leaking_a_fifth_into_receive_overhead_is_missed_cross_talk():
     assert any("o_r (cross-talk)" in r and "also moved o_r" in r for r in L["reasons"])
 
 
+def test_a_known_defect_stays_missed_and_is_named_in_one_line():
+    summary, _ = run_analysis({"L": [0, 1, 10]}, leak={("L", "g"): -0.05}, noise_us=0.002)
+    L = summary["knobs"]["L"]
+    assert L["crosstalk"]["g"]["verdicts"] == [pr.MISSED, pr.MISSED]
+    named = [r for r in L["reasons"] if "g (cross-talk)" in r]
+    assert len(named) == 2 and all("known defect: L holds" in r for r in named)
+    assert cal.verdicts_text(summary).count("known defect: L holds") == 2
+    assert "2 of them are known defects of the apparatus" in cal.closing_sentence(summary)
+
+
+def test_a_miss_the_other_way_is_not_excused_by_a_known_defect():
+    summary, _ = run_analysis({"L": [0, 1, 10]}, leak={("L", "g"): 0.05}, noise_us=0.002)
+    L = summary["knobs"]["L"]
+    assert L["crosstalk"]["g"]["verdicts"] == [pr.MISSED, pr.MISSED]
+    assert not any("known defect" in r for r in L["reasons"])
+    assert "known defect" not in cal.verdicts_text(summary) + cal.closing_sentence(summary)
+
+
 @pytest.mark.parametrize("apparatus", [{"scale": {"L": 0.9}}, {"leak": {("L", "o_r"): 0.2}}, {}])
 def test_on_a_noisy_machine_the_same_apparatus_is_unresolved_never_met(apparatus):
     # rounds that differ by microseconds against a 1-10 us knob and a 4-run budget

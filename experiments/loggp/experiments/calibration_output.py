@@ -12,7 +12,15 @@ import numpy as np
 from loggp.knobs.files import atomic_write, write_text_atomic
 
 
+from loggp.experiments.known_defects import known_defect
 from loggp.experiments.precision import MET, MISSED, UNRESOLVED, worst as worst_of
+
+
+def reading_defect(knob, param, series, i):
+    """The known defect that explains the i-th reading of a series, if it is missed."""
+    if series["verdicts"][i] != MISSED or series["measured"][i] is None:
+        return None
+    return known_defect(knob, param, series["measured"][i] > series["expected"][i])
 
 
 def advice(knob, param, role, verdict, above):
@@ -22,6 +30,9 @@ def advice(knob, param, role, verdict, above):
     if verdict == UNRESOLVED:
         return ("the machine's noise left the interval wider than the goal or across its edge: rerun on a quiet "
                 "machine, or with a longer --budget")
+    defect = known_defect(knob, param, above)
+    if defect:
+        return f"known defect: {defect.line}"
     if role == "crosstalk":
         return f"setting {knob} also moved {param}, beyond the armed layer's own cost (which cancels)"
     if above:
@@ -290,9 +301,14 @@ def closing_sentence(summary):
     else:
         head = f"On this machine none of {len(readings)} readings could be shown to apply as set"
     if by[MISSED]:
-        names = ", ".join(f"{p} at {knob} = {v:g} {summary['knobs'][knob]['unit']}" for knob, v, p, _, _ in by[MISSED][:4])
+        unknown = [r for r in by[MISSED] if not reading_defect(r[0], r[2], r[3], r[4])]
+        known = len(by[MISSED]) - len(unknown)
+        listed = unknown or by[MISSED]
+        names = ", ".join(f"{p} at {knob} = {v:g} {summary['knobs'][knob]['unit']}" for knob, v, p, _, _ in listed[:4])
         head += (f"; {len(by[MISSED])} {'misses its' if len(by[MISSED]) == 1 else 'miss their'} goal "
-                 f"({names}{', ...' if len(by[MISSED]) > 4 else ''})")
+                 f"({names}{', ...' if len(listed) > 4 else ''}"
+                 + (f"; {known} of them {'is a known defect' if known == 1 else 'are known defects'} of the "
+                    "apparatus, named in verdicts.txt" if known else "") + ")")
     if by[UNRESOLVED]:
         reaches = sorted(reach(s, i) for *_, s, i in timed[UNRESOLVED])
         typical = reaches[len(reaches) // 2] if reaches else None
@@ -332,7 +348,9 @@ def verdicts_text(summary):
             lines.append(f"  {knob} = {v:g} {k['unit']}: {k['points'][i]['verdict']}")
             for p, s in list(k["measures"].items()) + list(k["crosstalk"].items()):
                 role = "" if s["role"] == "primary" else " (cross-talk)"
-                lines.append(f"    {p}{role}: {s['verdicts'][i]}: {s['reasons'][i]}")
+                defect = reading_defect(knob, p, s, i)
+                named = f"; known defect: {defect.line}" if defect else ""
+                lines.append(f"    {p}{role}: {s['verdicts'][i]}: {s['reasons'][i]}{named}")
     return "\n".join(lines) + "\n"
 
 
