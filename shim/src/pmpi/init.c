@@ -53,6 +53,14 @@ static int resolve(void)
     LOGGP_COLLECTIVES(LOGGP_RESOLVE)
     LOGGP_HELPERS(LOGGP_RESOLVE)
 #undef LOGGP_RESOLVE
+    /* a program calls only those its MPI has */
+#define LOGGP_RESOLVE_PRESENT(name)                \
+    do {                                           \
+        void *f = dlsym(RTLD_NEXT, "PMPI_" #name); \
+        memcpy(&pmpi.name, &f, sizeof f);          \
+    } while (0);
+    LOGGP_COMM_FUNCTIONS(LOGGP_RESOLVE_PRESENT)
+#undef LOGGP_RESOLVE_PRESENT
     return missing_symbol ? -1 : 0;
 }
 
@@ -327,6 +335,7 @@ int MPI_Finalize(void)
     loggp_live_stop();
     write_profile(wall);
     loggp_trace_close();
+    loggp_comms_finalize();
     warn_if_no_region_was_marked();
     loggp_run_record("finalize", loggp_world_rank);
     /* A freed request's completion may still be held, and MPI_Finalize need

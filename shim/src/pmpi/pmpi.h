@@ -17,6 +17,7 @@
 #pragma weak ompi_mpi_comm_null
 #pragma weak ompi_mpi_comm_world
 #pragma weak ompi_mpi_int64_t
+#pragma weak ompi_mpi_op_max
 #pragma weak ompi_request_null
 #endif
 #include <stdint.h>
@@ -36,6 +37,7 @@ extern struct loggp_pmpi_functions {
     LOGGP_P2P_FUNCTIONS(LOGGP_DECLARE)
     LOGGP_COLLECTIVES(LOGGP_DECLARE)
     LOGGP_HELPERS(LOGGP_DECLARE)
+    LOGGP_COMM_FUNCTIONS(LOGGP_DECLARE)
 } pmpi;
 #undef LOGGP_DECLARE
 
@@ -267,6 +269,15 @@ void loggp_setup_topology(void);
 const char *loggp_topology_profile_json(void);
 /* What the profile reports about that (clocksync.c). */
 void loggp_clock_sync_result(loggp_profile_clock *out);
+
+/* ---- communicator ids (comms.c) ---- */
+
+/* The id a trace records for comm: the same on every rank of it (docs/trace-format.md). */
+uint32_t loggp_comm_id(MPI_Comm comm);
+/* The id of the n-th communicator with these members made on the one with id parent. */
+uint32_t loggp_derive_comm_id(uint32_t parent, uint64_t n, uint64_t members);
+/* Frees what the ids needed (MPI_Finalize, after the trace is written). */
+void loggp_comms_finalize(void);
 
 /* ---- collectives' byte counts (collectives.c) ---- */
 

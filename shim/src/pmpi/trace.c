@@ -4,7 +4,6 @@
  * header says how many records there are. Format: docs/trace-format.md. */
 #include "trace.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -93,31 +92,12 @@ static uint32_t size_of(MPI_Comm comm)
     return (uint32_t)size;
 }
 
-static uint32_t comm_id(MPI_Comm comm)
-{
-#ifdef OPEN_MPI
-    /* Open MPI's handles are pointers; its Fortran index names a communicator in 32 bits. */
-    static MPI_Fint (*_Atomic to_fortran)(MPI_Comm);
-    MPI_Fint (*c2f)(MPI_Comm) = to_fortran;
-    if (!c2f) {
-        void *f = dlsym(RTLD_DEFAULT, "PMPI_Comm_c2f");
-        memcpy(&c2f, &f, sizeof f);
-        to_fortran = c2f;
-    }
-    if (c2f)
-        return (uint32_t)c2f(comm);
-#endif
-    uint32_t id = 0;
-    memcpy(&id, &comm, sizeof comm < sizeof id ? sizeof comm : sizeof id);
-    return id;
-}
-
 uint64_t loggp_trace_call(int call, uint64_t start_ns, int peer, int tag, MPI_Comm comm, uint64_t bytes,
                       uint64_t request)
 {
     loggp_trace_record r = {
         .start_ns = start_ns, .end_ns = loggp_now_ns(), .bytes = bytes, .request = request, .peer = peer,
-        .tag = tag, .comm_id = comm_id(comm), .comm_size = size_of(comm), .call = (uint16_t)call,
+        .tag = tag, .comm_id = loggp_comm_id(comm), .comm_size = size_of(comm), .call = (uint16_t)call,
         .kind = LOGGP_TRACE_CALL, .index = -1,
     };
     loggp_trace_add(&r);

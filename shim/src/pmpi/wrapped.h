@@ -20,4 +20,18 @@
     X(Test_cancelled) X(Abort) X(Get_processor_name) X(Comm_dup) X(Comm_free) X(Comm_test_inter) \
     X(Pcontrol)
 
+/* Communicator constructors and destructors (comms.c: ids the ranks share) and the group
+ * calls it asks; resolved where present, as MPI-4's Comm_idup_with_info is not everywhere. */
+#if MPI_VERSION >= 4
+#define LOGGP_COMM_MPI4(X) X(Comm_idup_with_info)
+#else
+#define LOGGP_COMM_MPI4(X)
+#endif
+#define LOGGP_COMM_FUNCTIONS(X) \
+    X(Comm_dup_with_info) X(Comm_idup) X(Comm_split) X(Comm_split_type) X(Comm_create) \
+    X(Comm_create_group) X(Cart_create) X(Cart_sub) X(Graph_create) X(Dist_graph_create) \
+    X(Dist_graph_create_adjacent) X(Intercomm_create) X(Intercomm_merge) X(Comm_disconnect) \
+    X(Comm_group) X(Group_size) X(Group_translate_ranks) X(Group_free) \
+    LOGGP_COMM_MPI4(X)
+
 #endif
