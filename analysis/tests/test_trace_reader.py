@@ -87,7 +87,7 @@ def test_a_folder_error_names_no_offset(tmp_path, good):
 
 
 def version_1(data):
-    """A version 2 trace as version 1 wrote it: no run id, no transport."""
+    """A trace as version 1 wrote it: no run id, no transport."""
     v1 = bytearray(data[:tr.HEADER_V1.itemsize]) + data[tr.HEADER.itemsize:]
     v1[8:12] = (1).to_bytes(4, "little")
     v1[12:16] = tr.HEADER_V1.itemsize.to_bytes(4, "little")
@@ -98,6 +98,7 @@ def test_a_version_1_trace_still_reads(tmp_path, good):
     new = tr.read(damaged(tmp_path, good))
     old = tr.read(damaged(tmp_path, version_1(good)))
     assert old.run_id is None and old.transport is None and new.run_id and new.transport
+    assert old.version == 1
     assert (old.records == new.records).all() and old.names == new.names
 
 
@@ -116,4 +117,13 @@ def test_a_wrong_version_is_named_with_its_offset(tmp_path, good):
     data = bytearray(good)
     data[8:12] = (9).to_bytes(4, "little")
     err = error_of(damaged(tmp_path, bytes(data)))
-    assert err.offset == 8 and "format version 9, this reader knows 1, 2" in str(err)
+    assert err.offset == 8 and "format version 9, this reader knows 1, 2, 3" in str(err)
+
+
+def test_a_version_2_trace_still_reads_and_says_its_version(tmp_path, good):
+    # version 2 had this layout; only what comm_id means changed
+    data = bytearray(good)
+    data[8:12] = (2).to_bytes(4, "little")
+    old, new = tr.read(damaged(tmp_path, bytes(data))), tr.read(damaged(tmp_path, good))
+    assert old.version == 2 and new.version == tr.VERSION == 3
+    assert (old.records == new.records).all() and old.run_id == new.run_id

@@ -12,15 +12,9 @@ MESSAGES = 16  # per pair and communicator
 ANY_SOURCE, ANY_TAG = -2, -1
 
 
-# Known defect: the trace names a communicator by its rank-local handle, and the replay
-# matches on it. Under the PMPI engine MPICH gives rank 0 one more internal communicator,
-# so the duplicate's handle differs between the ranks (0x84000002 and 0x84000001) and
-# the replay cannot match the messages on it. Strict: this fails once that is fixed.
-HANDLES_DIFFER = pytest.mark.xfail(raises=loggops.DeadlockError, strict=True,
-                                   reason="a communicator's handle differs between ranks (trace comm_id)")
-
-
-@pytest.mark.parametrize("engine", ["libfabric", pytest.param("pmpi", marks=HANDLES_DIFFER)])
+# Under the PMPI engine MPICH gives rank 0 one more internal communicator than rank 1, so the
+# duplicate's handle differs between them: the trace's comm_id must not (shim/src/pmpi/comms.c).
+@pytest.mark.parametrize("engine", ["libfabric", "pmpi"])
 def test_wildcard_receives_are_traced_with_what_they_got_and_all_replay(tmp_path, engine):
     out = tmp_path / "trace"
     proc = run([installed("loggp"), "run", "-n", "2", "--quiet", "--engine", engine, "--trace", out, "--",
@@ -28,6 +22,7 @@ def test_wildcard_receives_are_traced_with_what_they_got_and_all_replay(tmp_path
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert f"ordering OK {MESSAGES * 2 * 2}" in proc.stdout
     traces = tr.read_folder(out)
+    ids = []
     for t in traces:
         r, names = t.records, t.call_names()
         calls = (names == "MPI_Recv") & (r["kind"] == tr.CALL)
@@ -40,6 +35,8 @@ def test_wildcard_receives_are_traced_with_what_they_got_and_all_replay(tmp_path
         assert set(got["peer"]) == {1 - t.rank}
         assert set(got["tag"]) == set(range(MESSAGES))
         assert len(set(asked["comm_id"])) == 2  # the world and its duplicate
+        ids.append(sorted(set(asked["comm_id"])))
+    assert ids[0] == ids[1]  # each communicator has one id on both ranks
     programs = replay.build(traces)
     p2p = [op for prog in programs.programs for op in prog
            if op[0] in ("isend", "irecv") and not isinstance(op[2][1], tuple)]  # not a collective's

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 MAGIC = b"LGPTRACE"
-VERSION = 2          # written by libloggp.so; version 1 (no run id, no transport) is still read
+VERSION = 3          # written by libloggp.so; versions 1 and 2 are still read (see HEADERS)
 CLOCK_MONOTONIC = 1
 CALL, COMPLETE = 0, 1
 
@@ -23,9 +23,11 @@ HEADER_V1 = np.dtype([
     ("names_bytes", "<u4"), ("rank", "<i4"), ("size", "<i4"), ("clock", "<u4"), ("reserved", "<u4"),
     ("records", "<u8"), ("init_ns", "<u8"), ("finalize_ns", "<u8"), ("clock_offset_ns", "<i8"),
 ])
-# version 2 adds the run's id (the same in every rank's file of one run) and its transport
+# version 2 adds the run's id (the same in every rank's file of one run) and its transport;
+# version 3 keeps the layout, but a record's comm_id is an id every rank of the communicator
+# shares (in versions 1 and 2 each rank's own handle, which could differ between ranks)
 HEADER = np.dtype(HEADER_V1.descr + [("run_id", "<u8"), ("transport", "S32")])
-HEADERS = {1: HEADER_V1, 2: HEADER}
+HEADERS = {1: HEADER_V1, 2: HEADER, 3: HEADER}
 RECORD = np.dtype([
     ("start_ns", "<u8"), ("end_ns", "<u8"), ("bytes", "<u8"), ("request", "<u8"),
     ("peer", "<i4"), ("tag", "<i4"), ("comm_id", "<u4"), ("comm_size", "<u4"),
@@ -36,7 +38,8 @@ RECORD = np.dtype([
 # request, made by MPI_*_init, starts with each MPI_Start/MPI_Startall).
 POSTING = {"MPI_Isend", "MPI_Ibsend", "MPI_Issend", "MPI_Irsend", "MPI_Irecv", "MPI_Start", "MPI_Startall",
            "MPI_Ibarrier", "MPI_Ibcast", "MPI_Ireduce", "MPI_Iallreduce", "MPI_Igather",
-           "MPI_Iscatter", "MPI_Iallgather", "MPI_Ialltoall", "MPI_Ialltoallv"}
+           "MPI_Iscatter", "MPI_Iallgather", "MPI_Ialltoall", "MPI_Ialltoallv",
+           "MPI_Comm_idup", "MPI_Comm_idup_with_info"}
 
 
 class TraceError(ValueError):
@@ -61,6 +64,7 @@ class Trace:
     records_offset: int  # where the first record starts in the file
     run_id: int = None   # None: a version 1 file, which has none
     transport: str = None  # "libfabric:shm", "pmpi"; None: not recorded
+    version: int = VERSION  # the file's format version (HEADERS)
 
     def call_names(self):
         """Each record's call as a name (numpy array of str)."""
@@ -118,6 +122,7 @@ class TraceFile:
     count: int  # records in the file
     run_id: int = None
     transport: str = None
+    version: int = VERSION
 
 
 # name tables seen, by their bytes: the thousands of ranks of one run share one list
@@ -162,7 +167,8 @@ def _header(path, data, file_size):
                      finalize_ns=int(h["finalize_ns"]), clock_offset_ns=int(h["clock_offset_ns"]), names=names,
                      records_offset=names_end, count=int(h["records"]),
                      run_id=int(h["run_id"]) if version >= 2 else None,
-                     transport=(bytes(h["transport"]).decode("ascii", "replace") or None) if version >= 2 else None)
+                     transport=(bytes(h["transport"]).decode("ascii", "replace") or None) if version >= 2 else None,
+                     version=version)
 
 
 def _check_records(f, records, first):
@@ -222,7 +228,7 @@ def read(path):
     _check_records(f, records, 0)
     return Trace(path=path, rank=f.rank, size=f.size, init_ns=f.init_ns, finalize_ns=f.finalize_ns,
                  clock_offset_ns=f.clock_offset_ns, names=f.names, records=records, records_offset=f.records_offset,
-                 run_id=f.run_id, transport=f.transport)
+                 run_id=f.run_id, transport=f.transport, version=f.version)
 
 
 def _one_run(folder, files):

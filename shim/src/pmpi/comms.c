@@ -223,11 +223,29 @@ void loggp_comms_finalize(void)
 COMM_WRAPPER(Comm_dup, (MPI_Comm comm, MPI_Comm *newcomm), (comm, newcomm), made_duplicate(comm, *newcomm))
 COMM_WRAPPER(Comm_dup_with_info, (MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm), (comm, info, newcomm),
              made_duplicate(comm, *newcomm))
-COMM_WRAPPER(Comm_idup, (MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *req), (comm, newcomm, req),
-             made_duplicate(comm, *newcomm))
+
+/* An Idup is recorded too: the Wait that completes its request is. */
+#define IDUP_WRAPPER(name, params, args)                                                          \
+    static __attribute__((noinline)) int traced_##name params                                   \
+    {                                                                                            \
+        uint64_t t0 = loggp_now_ns();                                                            \
+        int rc = pmpi.name args;                                                                 \
+        if (rc == MPI_SUCCESS)                                                                   \
+            made_duplicate(comm, *newcomm);                                                      \
+        loggp_trace_call(TRACE_COMM(name), t0, -1, -1, comm, 0, rc == MPI_SUCCESS ? request_key(*req) : 0); \
+        return rc;                                                                               \
+    }                                                                                            \
+    int MPI_##name params                                                                        \
+    {                                                                                            \
+        if (__builtin_expect(!loggp_tracing, 1))                                                 \
+            return pmpi.name args;                                                               \
+        return traced_##name args;                                                               \
+    }
+
+IDUP_WRAPPER(Comm_idup, (MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *req), (comm, newcomm, req))
 #if MPI_VERSION >= 4
-COMM_WRAPPER(Comm_idup_with_info, (MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Request *req),
-             (comm, info, newcomm, req), made_duplicate(comm, *newcomm))
+IDUP_WRAPPER(Comm_idup_with_info, (MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Request *req),
+             (comm, info, newcomm, req))
 #endif
 COMM_WRAPPER(Comm_split, (MPI_Comm comm, int color, int key, MPI_Comm *newcomm), (comm, color, key, newcomm),
              made_intracomm(comm, *newcomm))

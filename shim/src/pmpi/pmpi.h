@@ -165,6 +165,10 @@ static inline void count_sent(loggp_counters *c, uint64_t bytes)
 /* A call's index in a trace's name table (trace.c lists them in this order). */
 #define TRACE_P2P(name) LOGGP_FN_##name
 #define TRACE_COLL(name) (LOGGP_FN_COUNT + LOGGP_FN_##name)
+#define LOGGP_COMM_ENUM(name) LOGGP_TRACE_COMM_##name,
+enum { LOGGP_TRACED_COMM_CALLS(LOGGP_COMM_ENUM) LOGGP_TRACE_COMM_COUNT };
+#undef LOGGP_COMM_ENUM
+#define TRACE_COMM(name) (LOGGP_FN_COUNT + LOGGP_COLL_COUNT + LOGGP_TRACE_COMM_##name)
 
 /* ---- the fallback engine (fallback.c) ---- */
 

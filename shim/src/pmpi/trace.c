@@ -36,9 +36,9 @@ static struct {
     char path[PATH_MAX], tmp[PATH_MAX + 48];
 } trace = {.lock = ATOMIC_FLAG_INIT, .fd = -1};
 
-/* "MPI_Send\0MPI_Isend\0...": p2p functions in LOGGP_FN order, then the collectives. */
+/* "MPI_Send\0MPI_Isend\0...": p2p functions in LOGGP_FN order, the collectives, the communicator calls. */
 #define NAME(name) "MPI_" #name "\0"
-static const char call_names[] = LOGGP_P2P_FUNCTIONS(NAME) LOGGP_COLLECTIVES(NAME);
+static const char call_names[] = LOGGP_P2P_FUNCTIONS(NAME) LOGGP_COLLECTIVES(NAME) LOGGP_TRACED_COMM_CALLS(NAME);
 #undef NAME
 
 static int write_all(int fd, const void *data, size_t n, off_t at)

@@ -16,7 +16,7 @@
 #pragma GCC visibility push(hidden)
 
 #define LOGGP_TRACE_MAGIC "LGPTRACE"
-#define LOGGP_TRACE_VERSION 2u
+#define LOGGP_TRACE_VERSION 3u
 #define LOGGP_TRACE_CLOCK_MONOTONIC 1u /* ns of CLOCK_MONOTONIC (TSC-extrapolated, delay.h) */
 
 /* What a record says (its kind field). */
@@ -49,7 +49,7 @@ typedef struct {
     uint64_t request;          /* the request's handle; 0: none */
     int32_t peer;              /* rank in the communicator (root for rooted collectives); -1: none */
     int32_t tag;               /* -1: none (MPI_ANY_TAG is recorded as MPI defines it) */
-    uint32_t comm_id;          /* the communicator's handle */
+    uint32_t comm_id;          /* the communicator's id, one value on all its ranks (comms.c) */
     uint32_t comm_size;
     uint16_t call;             /* index into the header's name table */
     uint16_t kind;             /* LOGGP_TRACE_CALL or LOGGP_TRACE_COMPLETE */

@@ -34,4 +34,7 @@
     X(Comm_group) X(Group_size) X(Group_translate_ranks) X(Group_free) \
     LOGGP_COMM_MPI4(X)
 
+/* The communicator calls a trace records: those that start a request a traced Wait completes. */
+#define LOGGP_TRACED_COMM_CALLS(X) X(Comm_idup) LOGGP_COMM_MPI4(X)
+
 #endif

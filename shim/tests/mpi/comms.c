@@ -2,9 +2,10 @@
  * its own and one Barrier, so a trace can tell them apart: MPI_COMM_WORLD
  * (tag 0), a duplicate of it (1), a duplicate of that duplicate (2), a second
  * duplicate of the world (3), a split by rank parity (4), a duplicate made
- * after another was freed (5), one by MPI_Comm_idup (6), an intercommunicator
- * between the parity groups (7: each rank with its partner across), their
- * merge (8), a periodic 2-D Cartesian grid (9) and its rows by MPI_Cart_sub (10).
+ * after another was freed (5), one by MPI_Comm_idup (6), a periodic 2 x np/2
+ * Cartesian grid (7), its rows by MPI_Cart_sub (8), an intercommunicator
+ * between the two rows (9: each rank with its partner across) and their merge
+ * (10), whose ranks are the world's in order.
  * Prints "comms OK <exchanges>". Needs an even number of ranks.
  * Usage: loggp-test-comms */
 #include <mpi.h>
@@ -54,14 +55,13 @@ int main(int argc, char **argv)
     MPI_Request req;
     MPI_Comm_idup(MPI_COMM_WORLD, &idup, &req);
     MPI_Wait(&req, MPI_STATUS_IGNORE);
-    MPI_Comm inter, merged, grid, row;
-    MPI_Intercomm_create(parity, 0, MPI_COMM_WORLD, rank % 2 ? 0 : 1, 77, &inter);
-    MPI_Intercomm_merge(inter, rank % 2, &merged);
-    int dims[2] = {0, 0}, periods[2] = {1, 1}, keep[2] = {0, 1};
-    MPI_Dims_create(np, 2, dims);
+    MPI_Comm grid, row, inter, merged;
+    int dims[2] = {2, np / 2}, periods[2] = {1, 1}, keep[2] = {0, 1}, upper = rank >= np / 2;
     MPI_Cart_create(MPI_COMM_WORLD, 2, dims, periods, 0, &grid);
     MPI_Cart_sub(grid, keep, &row);
-    MPI_Comm comms[] = {MPI_COMM_WORLD, dup, dup_of_dup, second, parity, after_free, idup, inter, merged, grid, row};
+    MPI_Intercomm_create(row, 0, MPI_COMM_WORLD, upper ? 0 : np / 2, 77, &inter);
+    MPI_Intercomm_merge(inter, upper, &merged);
+    MPI_Comm comms[] = {MPI_COMM_WORLD, dup, dup_of_dup, second, parity, after_free, idup, grid, row, inter, merged};
     int n = (int)(sizeof comms / sizeof comms[0]), good = 0;
     for (int i = 0; i < n; i++)
         good += comms[i] == inter ? across(comms[i], i) : ring(comms[i], i);
