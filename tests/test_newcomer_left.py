@@ -151,7 +151,7 @@ def analysis_helpers():
 def test_a_one_knob_study_draws_no_empty_panel_and_no_empty_header(tmp_path):
     import re
 
-    from loggp.analysis import analyze, report
+    from loggp.analysis import analyze, report, report_figures
     helpers = analysis_helpers()
     runs = [r for r in helpers.synthetic_runs() if r["sweep"] in ("baseline", "L")]
     results = tmp_path / "res"
@@ -159,11 +159,11 @@ def test_a_one_knob_study_draws_no_empty_panel_and_no_empty_header(tmp_path):
     curves = analyze.analyse_dir(str(results)).curves
     assert {c.knob for c in curves} == {"L"}
 
-    assert report.sensitivity_panels(curves) == ["L"]
-    assert report.linear_model_panels(curves) == ["T0"], "no B panel: G was not swept"
-    colours = report._colours([c.label for c in curves])
-    for figure in (report.sensitivity_figure(curves, colours),
-                   report.linear_model_figure(curves, colours, None)):
+    assert report_figures.sensitivity_panels(curves) == ["L"]
+    assert report_figures.linear_model_panels(curves) == ["T0"], "no B panel: G was not swept"
+    colours = report_figures.colour_map([c.label for c in curves])
+    for figure in (report_figures.sensitivity_figure(curves, colours),
+                   report_figures.linear_model_figure(curves, colours, None)):
         assert len(figure.axes) == 1
         assert all(ax.lines or ax.patches for ax in figure.axes), "every panel draws something"
 

@@ -77,7 +77,7 @@ def test_status_shows_the_run_in_progress(tmp_path):
 
 
 def test_the_report_says_when_a_study_is_a_smoke_test():
-    from loggp.analysis.report import smoke_test_reasons
+    from loggp.analysis.report_glance import smoke_test_reasons
 
     def runs(rounds, klass):
         return [{"round": r, "status": "ok", "class": klass} for r in range(rounds)]
@@ -129,10 +129,10 @@ def test_a_calibration_verdict_says_why_in_words():
 
 
 def test_report_words_define_their_terms():
-    from loggp.analysis import analyze, models, report
+    from loggp.analysis import analyze, models, report_sections, report_tables
     assert "(below)" not in models.__doc__
-    assert f"within a factor of {analyze.AGREEMENT:g}" in report.METHOD
-    assert "T0_s" not in report.SENS_HEADER and "baseline_runtime_s" in report.SENS_HEADER
+    assert f"within a factor of {analyze.AGREEMENT:g}" in report_sections.METHOD
+    assert "T0_s" not in report_tables.SENS_HEADER and "baseline_runtime_s" in report_tables.SENS_HEADER
 
 
 def test_the_calibration_table_shows_what_g_should_read_beside_what_it_read():

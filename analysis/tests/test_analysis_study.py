@@ -8,7 +8,7 @@ import re
 import numpy as np
 import pytest
 
-from loggp.analysis import analyze, models, report, stats
+from loggp.analysis import analyze, models, report, report_runs, report_sections, stats
 from loggp.experiments import calibration_file as calibration
 from loggp.experiments import precision
 from loggp.harness import store
@@ -387,19 +387,19 @@ def test_report_on_thin_results_does_not_crash(tmp_path, keep):
 def test_the_report_lists_where_runs_ran_when_nodes_differ():
     runs = [{"benchmark": "cg", "host": "n1,n2"}, {"benchmark": "cg", "host": "n3,n4"},
             {"benchmark": "mg", "host": "n1,n2"}]
-    table = report._nodes_table(runs)
+    table = report_sections.nodes_table(runs)
     assert "<td>n1,n2</td><td>2</td><td>cg 1, mg 1</td>" in table
     assert "<td>n3,n4</td><td>1</td><td>cg 1</td>" in table
     # one host for every run: nothing to say
-    assert report._nodes_table([{"benchmark": "cg", "host": "laptop"}] * 3) == ""
+    assert report_sections.nodes_table([{"benchmark": "cg", "host": "laptop"}] * 3) == ""
 
 
 def test_the_runs_table_names_the_armed_baseline_and_only_the_knob_a_setting_moved():
     runs = synthetic_runs()
     armed = next(r for r in runs if r["sweep"] == "armed")
-    assert report._setting(armed).startswith("armed baseline")
+    assert report_runs.run_setting(armed).startswith("armed baseline")
     # a knob setting keeps the others at the armed step: only its own knob is named
     o_run = next(r for r in runs if r["sweep"] == "o")
     o_run = dict(o_run, knobs=json.dumps({"o_s": "5us", "o_r": "5us", "g": "1ns", "G": "0.001ns/B", "L": "1ns"}))
-    assert report._setting(o_run) == "o_s=5us o_r=5us"
-    assert report._setting(next(r for r in runs if r["sweep"] == "baseline")) == "baseline"
+    assert report_runs.run_setting(o_run) == "o_s=5us o_r=5us"
+    assert report_runs.run_setting(next(r for r in runs if r["sweep"] == "baseline")) == "baseline"
