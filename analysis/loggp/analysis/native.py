@@ -1,4 +1,4 @@
-"""The replay core in C (analysis/replay/replay_core.c, installed as
+"""The replay core in C (analysis/replay/, installed as
 <prefix>/lib/libloggp-replay.so), loaded with ctypes: the LogGOPS replay of
 loggp.analysis.loggops on arrays of operations, and straight from trace files,
 read in chunks (TraceReplay), so a replay's memory follows the ranks and the
@@ -20,7 +20,7 @@ OP = np.dtype([("req", "<i8"), ("comm", "<i8"), ("tag", "<i8"), ("bytes", "<u8")
                ("kind", "<i4"), ("peer", "<i4")])
 CHUNK_RECORDS = 1024  # records a rank's reader takes from its file at a time (56 KiB: 224 MiB at 4096 ranks)
 
-# the C side's call classes (replay_core.c: C_*) and its order of collectives (B_*)
+# the C side's call classes (replay_internal.h: C_*) and its order of collectives (schedules.c: B_*)
 (C_OTHER, C_SEND, C_ISEND, C_IRECV, C_RECV, C_SENDRECV, C_WAIT, C_SEND_INIT, C_RECV_INIT, C_START, C_COLL,
  C_IGNORED) = range(12)
 POSTING, FREEING = 1 << 16, 1 << 17

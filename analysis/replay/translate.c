@@ -1,0 +1,429 @@
+/* Trace records turned into operations, one call at a time (replay.py's _program): sends,
+ * receives and waits as their records say, persistent requests, and collectives as MPICH's
+ * schedules. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "replay_internal.h"
+
+static lr_op *emit(sim *s, rank *rk)
+{
+    if ((size_t)rk->nops == rk->ops_cap) {
+        size_t cap = rk->ops_cap ? rk->ops_cap * 2 : 16;
+        lr_op *ops = realloc(rk->ops, cap * sizeof *ops);
+        if (!ops) {
+            fail(s, ERR_MEMORY, (int32_t)(rk - s->ranks), -1);
+            return NULL;
+        }
+        rk->ops = ops;
+        rk->ops_cap = cap;
+    }
+    lr_op *op = &rk->ops[rk->nops++];
+    memset(op, 0, sizeof *op);
+    return op;
+}
+
+static int emit_wait_req(sim *s, rank *rk, int64_t req)
+{
+    if ((size_t)rk->nwaits == rk->waits_cap) {
+        size_t cap = rk->waits_cap ? rk->waits_cap * 2 : 16;
+        int64_t *w = realloc(rk->waits, cap * sizeof *w);
+        if (!w) {
+            fail(s, ERR_MEMORY, (int32_t)(rk - s->ranks), -1);
+            return -1;
+        }
+        rk->waits = w;
+        rk->waits_cap = cap;
+    }
+    rk->waits[rk->nwaits++] = req;
+    return 0;
+}
+
+static void emit_calc(sim *s, rank *rk, int64_t ns)
+{
+    if (ns <= 0)
+        return;
+    lr_op *op = emit(s, rk);
+    if (op) {
+        op->kind = OP_CALC;
+        op->ns = (double)ns;
+    }
+}
+
+static void emit_simple(sim *s, rank *rk, int kind, int32_t peer, int64_t comm, int64_t tag, uint64_t bytes,
+                        int64_t req)
+{
+    if ((kind == OP_ISEND || kind == OP_IRECV) && (peer < 0 || peer >= s->nranks)) {
+        /* a damaged record: its rank would index past the run's ranks */
+        fail(s, ERR_PEER, (int32_t)(rk - s->ranks), rk->rd.keep);
+        s->err.value = (uint64_t)(uint32_t)peer;
+        return;
+    }
+    lr_op *op = emit(s, rk);
+    if (op) {
+        op->kind = kind;
+        op->peer = peer;
+        op->comm = comm;
+        op->tag = tag;
+        op->bytes = bytes;
+        op->req = req;
+    }
+}
+
+/* A wait for reqs (emitted with emit_wait_req since first). */
+static void emit_wait(sim *s, rank *rk, int64_t first)
+{
+    lr_op *op = emit(s, rk);
+    if (op) {
+        op->kind = OP_WAIT;
+        op->req = first;
+        op->peer = (int32_t)(rk->nwaits - first);
+    }
+}
+
+
+static post_fifo *fifo_of(sim *s, int32_t r, uint64_t handle, int make)
+{
+    key3 k = {handle, 0, 0};
+    long slot = map_find(&s->ranks[r].aux, k);
+    if (slot >= 0)
+        return AT(&s->fifo_pool, post_fifo, s->ranks[r].aux.vals[slot]);
+    if (!make)
+        return NULL;
+    int64_t i = pool_take(&s->fifo_pool);
+    if (i < 0 || map_put(&s->ranks[r].aux, k, (uint32_t)i) != 0) {
+        fail(s, ERR_MEMORY, r, -1);
+        return NULL;
+    }
+    post_fifo *f = AT(&s->fifo_pool, post_fifo, i);
+    f->head = f->tail = -1;
+    f->count = 0;
+    return f;
+}
+
+static void fifo_push(sim *s, int32_t r, uint64_t handle, int64_t post_at)
+{
+    int64_t ni = pool_take(&s->node_pool);
+    post_fifo *f = ni < 0 ? NULL : fifo_of(s, r, handle, 1);
+    if (!f) {
+        fail(s, ERR_MEMORY, r, post_at);
+        return;
+    }
+    post_node *n = AT(&s->node_pool, post_node, ni);
+    n->next = -1;
+    n->post = post_at;
+    if (f->head < 0)
+        f->head = f->tail = ni;
+    else {
+        AT(&s->node_pool, post_node, f->tail)->next = ni;
+        f->tail = ni;
+    }
+    f->count++;
+}
+
+/* The oldest live post of handle, removed; -1 if none. */
+static int64_t fifo_pop(sim *s, int32_t r, uint64_t handle)
+{
+    key3 k = {handle, 0, 0};
+    long slot = map_find(&s->ranks[r].aux, k);
+    if (slot < 0)
+        return -1;
+    int64_t fi = s->ranks[r].aux.vals[slot];
+    post_fifo *f = AT(&s->fifo_pool, post_fifo, fi);
+    int64_t ni = f->head;
+    post_node *n = AT(&s->node_pool, post_node, ni);
+    int64_t at = n->post;
+    f->head = n->next;
+    f->count--;
+    pool_give(&s->node_pool, ni);
+    if (f->head < 0) {
+        pool_give(&s->fifo_pool, fi);
+        map_del(&s->ranks[r].aux, slot);
+    }
+    return at;
+}
+
+/* The record completing the receive posted at record i with handle (its status says what it got),
+ * found by reading ahead: -1 if the trace never completes it (freed, or never waited for). */
+static int64_t completion_of(sim *s, int32_t r, int64_t i, uint64_t handle, lr_rec *out)
+{
+    if (!handle)
+        return -1;
+    post_fifo *f = fifo_of(s, r, handle, 0);
+    int64_t older = f ? f->count : 0; /* live posts of the handle before this one take completions first */
+    rank *rk = &s->ranks[r];
+    for (int64_t j = i + 1; j < rk->rd.n; j++) {
+        const lr_rec *x = rec_peek(s, r, j);
+        if (!x)
+            return -2;
+        if (x->request != handle)
+            continue;
+        if (x->kind == 1 || (cls_of(s, r, x->call) & CLS_FREEING)) {
+            if (older == 0) {
+                if (x->kind == 1) {
+                    *out = *x;
+                    return j;
+                }
+                return -1;
+            }
+            older--;
+        }
+    }
+    return -1;
+}
+
+/* *req, allocated on first use (-1: not yet). */
+static int64_t req_of(sim *s, rank *rk, int64_t *req)
+{
+    if (*req < 0)
+        *req = req_alloc(s, (int32_t)(rk - s->ranks));
+    return *req;
+}
+
+static int add_send(sim *s, rank *rk, const lr_rec *rec, int64_t *req)
+{
+    if (rec->peer < 0)
+        return 0;
+    emit_simple(s, rk, OP_ISEND, rec->peer, rec->comm_id, rec->tag, rec->bytes, req_of(s, rk, req));
+    s->messages++;
+    return 1;
+}
+
+static int add_recv(sim *s, rank *rk, const lr_rec *rec, const lr_rec *got, int64_t *req)
+{
+    if (!got)
+        got = rec;
+    if (got->peer < 0 || got->peer == ANY_SOURCE || got->tag == ANY_TAG)
+        return 0;
+    emit_simple(s, rk, OP_IRECV, got->peer, rec->comm_id, got->tag, rec->bytes, req_of(s, rk, req));
+    return 1;
+}
+
+/* Operations for the next call of rank r (the closing computation after the last); how many
+ * (0: the trace has ended), -1 on error. */
+int translate(sim *s, int32_t r)
+{
+    rank *rk = &s->ranks[r];
+    rk->nops = rk->pos = 0;
+    rk->nwaits = 0;
+    int32_t world = s->nranks;
+    while (rk->nops == 0) {
+        if (rk->eof)
+            return 0;
+        if (rk->next >= rk->rd.n) {
+            emit_calc(s, rk, (int64_t)(rk->finalize_ns - (uint64_t)rk->prev_end));
+            rk->eof = 1;
+            rk->call = -1;
+            rk->call_number++;
+            break;
+        }
+        int64_t i = rk->next;
+        rk->rd.keep = i;
+        lr_rec rec;
+        if (rec_get(s, r, i, &rec) != 0)
+            return -1;
+        int32_t c = cls_of(s, r, rec.call);
+        if (rec.kind != 0) { /* a completion with no call before it */
+            if (rec.request && fifo_pop(s, r, rec.request) < 0) {
+                fail(s, ERR_UNPOSTED, r, i);
+                s->err.value = rec.request;
+                return -1;
+            }
+            rk->next = i + 1;
+            continue;
+        }
+        rk->call_number++;
+        rk->call = rec.call;
+        emit_calc(s, rk, (int64_t)(rec.start_ns - (uint64_t)rk->prev_end));
+        rk->prev_end = (int64_t)rec.end_ns;
+        int cls = c & 0xff, base = (c >> 8) & 0xff;
+        int local = (int32_t)rec.comm_size == world;
+        /* this call's request (a post's is what later completions name), allocated when used */
+        int64_t me_req = -1;
+        int posted = (c & CLS_POSTING) && rec.request;
+        /* a receive's completion, read ahead before this post joins its handle's live posts */
+        lr_rec got;
+        int64_t got_at = -1;
+        if (local && (cls == C_IRECV || cls == C_START)) {
+            got_at = completion_of(s, r, i, rec.request, &got);
+            if (got_at == -2)
+                return -1;
+        }
+        if (posted)
+            fifo_push(s, r, rec.request, req_of(s, rk, &me_req));
+        else if ((c & CLS_FREEING) && rec.request && fifo_of(s, r, rec.request, 0))
+            emit_simple(s, rk, OP_FORGET, 0, 0, 0, 0, fifo_pop(s, r, rec.request));
+        /* the completions that follow the call */
+        int64_t j = i + 1, first_wait = rk->nwaits;
+        lr_rec first_completion = {0};
+        int ncompl = 0;
+        for (; j < rk->rd.n; j++) {
+            lr_rec x;
+            if (rec_get(s, r, j, &x) != 0)
+                return -1;
+            if (x.kind != 1)
+                break;
+            if (ncompl++ == 0)
+                first_completion = x;
+            if (x.request) {
+                int64_t req = fifo_pop(s, r, x.request);
+                if (req < 0) {
+                    fail(s, ERR_UNPOSTED, r, j);
+                    s->err.value = x.request;
+                    return -1;
+                }
+                if (cls == C_WAIT && emit_wait_req(s, rk, req) != 0)
+                    return -1;
+            }
+        }
+        rk->next = j;
+        int modelled = 1;
+        switch (cls) {
+        case C_SEND:
+        case C_ISEND:
+            if (!local)
+                modelled = 0;
+            else if (!add_send(s, rk, &rec, &me_req)) {
+                if (posted)
+                    emit_simple(s, rk, OP_DONE, 0, 0, 0, 0, me_req);
+            } else if (cls == C_SEND) {
+                int64_t w = rk->nwaits;
+                emit_wait_req(s, rk, me_req);
+                emit_wait(s, rk, w);
+            }
+            break;
+        case C_IRECV:
+            if (!local)
+                modelled = 0;
+            else if (!add_recv(s, rk, &rec, got_at >= 0 ? &got : NULL, &me_req) && posted)
+                emit_simple(s, rk, OP_DONE, 0, 0, 0, 0, me_req);
+            break;
+        case C_RECV:
+            if (!local)
+                modelled = 0;
+            else if (ncompl && add_recv(s, rk, &rec, &first_completion, &me_req)) {
+                int64_t w = rk->nwaits;
+                emit_wait_req(s, rk, me_req);
+                emit_wait(s, rk, w);
+            }
+            break;
+        case C_SENDRECV:
+            if (!local)
+                modelled = 0;
+            else {
+                int64_t w = rk->nwaits, send_req = -1, recv_req = -1;
+                if (add_send(s, rk, &rec, &send_req))
+                    emit_wait_req(s, rk, send_req);
+                if (ncompl && add_recv(s, rk, &rec, &first_completion, &recv_req))
+                    emit_wait_req(s, rk, recv_req);
+                if (rk->nwaits > w)
+                    emit_wait(s, rk, w);
+            }
+            break;
+        case C_WAIT:
+            if (rk->nwaits > first_wait)
+                emit_wait(s, rk, first_wait);
+            else
+                emit_calc(s, rk, (int64_t)(rec.end_ns - rec.start_ns));
+            break;
+        case C_SEND_INIT:
+        case C_RECV_INIT: {
+            key3 k = {rec.request, 1, 0};
+            long slot = map_find(&rk->aux, k);
+            int64_t pi;
+            if (slot >= 0)
+                pi = rk->aux.vals[slot];
+            else {
+                pi = pool_take(&s->pers_pool);
+                if (pi < 0 || map_put(&rk->aux, k, (uint32_t)pi) != 0) {
+                    fail(s, ERR_MEMORY, r, i);
+                    return -1;
+                }
+            }
+            AT(&s->pers_pool, persistent, pi)->rec = rec;
+            break;
+        }
+        case C_START: {
+            long slot = map_find(&rk->aux, (key3){rec.request, 1, 0});
+            const lr_rec *made = slot < 0 ? NULL : &AT(&s->pers_pool, persistent, rk->aux.vals[slot])->rec;
+            if (!made || (int32_t)made->comm_size != world)
+                modelled = 0;
+            else {
+                lr_rec m = *made;
+                int ok = (cls_of(s, r, m.call) & 0xff) == C_SEND_INIT
+                             ? add_send(s, rk, &m, &me_req)
+                             : add_recv(s, rk, &m, got_at >= 0 ? &got : NULL, &me_req);
+                if (!ok && posted)
+                    emit_simple(s, rk, OP_DONE, 0, 0, 0, 0, me_req);
+            }
+            break;
+        }
+        case C_COLL: {
+            if (!local) {
+                modelled = 0;
+                break;
+            }
+            key3 sk = {rec.comm_id, 2, 0};
+            long slot = map_find(&rk->aux, sk);
+            uint32_t seq = slot < 0 ? 0 : rk->aux.vals[slot];
+            if (slot < 0) {
+                if (map_put(&rk->aux, sk, 1) != 0) {
+                    fail(s, ERR_MEMORY, r, i);
+                    return -1;
+                }
+            } else
+                rk->aux.vals[slot]++;
+            /* the instance as every rank recorded it, or as the scan found it where they differ */
+            long cs = map_find(&s->colls, (key3){rec.comm_id, seq, 0});
+            uint64_t nbytes = rec.bytes;
+            int root = rec.peer;
+            if (cs >= 0) {
+                const collective *co = AT(&s->coll_pool, collective, s->colls.vals[cs]);
+                nbytes = co->bytes;
+                root = co->root;
+            }
+            int cap = 3 * world + 8; /* a large Bcast: scatter (world - 1) + ring allgather 2 (world - 1) */
+            int32_t *rounds = malloc((size_t)cap * sizeof *rounds), *kinds = malloc((size_t)cap * sizeof *kinds),
+                    *peers = malloc((size_t)cap * sizeof *peers);
+            uint64_t *sizes = malloc((size_t)cap * sizeof *sizes);
+            if (!rounds || !kinds || !peers || !sizes) {
+                free(rounds), free(kinds), free(peers), free(sizes);
+                fail(s, ERR_MEMORY, r, i);
+                return -1;
+            }
+            int n = schedule(base, r, world, nbytes, root, rounds, kinds, peers, sizes, cap);
+            int64_t w = rk->nwaits;
+            for (int k = 0; k < n; k++) {
+                int64_t req = req_alloc(s, r);
+                emit_simple(s, rk, kinds[k] ? OP_IRECV : OP_ISEND, peers[k], rec.comm_id, COLL_TAG + seq, sizes[k],
+                            req);
+                s->messages += kinds[k] == 0;
+                emit_wait_req(s, rk, req);
+                if (k + 1 == n || rounds[k + 1] != rounds[k]) {
+                    emit_wait(s, rk, w);
+                    w = rk->nwaits;
+                }
+            }
+            free(rounds), free(kinds), free(peers), free(sizes);
+            if (posted)
+                emit_simple(s, rk, OP_DONE, 0, 0, 0, 0, me_req);
+            if (base < 32)
+                s->collectives[base]++;
+            break;
+        }
+        case C_IGNORED:
+            break;
+        default:
+            modelled = 0;
+        }
+        if (!modelled) {
+            emit_calc(s, rk, (int64_t)(rec.end_ns - rec.start_ns));
+            s->unmodelled[s->cls_start[r] + rec.call]++;
+            if (posted) /* done within the time kept, when a completion names it */
+                emit_simple(s, rk, OP_DONE, 0, 0, 0, 0, me_req);
+        }
+        if (s->err.code)
+            return -1;
+    }
+    return s->err.code ? -1 : (int)(rk->nops > 0);
+}
