@@ -199,6 +199,261 @@ static int add_recv(sim *s, rank *rk, const lr_rec *rec, const lr_rec *got, int6
     return 1;
 }
 
+/* One MPI call being turned into operations: its record and what the records after it say. */
+typedef struct {
+    lr_rec rec;
+    int64_t at;             /* its record's index */
+    int cls, base;          /* its class (C_*) and, for a collective, which one (B_*) */
+    int local;              /* on a communicator as large as the world: modelled */
+    int posted;             /* it posts a request later records complete */
+    int64_t req;            /* its request (a post's is what later completions name), -1 until used */
+    lr_rec got;             /* a receive's completion, read ahead (when got_at >= 0) */
+    int64_t got_at;
+    lr_rec first_completion; /* of the completions right after the call (ncompl of them) */
+    int ncompl;
+    int64_t first_wait;     /* where the waits of its completions start */
+} mpi_call;
+
+/* The call's time since the last one as computation, its class, and its post: a receive reads
+ * its completion ahead before the post joins its handle's live posts. 0, or -1 on error. */
+static int begin_call(sim *s, int32_t r, int64_t i, mpi_call *cl)
+{
+    rank *rk = &s->ranks[r];
+    int32_t c = cls_of(s, r, cl->rec.call);
+    rk->call_number++;
+    rk->call = cl->rec.call;
+    emit_calc(s, rk, (int64_t)(cl->rec.start_ns - (uint64_t)rk->prev_end));
+    rk->prev_end = (int64_t)cl->rec.end_ns;
+    cl->at = i;
+    cl->cls = c & 0xff;
+    cl->base = (c >> 8) & 0xff;
+    cl->local = (int32_t)cl->rec.comm_size == s->nranks;
+    cl->req = -1;
+    cl->posted = (c & CLS_POSTING) && cl->rec.request;
+    cl->got_at = -1;
+    if (cl->local && (cl->cls == C_IRECV || cl->cls == C_START)) {
+        cl->got_at = completion_of(s, r, i, cl->rec.request, &cl->got);
+        if (cl->got_at == -2)
+            return -1;
+    }
+    if (cl->posted)
+        fifo_push(s, r, cl->rec.request, req_of(s, rk, &cl->req));
+    else if ((c & CLS_FREEING) && cl->rec.request && fifo_of(s, r, cl->rec.request, 0))
+        emit_simple(s, rk, OP_FORGET, 0, 0, 0, 0, fifo_pop(s, r, cl->rec.request));
+    return 0;
+}
+
+/* The completion records right after the call: each takes its handle's oldest live post (a wait
+ * call waits for those requests); the rank moves on past them. 0, or -1 on error. */
+static int read_completions(sim *s, int32_t r, mpi_call *cl)
+{
+    rank *rk = &s->ranks[r];
+    int64_t j = cl->at + 1;
+    cl->first_wait = rk->nwaits;
+    cl->ncompl = 0;
+    memset(&cl->first_completion, 0, sizeof cl->first_completion);
+    for (; j < rk->rd.n; j++) {
+        lr_rec x;
+        if (rec_get(s, r, j, &x) != 0)
+            return -1;
+        if (x.kind != 1)
+            break;
+        if (cl->ncompl++ == 0)
+            cl->first_completion = x;
+        if (x.request) {
+            int64_t req = fifo_pop(s, r, x.request);
+            if (req < 0) {
+                fail(s, ERR_UNPOSTED, r, j);
+                s->err.value = x.request;
+                return -1;
+            }
+            if (cl->cls == C_WAIT && emit_wait_req(s, rk, req) != 0)
+                return -1;
+        }
+    }
+    rk->next = j;
+    return 0;
+}
+
+/* A blocking call: a wait for the request it just posted. */
+static void wait_for(sim *s, rank *rk, int64_t req)
+{
+    int64_t w = rk->nwaits;
+    emit_wait_req(s, rk, req);
+    emit_wait(s, rk, w);
+}
+
+/* Sends and receives, blocking or not, and Sendrecv; 1 modelled, 0 not (another communicator). */
+static int point_to_point(sim *s, rank *rk, mpi_call *cl)
+{
+    if (!cl->local)
+        return 0;
+    switch (cl->cls) {
+    case C_SEND:
+    case C_ISEND:
+        if (!add_send(s, rk, &cl->rec, &cl->req)) {
+            if (cl->posted)
+                emit_simple(s, rk, OP_DONE, 0, 0, 0, 0, cl->req);
+        } else if (cl->cls == C_SEND)
+            wait_for(s, rk, cl->req);
+        break;
+    case C_IRECV:
+        if (!add_recv(s, rk, &cl->rec, cl->got_at >= 0 ? &cl->got : NULL, &cl->req) && cl->posted)
+            emit_simple(s, rk, OP_DONE, 0, 0, 0, 0, cl->req);
+        break;
+    case C_RECV:
+        if (cl->ncompl && add_recv(s, rk, &cl->rec, &cl->first_completion, &cl->req))
+            wait_for(s, rk, cl->req);
+        break;
+    default: { /* C_SENDRECV */
+        int64_t w = rk->nwaits, send_req = -1, recv_req = -1;
+        if (add_send(s, rk, &cl->rec, &send_req))
+            emit_wait_req(s, rk, send_req);
+        if (cl->ncompl && add_recv(s, rk, &cl->rec, &cl->first_completion, &recv_req))
+            emit_wait_req(s, rk, recv_req);
+        if (rk->nwaits > w)
+            emit_wait(s, rk, w);
+    }
+    }
+    return 1;
+}
+
+/* Send_init or Recv_init: its record kept under its handle for the Starts to come. 1, or -1 on error. */
+static int persistent_init(sim *s, int32_t r, mpi_call *cl)
+{
+    rank *rk = &s->ranks[r];
+    key3 k = {cl->rec.request, 1, 0};
+    long slot = map_find(&rk->aux, k);
+    int64_t pi;
+    if (slot >= 0)
+        pi = rk->aux.vals[slot];
+    else {
+        pi = pool_take(&s->pers_pool);
+        if (pi < 0 || map_put(&rk->aux, k, (uint32_t)pi) != 0) {
+            fail(s, ERR_MEMORY, r, cl->at);
+            return -1;
+        }
+    }
+    AT(&s->pers_pool, persistent, pi)->rec = cl->rec;
+    return 1;
+}
+
+/* Start: the send or receive its init record made; 1 modelled, 0 not (no init, another communicator). */
+static int persistent_start(sim *s, int32_t r, mpi_call *cl)
+{
+    rank *rk = &s->ranks[r];
+    long slot = map_find(&rk->aux, (key3){cl->rec.request, 1, 0});
+    const lr_rec *made = slot < 0 ? NULL : &AT(&s->pers_pool, persistent, rk->aux.vals[slot])->rec;
+    if (!made || (int32_t)made->comm_size != s->nranks)
+        return 0;
+    lr_rec m = *made;
+    int ok = (cls_of(s, r, m.call) & 0xff) == C_SEND_INIT
+                 ? add_send(s, rk, &m, &cl->req)
+                 : add_recv(s, rk, &m, cl->got_at >= 0 ? &cl->got : NULL, &cl->req);
+    if (!ok && cl->posted)
+        emit_simple(s, rk, OP_DONE, 0, 0, 0, 0, cl->req);
+    return 1;
+}
+
+/* This rank's number for the next collective on comm (its instance); -1 when out of memory. */
+static int64_t collective_seq(sim *s, int32_t r, mpi_call *cl)
+{
+    rank *rk = &s->ranks[r];
+    key3 sk = {cl->rec.comm_id, 2, 0};
+    long slot = map_find(&rk->aux, sk);
+    uint32_t seq = slot < 0 ? 0 : rk->aux.vals[slot];
+    if (slot < 0) {
+        if (map_put(&rk->aux, sk, 1) != 0) {
+            fail(s, ERR_MEMORY, r, cl->at);
+            return -1;
+        }
+    } else
+        rk->aux.vals[slot]++;
+    return seq;
+}
+
+/* A collective as MPICH's schedule for it: each round's sends and receives, then a wait for them.
+ * 1 modelled, 0 not (another communicator), -1 on error. */
+static int collective_ops(sim *s, int32_t r, mpi_call *cl)
+{
+    rank *rk = &s->ranks[r];
+    int32_t world = s->nranks;
+    if (!cl->local)
+        return 0;
+    int64_t seq_or_error = collective_seq(s, r, cl);
+    if (seq_or_error < 0)
+        return -1;
+    uint32_t seq = (uint32_t)seq_or_error;
+    /* the instance as every rank recorded it, or as the scan found it where they differ */
+    long cs = map_find(&s->colls, (key3){cl->rec.comm_id, seq, 0});
+    uint64_t nbytes = cl->rec.bytes;
+    int root = cl->rec.peer;
+    if (cs >= 0) {
+        const collective *co = AT(&s->coll_pool, collective, s->colls.vals[cs]);
+        nbytes = co->bytes;
+        root = co->root;
+    }
+    int cap = 3 * world + 8; /* a large Bcast: scatter (world - 1) + ring allgather 2 (world - 1) */
+    int32_t *rounds = malloc((size_t)cap * sizeof *rounds), *kinds = malloc((size_t)cap * sizeof *kinds),
+            *peers = malloc((size_t)cap * sizeof *peers);
+    uint64_t *sizes = malloc((size_t)cap * sizeof *sizes);
+    if (!rounds || !kinds || !peers || !sizes) {
+        free(rounds), free(kinds), free(peers), free(sizes);
+        fail(s, ERR_MEMORY, r, cl->at);
+        return -1;
+    }
+    int n = schedule(cl->base, r, world, nbytes, root, rounds, kinds, peers, sizes, cap);
+    int64_t w = rk->nwaits;
+    for (int k = 0; k < n; k++) {
+        int64_t req = req_alloc(s, r);
+        emit_simple(s, rk, kinds[k] ? OP_IRECV : OP_ISEND, peers[k], cl->rec.comm_id, COLL_TAG + seq, sizes[k],
+                    req);
+        s->messages += kinds[k] == 0;
+        emit_wait_req(s, rk, req);
+        if (k + 1 == n || rounds[k + 1] != rounds[k]) {
+            emit_wait(s, rk, w);
+            w = rk->nwaits;
+        }
+    }
+    free(rounds), free(kinds), free(peers), free(sizes);
+    if (cl->posted)
+        emit_simple(s, rk, OP_DONE, 0, 0, 0, 0, cl->req);
+    if (cl->base < 32)
+        s->collectives[cl->base]++;
+    return 1;
+}
+
+/* The call's own operations, by its class: 1 modelled, 0 not (kept as computation), -1 on error. */
+static int call_ops(sim *s, int32_t r, mpi_call *cl)
+{
+    rank *rk = &s->ranks[r];
+    switch (cl->cls) {
+    case C_SEND:
+    case C_ISEND:
+    case C_IRECV:
+    case C_RECV:
+    case C_SENDRECV:
+        return point_to_point(s, rk, cl);
+    case C_WAIT:
+        if (rk->nwaits > cl->first_wait)
+            emit_wait(s, rk, cl->first_wait);
+        else
+            emit_calc(s, rk, (int64_t)(cl->rec.end_ns - cl->rec.start_ns));
+        return 1;
+    case C_SEND_INIT:
+    case C_RECV_INIT:
+        return persistent_init(s, r, cl);
+    case C_START:
+        return persistent_start(s, r, cl);
+    case C_COLL:
+        return collective_ops(s, r, cl);
+    case C_IGNORED:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
 /* Operations for the next call of rank r (the closing computation after the last); how many
  * (0: the trace has ended), -1 on error. */
 int translate(sim *s, int32_t r)
@@ -206,7 +461,6 @@ int translate(sim *s, int32_t r)
     rank *rk = &s->ranks[r];
     rk->nops = rk->pos = 0;
     rk->nwaits = 0;
-    int32_t world = s->nranks;
     while (rk->nops == 0) {
         if (rk->eof)
             return 0;
@@ -219,208 +473,28 @@ int translate(sim *s, int32_t r)
         }
         int64_t i = rk->next;
         rk->rd.keep = i;
-        lr_rec rec;
-        if (rec_get(s, r, i, &rec) != 0)
+        mpi_call cl;
+        if (rec_get(s, r, i, &cl.rec) != 0)
             return -1;
-        int32_t c = cls_of(s, r, rec.call);
-        if (rec.kind != 0) { /* a completion with no call before it */
-            if (rec.request && fifo_pop(s, r, rec.request) < 0) {
+        if (cl.rec.kind != 0) { /* a completion with no call before it */
+            if (cl.rec.request && fifo_pop(s, r, cl.rec.request) < 0) {
                 fail(s, ERR_UNPOSTED, r, i);
-                s->err.value = rec.request;
+                s->err.value = cl.rec.request;
                 return -1;
             }
             rk->next = i + 1;
             continue;
         }
-        rk->call_number++;
-        rk->call = rec.call;
-        emit_calc(s, rk, (int64_t)(rec.start_ns - (uint64_t)rk->prev_end));
-        rk->prev_end = (int64_t)rec.end_ns;
-        int cls = c & 0xff, base = (c >> 8) & 0xff;
-        int local = (int32_t)rec.comm_size == world;
-        /* this call's request (a post's is what later completions name), allocated when used */
-        int64_t me_req = -1;
-        int posted = (c & CLS_POSTING) && rec.request;
-        /* a receive's completion, read ahead before this post joins its handle's live posts */
-        lr_rec got;
-        int64_t got_at = -1;
-        if (local && (cls == C_IRECV || cls == C_START)) {
-            got_at = completion_of(s, r, i, rec.request, &got);
-            if (got_at == -2)
-                return -1;
-        }
-        if (posted)
-            fifo_push(s, r, rec.request, req_of(s, rk, &me_req));
-        else if ((c & CLS_FREEING) && rec.request && fifo_of(s, r, rec.request, 0))
-            emit_simple(s, rk, OP_FORGET, 0, 0, 0, 0, fifo_pop(s, r, rec.request));
-        /* the completions that follow the call */
-        int64_t j = i + 1, first_wait = rk->nwaits;
-        lr_rec first_completion = {0};
-        int ncompl = 0;
-        for (; j < rk->rd.n; j++) {
-            lr_rec x;
-            if (rec_get(s, r, j, &x) != 0)
-                return -1;
-            if (x.kind != 1)
-                break;
-            if (ncompl++ == 0)
-                first_completion = x;
-            if (x.request) {
-                int64_t req = fifo_pop(s, r, x.request);
-                if (req < 0) {
-                    fail(s, ERR_UNPOSTED, r, j);
-                    s->err.value = x.request;
-                    return -1;
-                }
-                if (cls == C_WAIT && emit_wait_req(s, rk, req) != 0)
-                    return -1;
-            }
-        }
-        rk->next = j;
-        int modelled = 1;
-        switch (cls) {
-        case C_SEND:
-        case C_ISEND:
-            if (!local)
-                modelled = 0;
-            else if (!add_send(s, rk, &rec, &me_req)) {
-                if (posted)
-                    emit_simple(s, rk, OP_DONE, 0, 0, 0, 0, me_req);
-            } else if (cls == C_SEND) {
-                int64_t w = rk->nwaits;
-                emit_wait_req(s, rk, me_req);
-                emit_wait(s, rk, w);
-            }
-            break;
-        case C_IRECV:
-            if (!local)
-                modelled = 0;
-            else if (!add_recv(s, rk, &rec, got_at >= 0 ? &got : NULL, &me_req) && posted)
-                emit_simple(s, rk, OP_DONE, 0, 0, 0, 0, me_req);
-            break;
-        case C_RECV:
-            if (!local)
-                modelled = 0;
-            else if (ncompl && add_recv(s, rk, &rec, &first_completion, &me_req)) {
-                int64_t w = rk->nwaits;
-                emit_wait_req(s, rk, me_req);
-                emit_wait(s, rk, w);
-            }
-            break;
-        case C_SENDRECV:
-            if (!local)
-                modelled = 0;
-            else {
-                int64_t w = rk->nwaits, send_req = -1, recv_req = -1;
-                if (add_send(s, rk, &rec, &send_req))
-                    emit_wait_req(s, rk, send_req);
-                if (ncompl && add_recv(s, rk, &rec, &first_completion, &recv_req))
-                    emit_wait_req(s, rk, recv_req);
-                if (rk->nwaits > w)
-                    emit_wait(s, rk, w);
-            }
-            break;
-        case C_WAIT:
-            if (rk->nwaits > first_wait)
-                emit_wait(s, rk, first_wait);
-            else
-                emit_calc(s, rk, (int64_t)(rec.end_ns - rec.start_ns));
-            break;
-        case C_SEND_INIT:
-        case C_RECV_INIT: {
-            key3 k = {rec.request, 1, 0};
-            long slot = map_find(&rk->aux, k);
-            int64_t pi;
-            if (slot >= 0)
-                pi = rk->aux.vals[slot];
-            else {
-                pi = pool_take(&s->pers_pool);
-                if (pi < 0 || map_put(&rk->aux, k, (uint32_t)pi) != 0) {
-                    fail(s, ERR_MEMORY, r, i);
-                    return -1;
-                }
-            }
-            AT(&s->pers_pool, persistent, pi)->rec = rec;
-            break;
-        }
-        case C_START: {
-            long slot = map_find(&rk->aux, (key3){rec.request, 1, 0});
-            const lr_rec *made = slot < 0 ? NULL : &AT(&s->pers_pool, persistent, rk->aux.vals[slot])->rec;
-            if (!made || (int32_t)made->comm_size != world)
-                modelled = 0;
-            else {
-                lr_rec m = *made;
-                int ok = (cls_of(s, r, m.call) & 0xff) == C_SEND_INIT
-                             ? add_send(s, rk, &m, &me_req)
-                             : add_recv(s, rk, &m, got_at >= 0 ? &got : NULL, &me_req);
-                if (!ok && posted)
-                    emit_simple(s, rk, OP_DONE, 0, 0, 0, 0, me_req);
-            }
-            break;
-        }
-        case C_COLL: {
-            if (!local) {
-                modelled = 0;
-                break;
-            }
-            key3 sk = {rec.comm_id, 2, 0};
-            long slot = map_find(&rk->aux, sk);
-            uint32_t seq = slot < 0 ? 0 : rk->aux.vals[slot];
-            if (slot < 0) {
-                if (map_put(&rk->aux, sk, 1) != 0) {
-                    fail(s, ERR_MEMORY, r, i);
-                    return -1;
-                }
-            } else
-                rk->aux.vals[slot]++;
-            /* the instance as every rank recorded it, or as the scan found it where they differ */
-            long cs = map_find(&s->colls, (key3){rec.comm_id, seq, 0});
-            uint64_t nbytes = rec.bytes;
-            int root = rec.peer;
-            if (cs >= 0) {
-                const collective *co = AT(&s->coll_pool, collective, s->colls.vals[cs]);
-                nbytes = co->bytes;
-                root = co->root;
-            }
-            int cap = 3 * world + 8; /* a large Bcast: scatter (world - 1) + ring allgather 2 (world - 1) */
-            int32_t *rounds = malloc((size_t)cap * sizeof *rounds), *kinds = malloc((size_t)cap * sizeof *kinds),
-                    *peers = malloc((size_t)cap * sizeof *peers);
-            uint64_t *sizes = malloc((size_t)cap * sizeof *sizes);
-            if (!rounds || !kinds || !peers || !sizes) {
-                free(rounds), free(kinds), free(peers), free(sizes);
-                fail(s, ERR_MEMORY, r, i);
-                return -1;
-            }
-            int n = schedule(base, r, world, nbytes, root, rounds, kinds, peers, sizes, cap);
-            int64_t w = rk->nwaits;
-            for (int k = 0; k < n; k++) {
-                int64_t req = req_alloc(s, r);
-                emit_simple(s, rk, kinds[k] ? OP_IRECV : OP_ISEND, peers[k], rec.comm_id, COLL_TAG + seq, sizes[k],
-                            req);
-                s->messages += kinds[k] == 0;
-                emit_wait_req(s, rk, req);
-                if (k + 1 == n || rounds[k + 1] != rounds[k]) {
-                    emit_wait(s, rk, w);
-                    w = rk->nwaits;
-                }
-            }
-            free(rounds), free(kinds), free(peers), free(sizes);
-            if (posted)
-                emit_simple(s, rk, OP_DONE, 0, 0, 0, 0, me_req);
-            if (base < 32)
-                s->collectives[base]++;
-            break;
-        }
-        case C_IGNORED:
-            break;
-        default:
-            modelled = 0;
-        }
+        if (begin_call(s, r, i, &cl) != 0 || read_completions(s, r, &cl) != 0)
+            return -1;
+        int modelled = call_ops(s, r, &cl);
+        if (modelled < 0)
+            return -1;
         if (!modelled) {
-            emit_calc(s, rk, (int64_t)(rec.end_ns - rec.start_ns));
-            s->unmodelled[s->cls_start[r] + rec.call]++;
-            if (posted) /* done within the time kept, when a completion names it */
-                emit_simple(s, rk, OP_DONE, 0, 0, 0, 0, me_req);
+            emit_calc(s, rk, (int64_t)(cl.rec.end_ns - cl.rec.start_ns));
+            s->unmodelled[s->cls_start[r] + cl.rec.call]++;
+            if (cl.posted) /* done within the time kept, when a completion names it */
+                emit_simple(s, rk, OP_DONE, 0, 0, 0, 0, cl.req);
         }
         if (s->err.code)
             return -1;
