@@ -29,6 +29,102 @@ static double copy_to_self(sim *s, rank *rk)
     return rk->t;
 }
 
+/* A send: o_s and the gap, or a copy to oneself; eager sends are done at once. 0, or -1 on error. */
+static int start_send(sim *s, int32_t r, rank *rk, const lr_op *op)
+{
+    int to_self = op->peer == r;
+    double inj = to_self ? copy_to_self(s, rk) : inject(s, rk, op->bytes);
+    request *q = req_make(s, r, op->req);
+    if (!q)
+        return -1;
+    q->kind = OP_ISEND;
+    q->peer = op->peer;
+    q->post = rk->op_base + rk->pos;
+    q->is_recv = 0;
+    q->in_wait = 0;
+    q->done = to_self || (double)op->bytes <= s->S;
+    q->at = inj;
+    pending item = {.req = op->req, .bytes = op->bytes, .time = inj, .rank = r};
+    post(s, 1, r, op->peer, op->comm, op->tag, item);
+    return 0;
+}
+
+/* A receive posted now; o_r is paid at its wait. 0, or -1 on error. */
+static int start_recv(sim *s, int32_t r, rank *rk, const lr_op *op)
+{
+    request *q = req_make(s, r, op->req);
+    if (!q)
+        return -1;
+    q->kind = OP_IRECV;
+    q->peer = op->peer;
+    q->post = rk->op_base + rk->pos;
+    q->is_recv = op->peer != r; /* from oneself: o_r was paid at the send */
+    pending item = {.req = op->req, .bytes = op->bytes, .time = rk->t, .rank = r};
+    post(s, 0, op->peer, r, op->comm, op->tag, item);
+    return 0;
+}
+
+/* A wait: 1 when a request is not complete yet (the rank sleeps until the last one is); else the
+ * rank moves to the latest completion, a receive paying o_r and the receive gap, and 0. */
+static int finish_wait(sim *s, int32_t r, rank *rk, const lr_op *op)
+{
+    const int64_t *list = (s->traces ? rk->waits : s->all_waits) + op->req;
+    int64_t missing = 0;
+    for (int32_t k = 0; k < op->peer; k++) {
+        request *q = req_find(s, r, list[k], NULL);
+        if (!q || !q->done)
+            missing++;
+    }
+    if (missing) {
+        for (int32_t k = 0; k < op->peer; k++) {
+            request *q = req_find(s, r, list[k], NULL);
+            if (q && !q->done)
+                q->in_wait = 1;
+        }
+        rk->missing = missing;
+        return 1;
+    }
+    for (int32_t k = 0; k < op->peer; k++) {
+        request *q = req_find(s, r, list[k], NULL);
+        if (!q) /* the same request twice in one wait: waited for already */
+            continue;
+        double at = q->at;
+        if (q->is_recv) {
+            double take = fmax(fmax(rk->t, at), rk->nic_rx);
+            rk->nic_rx = take + s->g;
+            rk->waiting += take - rk->t;
+            rk->t = take + s->o_r;
+            rk->overhead += s->o_r;
+        } else if (at > rk->t) {
+            rk->waiting += at - rk->t;
+            rk->t = at;
+        }
+        req_drop(s, r, list[k]);
+    }
+    return 0;
+}
+
+/* The rank's next operation in *op, translating its trace's next call when the last is used up:
+ * 1, or 0 when the rank has ended, -1 on error. */
+static int next_op(sim *s, int32_t r, rank *rk, const lr_op **op)
+{
+    if (rk->pos == rk->nops) {
+        if (!s->traces) {
+            rk->finished = 1;
+            return 0;
+        }
+        rk->op_base += rk->nops;
+        if (translate(s, r) < 0)
+            return -1;
+        if (rk->nops == 0) {
+            rk->finished = 1;
+            return 0;
+        }
+    }
+    *op = &rk->ops[rk->pos];
+    return 1;
+}
+
 /* Runs rank r until it waits for what is not known yet, ends, or has had its turn; -1 on error. */
 static int run_rank(sim *s, int32_t r)
 {
@@ -38,90 +134,27 @@ static int run_rank(sim *s, int32_t r)
             wake(s, r);
             return 0;
         }
-        if (rk->pos == rk->nops) {
-            if (!s->traces) {
-                rk->finished = 1;
-                return 0;
-            }
-            rk->op_base += rk->nops;
-            if (translate(s, r) < 0)
-                return -1;
-            if (rk->nops == 0) {
-                rk->finished = 1;
-                return 0;
-            }
-        }
-        const lr_op *op = &rk->ops[rk->pos];
+        const lr_op *op;
+        int next = next_op(s, r, rk, &op);
+        if (next <= 0)
+            return next;
         switch (op->kind) {
         case OP_CALC:
             rk->t += op->ns;
             rk->compute += op->ns;
             break;
-        case OP_ISEND: {
-            int to_self = op->peer == r;
-            double inj = to_self ? copy_to_self(s, rk) : inject(s, rk, op->bytes);
-            request *q = req_make(s, r, op->req);
-            if (!q)
+        case OP_ISEND:
+            if (start_send(s, r, rk, op) != 0)
                 return -1;
-            q->kind = OP_ISEND;
-            q->peer = op->peer;
-            q->post = rk->op_base + rk->pos;
-            q->is_recv = 0;
-            q->in_wait = 0;
-            q->done = to_self || (double)op->bytes <= s->S;
-            q->at = inj;
-            pending item = {.req = op->req, .bytes = op->bytes, .time = inj, .rank = r};
-            post(s, 1, r, op->peer, op->comm, op->tag, item);
             break;
-        }
-        case OP_IRECV: {
-            request *q = req_make(s, r, op->req);
-            if (!q)
+        case OP_IRECV:
+            if (start_recv(s, r, rk, op) != 0)
                 return -1;
-            q->kind = OP_IRECV;
-            q->peer = op->peer;
-            q->post = rk->op_base + rk->pos;
-            q->is_recv = op->peer != r; /* from oneself: o_r was paid at the send */
-            pending item = {.req = op->req, .bytes = op->bytes, .time = rk->t, .rank = r};
-            post(s, 0, op->peer, r, op->comm, op->tag, item);
             break;
-        }
-        case OP_WAIT: {
-            const int64_t *list = (s->traces ? rk->waits : s->all_waits) + op->req;
-            int64_t missing = 0;
-            for (int32_t k = 0; k < op->peer; k++) {
-                request *q = req_find(s, r, list[k], NULL);
-                if (!q || !q->done)
-                    missing++;
-            }
-            if (missing) {
-                for (int32_t k = 0; k < op->peer; k++) {
-                    request *q = req_find(s, r, list[k], NULL);
-                    if (q && !q->done)
-                        q->in_wait = 1;
-                }
-                rk->missing = missing;
+        case OP_WAIT:
+            if (finish_wait(s, r, rk, op))
                 return 0;
-            }
-            for (int32_t k = 0; k < op->peer; k++) {
-                request *q = req_find(s, r, list[k], NULL);
-                if (!q) /* the same request twice in one wait: waited for already */
-                    continue;
-                double at = q->at;
-                if (q->is_recv) {
-                    double take = fmax(fmax(rk->t, at), rk->nic_rx);
-                    rk->nic_rx = take + s->g;
-                    rk->waiting += take - rk->t;
-                    rk->t = take + s->o_r;
-                    rk->overhead += s->o_r;
-                } else if (at > rk->t) {
-                    rk->waiting += at - rk->t;
-                    rk->t = at;
-                }
-                req_drop(s, r, list[k]);
-            }
             break;
-        }
         case OP_DONE: {
             request *q = req_make(s, r, op->req);
             if (!q)
@@ -189,6 +222,27 @@ void reset_run(sim *s)
     s->ready_n = s->nranks;
 }
 
+/* Where rank r stopped after a deadlock: its operation and call, and the latest-posted request of
+ * its wait that never completed. */
+static void where_stuck(sim *s, int32_t r, lr_stuck *st)
+{
+    rank *rk = &s->ranks[r];
+    st->op = rk->op_base + rk->pos;
+    st->call = rk->call;
+    st->call_number = rk->call_number;
+    const lr_op *op = &rk->ops[rk->pos];
+    const int64_t *list = (s->traces ? rk->waits : s->all_waits) + op->req;
+    int64_t latest = -1;
+    for (int32_t k = 0; k < op->peer; k++) {
+        request *q = req_find(s, r, list[k], NULL);
+        if (q && !q->done && q->post > latest) {
+            latest = q->post;
+            st->awaited_kind = q->kind;
+            st->awaited_peer = q->peer;
+        }
+    }
+}
+
 /* One replay under (o_s, o_r, g, G, L, S); fills each rank's end time and parts.
  * 0: done; 1: deadlock (stuck says where each rank stopped); -1: error (lr_error). */
 API int lr_run(sim *s, const double *params, double *end, double *compute, double *overhead, double *waiting,
@@ -225,20 +279,7 @@ API int lr_run(sim *s, const double *params, double *end, double *compute, doubl
         if (rk->finished)
             continue;
         stuck_any = 1;
-        st->op = rk->op_base + rk->pos;
-        st->call = rk->call;
-        st->call_number = rk->call_number;
-        const lr_op *op = &rk->ops[rk->pos];
-        const int64_t *list = (s->traces ? rk->waits : s->all_waits) + op->req;
-        int64_t latest = -1;
-        for (int32_t k = 0; k < op->peer; k++) {
-            request *q = req_find(s, r, list[k], NULL);
-            if (q && !q->done && q->post > latest) {
-                latest = q->post;
-                st->awaited_kind = q->kind;
-                st->awaited_peer = q->peer;
-            }
-        }
+        where_stuck(s, r, st);
     }
     return stuck_any;
 }
