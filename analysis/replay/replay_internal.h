@@ -89,9 +89,11 @@ typedef struct {
 /* A free item's index (the pool grows when none is free); -1 when out of memory. */
 int64_t pool_take(pool *p);
 void pool_give(pool *p, int64_t i);
+/* Every item free again; a new pool needs it before its first take. */
 void pool_reset(pool *p);
 
 #define AT(p, type, i) ((type *)((p)->items + (size_t)(i) * sizeof(type)))
+
 /* A request of one rank. */
 typedef struct {
     double at;        /* completion time, once done */
@@ -231,6 +233,7 @@ static inline int32_t cls_of(sim *s, int32_t r, uint16_t call) { return s->cls[s
 
 /* ---- requests and channels (requests.c) ---- */
 
+/* The request's entry (slot: where a hand-made program's rank maps it); NULL if it has none. */
 request *req_find(sim *s, int32_t r, int64_t req, long *slot);
 /* A trace's request: a new entry of req_pool; -1 when out of memory. */
 int64_t req_alloc(sim *s, int32_t r);
