@@ -242,12 +242,12 @@ def test_a_resolved_slope_is_judged_by_itself_where_the_largest_setting_has_too_
 
 
 def test_pairs_broken_by_failed_runs_still_give_a_finite_interval_when_the_runs_allow():
-    """Twelve rounds; two zero-knob runs and three o = 10 us runs failed in other rounds:
-    7 pairs remain (too few), but 10 and 9 runs on the two sides bound the unpaired ratio."""
+    """Twelve rounds; three zero-knob runs and four o = 10 us runs failed in other rounds:
+    5 pairs remain (too few), but 9 and 8 runs on the two sides bound the unpaired ratio."""
     runs = synthetic_runs(rounds=12)
     for r in runs:
-        if r["benchmark"] == "lin" and ((r["sweep"] == "baseline" and r["round"] in (0, 1)) or
-                                        (r["o_s_ns"] == 10000.0 and r["round"] in (2, 3, 4))):
+        if r["benchmark"] == "lin" and ((r["sweep"] == "baseline" and r["round"] in (0, 1, 2)) or
+                                        (r["o_s_ns"] == 10000.0 and r["round"] in (3, 4, 5, 6))):
             r.update(status="failed", runtime_seconds=None)
     curves, *_ = analyze.analyse({}, runs)
     top = next(c for c in curves if c.benchmark == "lin" and c.knob == "o").points[-1]

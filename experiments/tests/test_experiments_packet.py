@@ -123,12 +123,17 @@ def test_one_record_per_packet_at_least():
     assert model.packets(1000, 10, 64) == 1000 and model.packets(1000, 1 << 20, 64) == 1
 
 
-def test_median_interval():
-    assert model.median_interval([3, 1, 2]) == (2, 1, 3)  # too few values: the range
-    med, low, high = model.median_interval(list(range(1, 21)))
-    assert med == 10.5 and (low, high) == (6, 15)  # binomial rule for n = 20 at 95 %
-    with pytest.raises(ValueError):
-        model.median_interval([])
+def test_a_size_has_its_median_interval_or_none_never_the_range():
+    def runs(size, times):
+        return [{"packet_size": size, "records_per_packet": 1, "packets": 1, "bytes": size, "time_s": t * 1e-6}
+                for t in times]
+    few, enough = packet_sweep.summarize(runs(64, [3, 1, 2]) + runs(128, range(1, 21)))
+    assert few["median_us"] == pytest.approx(2) and few["ci_low_us"] is None and few["ci_high_us"] is None
+    assert enough["median_us"] == pytest.approx(10.5)
+    assert (enough["ci_low_us"], enough["ci_high_us"]) == pytest.approx((6, 15))  # binomial ranks, n = 20
+    assert not hasattr(model, "median_interval")  # one definition: loggp.experiments.precision
+    assert "(no interval: 3 reps, too few)" == packet_output.interval_text({**few, "reps": 3})
+    assert packet_output.error_bars([few, enough]) == [[0.0, pytest.approx(4.5)], [0.0, pytest.approx(4.5)]]
 
 
 # ---------------------------------------------------------------- settings and bad input
@@ -187,7 +192,7 @@ def test_a_tiny_sweep_end_to_end(tmp_path, capsys):
     for s in (zero, slow):
         sizes = [r["packet_size"] for r in s["rows"]]
         assert {64, 128, 256, 512, 1024} <= set(sizes) and s["measured_best"] in sizes
-        assert all(r["reps"] == 3 and r["ci_low_us"] <= r["median_us"] <= r["ci_high_us"] for r in s["rows"])
+        assert all(r["reps"] == 3 and r["ci_low_us"] is None and r["ci_high_us"] is None for r in s["rows"])
     # 300 one-record packets each pay o_s = 20 us on the sender: at least 6 ms more
     assert slow["rows"][0]["median_us"] > zero["rows"][0]["median_us"] + 3000
     assert slow["params_ns"]["o_s"] == pytest.approx(20.2e3) and slow["predicted_best"] >= zero["predicted_best"]

@@ -17,12 +17,41 @@ def test_median_interval_uses_the_order_statistics_around_the_median():
 
 
 def test_too_few_samples_give_no_interval_and_never_a_verdict():
-    assert pr.MIN_SAMPLES == 8  # first n whose ranks floor((n - 1.96 sqrt n) / 2) >= 1
+    assert pr.MIN_SAMPLES == 6  # 1 - 2 / 2**n >= 95 % first at n = 6: [min, max] of 5 covers 93.75 %
     short = pr.median_interval([1.0] * (pr.MIN_SAMPLES - 1))
     assert not short.bounded and short.as_dict()["low"] is None
     assert pr.verdict(short, pr.Goal(1.0, 0.5)) == pr.UNRESOLVED
     enough = pr.median_interval([1.0] * pr.MIN_SAMPLES)
     assert enough.bounded and pr.verdict(enough, pr.Goal(1.0, 0.5)) == pr.MET
+
+
+def _coverage(n, j):
+    """P(x_(j) <= median <= x_(n-j+1)) for n values: 1 - 2 P(Binomial(n, 1/2) < j)."""
+    return 1 - 2 * sum(math.comb(n, i) for i in range(j)) / 2 ** n
+
+
+def test_small_samples_get_the_exact_binomial_ranks():
+    values = list(range(1, 10))  # n = 9: P(B < 2) = 10/512 < 2.5 %, so [x_2, x_8], not the range
+    interval = pr.median_interval(values)
+    assert (interval.estimate, interval.low, interval.high) == (5, 2, 8)
+    six = pr.median_interval([6, 1, 5, 2, 4, 3])
+    assert (six.low, six.high) == (1, 6)
+    assert not pr.median_interval([1, 2, 3, 4, 5]).bounded
+
+
+def test_every_interval_covers_95_percent_and_one_rank_narrower_would_not():
+    for n in range(pr.MIN_SAMPLES, 120):
+        interval = pr.median_interval(range(1, n + 1))
+        j = int(interval.low)
+        assert interval.high == n - j + 1
+        assert _coverage(n, j) >= 0.95 > _coverage(n, j + 1), n
+
+
+def test_a_large_sample_gets_ranks_near_the_normal_approximation():
+    n = 200_001   # far past where 0.5 ** n underflows
+    interval = pr.median_interval(range(n))
+    half = 1.96 * math.sqrt(n) / 2
+    assert abs(interval.low - (n / 2 - half)) <= 2 and abs(interval.high - (n / 2 + half)) <= 2
 
 
 def test_median_interval_covers_the_true_median_about_95_percent_of_the_time():

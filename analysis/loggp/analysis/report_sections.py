@@ -21,7 +21,7 @@ METHOD = ("Every setting runs once per round beside two baselines of the same be
           "which the linear model section uses. Sensitivity is the median over rounds of each setting's "
           "added time over the armed run of its round, per unit of knob, in percent of T(0): the layer's "
           "own cost cancels. Intervals are 95 % nonparametric intervals of those medians (order "
-          "statistics; below 8 rounds there is none). Rounds are added past the study's repetitions "
+          "statistics; below 6 rounds there is none). Rounds are added past the study's repetitions "
           "while a slope's interval is wider than the study's precision and its budget lasts. A slope "
           "whose interval holds zero is no sensitivity: the report says \"no effect resolved, below X\" "
           "and compares no model with it. The R^2, jumps and plateaus come from a least-squares line "

@@ -127,27 +127,6 @@ def predicted_best(records, record_size, p, max_size):
     return grid[i], times[i]
 
 
-def median_interval(values, level=0.95):
-    """The median and a distribution-free interval for it (order statistics, the
-    binomial rule): (median, low, high). Below 6 values the interval is the range,
-    whose coverage is less than `level`."""
-    xs = sorted(values)
-    n = len(xs)
-    if n == 0:
-        raise ValueError("no values")
-    mid = n // 2
-    median = xs[mid] if n % 2 else 0.5 * (xs[mid - 1] + xs[mid])
-    # largest j with P(Binomial(n, 1/2) < j) <= (1 - level) / 2; interval [x_(j), x_(n-j+1)]
-    tail, j, cum = (1.0 - level) / 2.0, 0, 0.0
-    while j < n:
-        nxt = cum + math.comb(n, j) / 2 ** n
-        if nxt > tail:
-            break
-        cum, j = nxt, j + 1
-    j = max(j, 1)
-    return median, xs[j - 1], xs[n - j]
-
-
 def within_one_octave(a, b):
     """Whether two sizes are within a factor of two of each other."""
     return max(a, b) <= 2 * min(a, b)

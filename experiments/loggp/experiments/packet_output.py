@@ -29,6 +29,20 @@ def size_text(n):
     return f"{n} B"
 
 
+def interval_text(row):
+    """A row's 95 % interval, or why it has none (too few reps)."""
+    if row["ci_low_us"] is None or row["ci_high_us"] is None:
+        return f"(no interval: {row['reps']} reps, too few)"
+    return f"[{row['ci_low_us']:.1f}, {row['ci_high_us']:.1f}]"
+
+
+def error_bars(rows):
+    """Matplotlib's (below, above) error lengths; none drawn for a row with no interval."""
+    below = [0.0 if r["ci_low_us"] is None else r["median_us"] - r["ci_low_us"] for r in rows]
+    above = [0.0 if r["ci_high_us"] is None else r["ci_high_us"] - r["median_us"] for r in rows]
+    return [below, above]
+
+
 def report_text(summary):
     lines = [f"loggp tune packet: {summary['records']} records of {summary['record_size']} B, "
              f"{summary['reps']} reps per size, np=2",
@@ -52,7 +66,7 @@ def report_text(summary):
         lines.append(f"[{res['setting']}] size, median us [95 % interval], predicted us")
         for r in res["rows"]:
             lines.append(f"  {size_text(r['packet_size']):>9s} {r['median_us']:12.1f} "
-                         f"[{r['ci_low_us']:.1f}, {r['ci_high_us']:.1f}] {r['predicted_us']:12.1f}")
+                         f"{interval_text(r)} {r['predicted_us']:12.1f}")
     return "\n".join(lines) + "\n"
 
 
@@ -66,8 +80,7 @@ def plot(summary, out_png):
         color = f"C{i}"
         xs = [r["packet_size"] for r in res["rows"]]
         med = [r["median_us"] for r in res["rows"]]
-        err = [[m - r["ci_low_us"] for m, r in zip(med, res["rows"])],
-               [r["ci_high_us"] - m for m, r in zip(med, res["rows"])]]
+        err = error_bars(res["rows"])
         ax.errorbar(xs, med, yerr=err, color=color, marker="o", ms=3, lw=1.2, capsize=2,
                     label=f"{res['setting']}: measured (best {size_text(res['measured_best'])})")
         ax.plot(xs, [r["predicted_us"] for r in res["rows"]], color=color, ls="--", lw=1,
@@ -78,7 +91,7 @@ def plot(summary, out_png):
     ax.set_xlabel("PacketSize (bytes)")
     ax.set_ylabel("time to send the structure (us)")
     ax.set_title(f"packet-size tuning: {summary['records']} records x {summary['record_size']} B "
-                 f"(median, 95 % interval; dashed: LogGP)", fontsize=9)
+                 f"(median, 95 % interval, no bar: too few reps; dashed: LogGP)", fontsize=9)
     ax.legend(fontsize=7)
     ax.grid(True, which="both", alpha=0.3)
     fig.tight_layout()

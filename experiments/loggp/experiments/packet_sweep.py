@@ -17,7 +17,7 @@ from loggp.knobs.vocabulary import FIELDS, knobs_of
 from loggp.knobs.command import CommandError
 from loggp.knobs.programs import find_program
 
-from . import calibration_readings, fit, probe
+from . import calibration_readings, fit, precision, probe
 from . import packet_model as model
 from .probe import KNOB_FLAGS
 
@@ -142,14 +142,16 @@ def probe_machine():
 
 
 def summarize(runs):
-    """Per packet size: median time (us) with its interval, packets, bytes."""
+    """Per packet size: median time (us) with its 95 % interval (None for both bounds when
+    the reps are too few for one), packets, bytes."""
     by_size = {}
     for r in runs:
         by_size.setdefault(r["packet_size"], []).append(r)
     rows = []
     for size in sorted(by_size):
         rs = by_size[size]
-        med, low, high = model.median_interval([r["time_s"] * 1e6 for r in rs])
+        interval = precision.median_interval([r["time_s"] * 1e6 for r in rs]).as_dict()
+        med, low, high = interval["estimate"], interval["low"], interval["high"]
         rows.append({"packet_size": size, "records_per_packet": rs[0]["records_per_packet"],
                      "packets": rs[0]["packets"], "bytes": rs[0]["bytes"], "reps": len(rs),
                      "median_us": med, "ci_low_us": low, "ci_high_us": high})

@@ -24,16 +24,31 @@ MET, MISSED, UNRESOLVED = "met", "missed", "unresolved"
 VERDICTS = (MET, MISSED, UNRESOLVED)
 
 
+def _level(z):
+    """The two-sided coverage of a standard normal +- z (z = 1.96: 95 %)."""
+    return math.erf(z / math.sqrt(2.0))
+
+
 def _median_ranks(n, z=Z95):
-    """1-based ranks (low, high) of the order statistics that bound the median's interval
-    (Le Boudec's normal approximation to the binomial, as Hoefler and Belli give it), or
-    None when n is too small for them to exist."""
-    spread = z * math.sqrt(n)
-    low = math.floor((n - spread) / 2)
-    high = math.ceil(1 + (n + spread) / 2)
-    if low < 1 or high > n:
+    """1-based ranks (low, high) of the order statistics that bound the median's interval,
+    exact from the binomial distribution (the median lies between the j-th and the
+    (n - j + 1)-th of n values with probability 1 - 2 P(Binomial(n, 1/2) < j); Le Boudec's
+    table, which Hoefler and Belli cite; their normal approximation is for large n). j is
+    the largest rank whose coverage is still at least that of +- z. None when even the
+    smallest and the largest value cover the median less often (n < 6 for 95 %)."""
+    tail = (1.0 - _level(z)) / 2.0
+    # the terms more than 20 standard deviations below n/2 add less than 1e-80: start there,
+    # so that a large n costs a few sqrt(n) steps and no term underflows
+    j = max(0, math.floor(n / 2 - 10 * math.sqrt(n)))
+    term = math.exp(math.lgamma(n + 1) - math.lgamma(j + 1) - math.lgamma(n - j + 1) - n * math.log(2))
+    below = 0.0
+    while j < n and below + term <= tail:
+        below += term
+        j += 1
+        term *= (n - j + 1) / j   # P(B = j) from P(B = j - 1)
+    if j < 1:
         return None
-    return low, high
+    return j, n - j + 1
 
 
 def _smallest_n_with_interval():
@@ -43,9 +58,8 @@ def _smallest_n_with_interval():
     return n
 
 
-# Below this many samples the order statistics give no 95 % interval for a median
-# (with fewer, even the smallest and largest sample cover it less often than 95 %
-# under the approximation): such an interval is unbounded, and its verdict unresolved.
+# Below this many samples no two order statistics cover the median 95 % of the time:
+# such an interval is unbounded (never the range in its place), and its verdict unresolved.
 MIN_SAMPLES = _smallest_n_with_interval()
 
 
@@ -89,8 +103,8 @@ def median(values):
 
 
 def median_interval(values, z=Z95):
-    """The median and its nonparametric interval from order statistics. Fewer than
-    MIN_SAMPLES values: the interval is unbounded."""
+    """The median and its nonparametric interval from order statistics (exact binomial
+    ranks). Fewer than MIN_SAMPLES values: the interval is unbounded."""
     ordered = sorted(float(v) for v in values)
     if not ordered:
         raise ValueError("no values for an interval")
