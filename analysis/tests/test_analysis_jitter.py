@@ -53,3 +53,18 @@ def test_rows_and_figure(tmp_path):
     fig.savefig(tmp_path / "j.png")
     assert (tmp_path / "j.png").stat().st_size > 1000
     assert "standard deviation" in fig.axes[0].get_xlabel()
+
+
+def test_one_run_each_says_so_in_words_and_leaves_the_csv_cells_empty():
+    runs = [run("baseline", 2.0), run("L_jitter", 3.0, "normal:4us"), run("L_jitter", 2.4, "none"),
+            run("L_jitter", 2.4, "none")]
+    curves = jitter_report.jitter_curves(runs)
+    low_high = jitter_report.HEADER.index("low"), jitter_report.HEADER.index("high")
+    for words, one_each, baseline_once in ((False, (None, None), (None, None)),
+                                           (True, ("one run each: no interval", None),
+                                            ("2 runs over 1 baseline run: a single run gives no interval", None))):
+        by_jitter = {row[4]: row for row in jitter_report.rows(curves, words=words)}
+        assert tuple(by_jitter["normal:4us"][i] for i in low_high) == one_each
+        assert tuple(by_jitter["none"][i] for i in low_high) == baseline_once
+    fig = jitter_report.figure(curves, plt)  # no error bar where there is no interval
+    plt.close(fig)

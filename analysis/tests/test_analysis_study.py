@@ -27,7 +27,10 @@ def test_slowdown_is_a_ratio_of_medians_with_an_interval_around_it():
 
 
 def test_slowdown_single_runs_and_bad_input():
-    assert stats.slowdown([3.0], [2.0]) == (1.5, 1.5, 1.5)
+    # a single run on a side shows none of its spread: no interval, never [x, x]
+    assert stats.slowdown([3.0], [2.0]) == (1.5, None, None)
+    assert stats.slowdown([3.0], [2.0, 2.2, 1.8]) == (1.5, None, None)
+    assert stats.slowdown([3.0, 3.3], [2.0, 2.2])[1] is not None
     with pytest.raises(ValueError):
         stats.slowdown([], [1.0])
     with pytest.raises(ValueError, match="> 0"):

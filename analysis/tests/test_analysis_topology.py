@@ -33,6 +33,8 @@ def test_points_ascend_by_value_with_slowdowns_over_the_baseline():
     assert [round(p["slowdown"], 6) for p in c["points"]] == [1.1, 1.5]
     assert c["points"][0]["runs"] == 1  # the timed-out run is left out
     assert topology_report.rows(curves)[0][:6] == ["cg", 4, "S", "L_inter", "2", "2us"]
+    assert topology_report.rows(curves)[0][-2:] == [None, None]  # one run: no interval, empty cells
+    assert topology_report.rows(curves, words=True)[0][-2].endswith("a single run gives no interval")
 
 
 def test_the_figure_has_a_panel_per_swept_key(tmp_path):

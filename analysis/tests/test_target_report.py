@@ -36,6 +36,10 @@ def test_each_target_has_its_median_runtime_and_slowdown(tmp_path):
     assert points["100baset"]["runs"] == 1 and points["100baset"]["slowdown"] == pytest.approx(4.5)
     assert all(p["predicted_s"] is None and "no traced baseline" in p["note"] for p in points.values())
     assert target_report.rows(bars)[0][:5] == ["cg", 2, "S", "now", 2]
+    low, high = target_report.HEADER.index("low"), target_report.HEADER.index("high")
+    single = [row for row in target_report.rows(bars, words=True) if row[3] == "100baset"][0]
+    assert (single[low], single[high]) == ("1 run over 3 baseline runs: a single run gives no interval", None)
+    assert points["now"]["low"] < points["now"]["slowdown"] < points["now"]["high"]
 
 
 def test_the_figure_has_a_bar_per_target_and_the_host(tmp_path):

@@ -1,5 +1,6 @@
 """From a study store to slowdown curves, sensitivity fits and model checks."""
 import json
+import math
 import os
 import sqlite3
 from dataclasses import dataclass, field
@@ -196,7 +197,7 @@ def _curve(key, knob, rows, knob_rows, t0, counts, rng, goal=None):
     for r in knob_rows:
         by_value.setdefault(r[KNOB_COLUMN[knob]], []).append(r)
     cost = models.per_unit_cost(counts, knob)
-    s, lo, hi = stats.slowdown(base_t, base_t, rng)
+    s, lo, hi = _bounded_or_infinite(*stats.slowdown(base_t, base_t, rng))
     points = [Point(0.0, len(base_t), t0, s, lo, hi, 1.0 if cost is not None or knob == "g" else None,
                     1.0)]
     for value_ns in sorted(by_value):
@@ -207,7 +208,7 @@ def _curve(key, knob, rows, knob_rows, t0, counts, rng, goal=None):
         if ratio is not None and (ratio.bounded or not unpaired_enough(times, base_t)):
             s, lo, hi, pairs = ratio.estimate, ratio.low, ratio.high, ratio.n
         else:   # no round holds both runs, or failed runs broke the pairs: the medians' ratio, unpaired
-            s, lo, hi = stats.slowdown(times, base_t, rng)
+            s, lo, hi = _bounded_or_infinite(*stats.slowdown(times, base_t, rng))
         injected = [models.injected_busiest(json.loads(r["profile"]), knob)
                     for r in at_value if r.get("profile")]
         injected = [i for i in injected if i is not None]
@@ -249,6 +250,13 @@ def _curve(key, knob, rows, knob_rows, t0, counts, rng, goal=None):
         curve.effective_count = curve.sensitivity / 100 * t0 / (per_ns * 1e-9)
     curve.verdict = verdict(curve)
     return curve
+
+
+def _bounded_or_infinite(estimate, low, high):
+    """stats.slowdown's result as a Point's: no interval is an unbounded one."""
+    if low is None or high is None:
+        return estimate, -math.inf, math.inf
+    return estimate, low, high
 
 
 def unpaired_enough(times, baseline_times):

@@ -36,14 +36,17 @@ def jitter_curves(runs, rng_seed=0):
             over = float(np.median(times) / np.median(constant)) if constant else None
             points.append({"jitter": text, "spread_us": spread_ns(text) / 1000.0, "runs": len(times),
                            "median_s": float(np.median(times)), "slowdown": s, "low": lo, "high": hi,
+                           "baseline_runs": len(base),
                            "over_constant_L": over})
         out[key] = {"L": json.loads(jit[0]["knobs"]).get("L"), "points": points}
     return out
 
 
-def rows(curves):
+def rows(curves, words=False):
+    """Table rows; a point with no interval has empty low and high cells, or with words=True
+    the reason in the low cell (for a page a reader reads)."""
     return [[k[0], k[1], k[2] or "", c["L"], p["jitter"], p["spread_us"], p["runs"], p["median_s"], p["slowdown"],
-             p["low"], p["high"], p["over_constant_L"]] for k, c in curves.items() for p in c["points"]]
+             *stats.interval_cells(p, words), p["over_constant_L"]] for k, c in curves.items() for p in c["points"]]
 
 
 def figure(curves, plt):
@@ -53,7 +56,7 @@ def figure(curves, plt):
         pts = c["points"]
         x = [p["spread_us"] for p in pts]
         y = [p["slowdown"] for p in pts]
-        err = [[p["slowdown"] - p["low"] for p in pts], [p["high"] - p["slowdown"] for p in pts]]
+        err = [list(e) for e in zip(*(stats.error_lengths(p["slowdown"], p["low"], p["high"]) for p in pts))]
         label = f"{bench}{' class ' + klass if klass else ''} np={np_} (L = {c['L']})"
         ax.errorbar(x, y, yerr=err, marker="o", ms=4, capsize=3, lw=1.6, label=label)
     ax.axhline(1.0, color="grey", lw=0.8)

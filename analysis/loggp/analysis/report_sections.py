@@ -91,7 +91,7 @@ def jitter_section(figures, jitter):
     if "jitter" not in figures:
         return ""
     return ("<h2>Latency jitter at a fixed mean</h2>" + html_img(figures["jitter"], "slowdown against jitter")
-            + html_table(jitter_report.HEADER, jitter_report.rows(jitter)))
+            + html_table(jitter_report.HEADER, jitter_report.rows(jitter, words=True)))
 
 
 def figure_set_sections(figures, martin, profiles, regimes):
@@ -140,7 +140,7 @@ def topology_section(figures, topology):
     return ("<h2>Latency and per-byte gap between nodes</h2><p>The study's [topology] table: the "
             "value swept applies to pairs of ranks on different nodes only (docs/topology.md).</p>"
             + html_img(figures["topology"], "slowdown against the inter-node value")
-            + html_table(topology_report.HEADER, topology_report.rows(topology)))
+            + html_table(topology_report.HEADER, topology_report.rows(topology, words=True)))
 
 
 def targets_section(figures, targets):
@@ -152,7 +152,7 @@ def targets_section(figures, targets):
             "set to target - host) and, where the baseline recorded a trace, predicted for it "
             "(<code>loggp predict --target</code>); docs/targets.md.</p>"
             + html_img(figures["targets"], "runtime per target network, emulated and predicted")
-            + html_table(target_report.HEADER, target_report.rows(targets)))
+            + html_table(target_report.HEADER, target_report.rows(targets, words=True)))
 
 
 def linear_model_section(figures):

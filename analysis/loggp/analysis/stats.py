@@ -11,7 +11,9 @@ CONFIDENCE = 0.95
 def slowdown(times, baseline_times, rng=None, resamples=BOOTSTRAP_RESAMPLES):
     """Ratio of medians T(knob)/T(0) and its 95 % percentile-bootstrap interval,
     resampling the knob runs and the baseline runs independently.
-    Returns (ratio, low, high); low == high == ratio with one run on each side."""
+    Returns (ratio, low, high); low and high are None when a side has a single run:
+    resampling one run shows none of its spread, so such an interval would look
+    narrower than the runs allow (no_interval_words says so)."""
     t = np.asarray(times, dtype=float)
     b = np.asarray(baseline_times, dtype=float)
     if t.size == 0 or b.size == 0:
@@ -19,14 +21,41 @@ def slowdown(times, baseline_times, rng=None, resamples=BOOTSTRAP_RESAMPLES):
     if np.any(b <= 0):
         raise ValueError(f"baseline runtimes must be > 0, got {b.min()}")
     ratio = float(np.median(t) / np.median(b))
-    if t.size == 1 and b.size == 1:
-        return ratio, ratio, ratio
+    if t.size == 1 or b.size == 1:
+        return ratio, None, None
     rng = np.random.default_rng(0) if rng is None else rng
     ts = np.median(rng.choice(t, size=(resamples, t.size), replace=True), axis=1)
     bs = np.median(rng.choice(b, size=(resamples, b.size), replace=True), axis=1)
     alpha = (1 - CONFIDENCE) / 2
     low, high = np.quantile(ts / bs, [alpha, 1 - alpha])
     return ratio, float(low), float(high)
+
+
+def no_interval_words(runs, baseline_runs):
+    """Why a slowdown has no interval, for a reader."""
+    if runs == 1 and baseline_runs == 1:
+        return "one run each: no interval"
+    def count(n, what):
+        return f"{n} {what}" + ("s" if n != 1 else "")
+    return f"{count(runs, 'run')} over {count(baseline_runs, 'baseline run')}: a single run gives no interval"
+
+
+def interval_cells(point, words=False):
+    """(low, high) table cells of a point dict with slowdown, low, high, runs and
+    baseline_runs: the bounds, or where there are none, empty cells (None) or with
+    words=True the reason in the first."""
+    if point["low"] is not None and point["high"] is not None:
+        return point["low"], point["high"]
+    if not words:
+        return None, None
+    return no_interval_words(point["runs"], point["baseline_runs"]), None
+
+
+def error_lengths(estimate, low, high):
+    """(below, above) for an error bar; none drawn (0, 0) where there is no interval."""
+    if low is None or high is None:
+        return 0.0, 0.0
+    return estimate - low, high - estimate
 
 
 @dataclass

@@ -63,15 +63,18 @@ def target_bars(results_dir, runs, study_path=None, rng_seed=0):
                 except (ValueError, OSError) as err:  # the trace or the target: said in the table
                     note = f"not predicted: {err}"
             points.append({"target": spec, "runs": len(times), "emulated_s": float(np.median(times)),
-                           "slowdown": s, "low": lo, "high": hi, "predicted_s": predicted,
+                           "slowdown": s, "low": lo, "high": hi, "baseline_runs": len(base), "predicted_s": predicted,
                            "predicted_slowdown": None if predicted is None else predicted / base_s, "note": note})
         out[key] = {"baseline_s": base_s, "targets": points}
     return out
 
 
-def rows(bars):
-    return [[k[0], k[1], k[2] or "", p["target"], p["runs"], p["emulated_s"], p["slowdown"], p["low"], p["high"],
-             p["predicted_s"], p["predicted_slowdown"], p["note"]] for k, b in bars.items() for p in b["targets"]]
+def rows(bars, words=False):
+    """Table rows; a target with no interval has empty low and high cells, or with words=True
+    the reason in the low cell."""
+    return [[k[0], k[1], k[2] or "", p["target"], p["runs"], p["emulated_s"], p["slowdown"],
+             *stats.interval_cells(p, words), p["predicted_s"], p["predicted_slowdown"], p["note"]]
+            for k, b in bars.items() for p in b["targets"]]
 
 
 def figure(bars, plt):
@@ -83,10 +86,11 @@ def figure(bars, plt):
         names = ["host"] + [p["target"] for p in b["targets"]]
         x = np.arange(len(names))
         emulated = [b["baseline_s"]] + [p["emulated_s"] for p in b["targets"]]
-        err = [[0.0] + [p["emulated_s"] * (1 - p["low"] / p["slowdown"]) if p["slowdown"] else 0.0
-                        for p in b["targets"]],
-               [0.0] + [p["emulated_s"] * (p["high"] / p["slowdown"] - 1) if p["slowdown"] else 0.0
-                        for p in b["targets"]]]
+        # the slowdown's relative error lengths, on the emulated runtime
+        lengths = [stats.error_lengths(p["slowdown"], p["low"], p["high"]) if p["slowdown"] else (0.0, 0.0)
+                   for p in b["targets"]]
+        err = [[0.0] + [p["emulated_s"] * d / p["slowdown"] if d else 0.0 for p, (d, _) in zip(b["targets"], lengths)],
+               [0.0] + [p["emulated_s"] * u / p["slowdown"] if u else 0.0 for p, (_, u) in zip(b["targets"], lengths)]]
         ax.bar(x - 0.2, emulated, 0.4, yerr=err, capsize=3, label="emulated (median)", color="#1f77b4")
         predicted = [b["baseline_s"]] + [p["predicted_s"] if p["predicted_s"] is not None else np.nan
                                          for p in b["targets"]]

@@ -33,14 +33,18 @@ def topology_curves(runs, rng_seed=0):
             for text, times in sorted(by_text.items(), key=lambda kv: value_ns(sweep, kv[0])):
                 s, lo, hi = stats.slowdown(times, base, rng)
                 points.append({"value": text, "value_ns": value_ns(sweep, text), "runs": len(times),
-                               "median_s": float(np.median(times)), "slowdown": s, "low": lo, "high": hi})
+                               "median_s": float(np.median(times)), "slowdown": s, "low": lo, "high": hi,
+                               "baseline_runs": len(base)})
             out[key + (sweep,)] = {"ranks_per_node": rpn, "points": points}
     return out
 
 
-def rows(curves):
+def rows(curves, words=False):
+    """Table rows; a point with no interval has empty low and high cells, or with words=True
+    the reason in the low cell."""
     return [[k[0], k[1], k[2] or "", k[3], c["ranks_per_node"] or "hosts", p["value"], p["value_ns"], p["runs"],
-             p["median_s"], p["slowdown"], p["low"], p["high"]] for k, c in curves.items() for p in c["points"]]
+             p["median_s"], p["slowdown"], *stats.interval_cells(p, words)]
+            for k, c in curves.items() for p in c["points"]]
 
 
 def figure(curves, plt):
@@ -54,7 +58,8 @@ def figure(curves, plt):
             pts = c["points"]
             x = [0.0] + [p["value_ns"] / (1.0 if sweep == "G_inter" else 1000.0) for p in pts]
             y = [1.0] + [p["slowdown"] for p in pts]
-            err = [[0.0] + [p["slowdown"] - p["low"] for p in pts], [0.0] + [p["high"] - p["slowdown"] for p in pts]]
+            below, above = zip(*(stats.error_lengths(p["slowdown"], p["low"], p["high"]) for p in pts))
+            err = [[0.0, *below], [0.0, *above]]
             nodes = f"{c['ranks_per_node']} ranks per node" if c["ranks_per_node"] else "nodes = hosts"
             ax.errorbar(x, y, yerr=err, marker="o", ms=4, capsize=3, lw=1.6,
                         label=f"{bench}{' class ' + klass if klass else ''} np={np_} ({nodes})")
