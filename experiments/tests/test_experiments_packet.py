@@ -206,7 +206,8 @@ def test_outputs_are_written_whole(tmp_path):
     summary = {"records": 5, "record_size": 64, "reps": 1, "machine": {"o_s": 1.0, "G": 0.1, "regimes": []},
                "machine_source": "test", "settings": [
                    {"setting": "zero", "rows": [row], "measured_best": 64, "predicted_best": 128,
-                    "within_one_power_of_two": True, "pack_ns_per_record": 5.0, "unpack_ns_per_record": 3.0}]}
+                    "within_one_power_of_two": True, "verdict": "met", "tied_with_best": [64],
+                    "pack_ns_per_record": 5.0, "unpack_ns_per_record": 3.0}]}
     text = packet_output.write_outputs(tmp_path, summary, with_plot=False)
     assert "zero" in text and sorted(p.name for p in tmp_path.iterdir()) == ["packet.csv", "packet.json", "packet.txt"]
     assert (tmp_path / "packet.csv").read_text().splitlines()[1].startswith("zero,64,1,5,320,1,5.0")
@@ -258,3 +259,36 @@ def test_the_interface_is_busy_g_or_the_bytes_whichever_is_longer():
         p = model.Params(g=float(g), G=1.0)
         two = model.transfer_time_us(m, 4, 64, p) * 1e3
         assert two == pytest.approx(max(g, m - 1) + (m - 1))  # the second packet starts, then flies
+
+
+def _row(size, low, high):
+    return {"packet_size": size, "median_us": None if low is None else (low + high) / 2,
+            "ci_low_us": low, "ci_high_us": high}
+
+
+def test_the_size_verdict_is_three_way_from_the_intervals():
+    # best 4096 in [90, 110]; 8192 overlaps it in [105, 130]; 65536 is clearly slower
+    rows = [_row(4096, 90, 110), _row(8192, 105, 130), _row(65536, 200, 220)]
+    assert packet_sweep.size_verdict(rows, 6000) == ("met", [4096, 8192])        # within 2x of both
+    assert packet_sweep.size_verdict(rows, 16384) == ("unresolved", [4096, 8192])  # of 8192 only
+    assert packet_sweep.size_verdict(rows, 1024) == ("missed", [4096, 8192])      # of neither
+    # the same sizes, 8192 now clearly slower: the prediction at 16 KiB misses
+    apart = [_row(4096, 90, 110), _row(8192, 111, 130), _row(65536, 200, 220)]
+    assert packet_sweep.size_verdict(apart, 16384) == ("missed", [4096])
+    assert packet_sweep.size_verdict(apart, 8192) == ("met", [4096])   # exactly 2x: within
+    few = [dict(_row(4096, 90, 110), ci_low_us=None, ci_high_us=None), _row(65536, 200, 220)]
+    assert packet_sweep.size_verdict(few, 4096)[0] == "unresolved"     # no interval: no verdict
+
+
+def test_a_missed_prediction_exits_3_and_is_printed(monkeypatch, tmp_path, capsys):
+    def swept(label, *args):
+        verdict = "missed" if label == "zero" else "met"
+        return {"setting": label, "rows": [], "measured_best": 4096, "predicted_best": 1024, "verdict": verdict,
+                "tied_with_best": [4096], "within_one_power_of_two": False, "cost_of_predicted_size": 1.5,
+                "pack_ns_per_record": 5.0, "unpack_ns_per_record": 3.0}
+    monkeypatch.setattr(packet_sweep, "sweep_setting", swept)
+    monkeypatch.setattr(packet_output, "plot", lambda summary, png: png.write_bytes(b"png"))
+    argv = ["packet", "--records", "10", "--max-size", "128", "--calibration", str(calibration_file(tmp_path))]
+    assert tune.TuneCommand().main(argv + ["--setting", "zero", "--out", str(tmp_path / "a")]) == 3
+    assert "missed" in capsys.readouterr().out
+    assert tune.TuneCommand().main(argv + ["--setting", "o=1us", "--out", str(tmp_path / "b")]) == 0

@@ -52,15 +52,21 @@ def report_text(summary):
              "later protocol regimes (from m bytes: T0 rise us, G rise ns/B): "
              + ("; ".join(f"{m}: {t:+.3g}, {g:+.3g}" for m, t, g in summary["machine"].get("regimes", [])) or "none"),
              "",
-             f"{'setting':24s} {'measured best':>14s} {'predicted best':>15s} {'within 2x':>9s} "
+             f"{'setting':24s} {'measured best':>14s} {'predicted best':>15s} {'within 2x':>10s} "
              f"{'time there':>10s} {'pack ns/rec':>11s} {'unpack ns/rec':>13s}"]
     for res in summary["settings"]:
         cost = res.get("cost_of_predicted_size")
         lines.append(f"{res['setting']:24s} {size_text(res['measured_best']):>14s} "
-                     f"{size_text(res['predicted_best']):>15s} {'yes' if res['within_one_power_of_two'] else 'NO':>9s} "
+                     f"{size_text(res['predicted_best']):>15s} {res['verdict']:>10s} "
                      f"{'' if cost is None else f'x{cost:.2f}':>10s} "
                      f"{res['pack_ns_per_record']:11.1f} {res['unpack_ns_per_record']:13.1f}")
     lines.append("(time there: the measured time at the size nearest the predicted best, over the best measured)")
+    lines.append("(within 2x: met, the predicted best is within a factor of two of every size whose 95 % interval "
+                 "overlaps the best one's; missed, of none; unresolved, of some only, or too few reps for intervals)")
+    for res in summary["settings"]:
+        if len(res["tied_with_best"]) > 1:
+            lines.append(f"  {res['setting']}: tied with the best within their intervals: "
+                         + ", ".join(size_text(s) for s in res["tied_with_best"]))
     lines.append("")
     for res in summary["settings"]:
         lines.append(f"[{res['setting']}] size, median us [95 % interval], predicted us")

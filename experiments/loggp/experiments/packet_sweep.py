@@ -175,6 +175,30 @@ def nearest_measured(rows, size):
     return min(rows, key=lambda r: abs(math.log(r["packet_size"] / size)))
 
 
+def _overlap(a, b):
+    """Whether two rows' intervals overlap; a row with no interval could be anywhere."""
+    if None in (a["ci_low_us"], a["ci_high_us"], b["ci_low_us"], b["ci_high_us"]):
+        return True
+    return a["ci_low_us"] <= b["ci_high_us"] and b["ci_low_us"] <= a["ci_high_us"]
+
+
+def size_verdict(rows, predicted_size):
+    """Whether LogGP's best size lies within one power of two of the measured best, with the
+    intervals: a size whose interval overlaps the best one's could be the true best (tied).
+    met: the prediction is within 2x of every tied size; missed: of none; unresolved: of some
+    only, or the best has no interval. Returns (verdict, tied sizes ascending)."""
+    best = min(rows, key=lambda r: r["median_us"])
+    tied = sorted(r["packet_size"] for r in rows if _overlap(r, best))
+    near = [model.within_one_octave(size, predicted_size) for size in tied]
+    if best["ci_low_us"] is None or best["ci_high_us"] is None:
+        return precision.UNRESOLVED, tied
+    if all(near):
+        return precision.MET, tied
+    if not any(near):
+        return precision.MISSED, tied
+    return precision.UNRESOLVED, tied
+
+
 def sweep_setting(label, knobs, machine, sizes, records, record_size, reps, refine, runner, log):
     """Measures one setting and predicts it; returns its result dict."""
     log(f"setting {label}: {len(sizes)} sizes x {reps} reps")
@@ -195,6 +219,7 @@ def sweep_setting(label, knobs, machine, sizes, records, record_size, reps, refi
     best = min(rows, key=lambda r: r["median_us"])
     pred_size, pred_time = model.predicted_best(records, record_size, params, max(r["packet_size"] for r in rows))
     pred_measured = min(rows, key=lambda r: r["predicted_us"])["packet_size"]
+    verdict, tied = size_verdict(rows, pred_size)
     return {"setting": label, "knobs": {FIELDS[k]: v for k, v in knobs.items()}, "params_ns": vars(params),
             "rows": rows,
             "measured_best": best["packet_size"], "measured_best_us": best["median_us"],
@@ -203,4 +228,5 @@ def sweep_setting(label, knobs, machine, sizes, records, record_size, reps, refi
             # what following the prediction costs: measured time there over the best one
             "cost_of_predicted_size": nearest_measured(rows, pred_size)["median_us"] / best["median_us"],
             "within_one_power_of_two": model.within_one_octave(best["packet_size"], pred_size),
+            "verdict": verdict, "tied_with_best": tied,
             "pack_ns_per_record": setup["pack_ns_per_record"], "unpack_ns_per_record": setup["unpack_ns_per_record"]}

@@ -1,15 +1,19 @@
 """`loggp tune packet`: the packet-size tuning experiment (Michel and Devaney's
 AutoLink). Sweeps PacketSize for a linked structure sent record by record in
 packets, under one or more knob settings, and reports the measured best size
-per setting beside LogGP's prediction of it (docs/packet.md)."""
+per setting beside LogGP's prediction of it (docs/packet.md).
+
+Exit status as every command with verdicts (loggp.experiments.precision.exit_status):
+3 when a setting's predicted best missed (outside 2x of every size tied with the
+measured best), else 0; 1 a failed run, 2 bad usage."""
 import sys
 import time
 from pathlib import Path
 
 from loggp.knobs import grammar
-from loggp.knobs.command import EXIT_OK, Command, UsageError, number_in, positive_int
+from loggp.knobs.command import Command, UsageError, number_in, positive_int
 
-from . import packet_output, packet_sweep
+from . import packet_output, packet_sweep, precision
 
 DEFAULT_SETTINGS = ("zero", "o=10us", "G=2ns/B")
 MAX_SIZE = 1 << 30
@@ -49,7 +53,8 @@ class TuneCommand(Command):
         q.add_argument("--max-size", type=grammar.size(1, MAX_SIZE), default="1M", metavar="SIZE",
                        help="largest PacketSize, e.g. 64K or 1M")
         q.add_argument("--reps", type=positive_int, default=7,
-                       help="repetitions per size, interleaved over the sizes (median and its 95 %% interval)")
+                       help="repetitions per size, interleaved over the sizes (median and its 95 %% interval; "
+                            "an interval needs 6)")
         q.add_argument("--no-refine", action="store_true",
                        help="skip the second pass at 3/4 and 3/2 of each setting's best power of two")
         q.add_argument("--calibration", metavar="FILE",
@@ -124,7 +129,7 @@ def tune_packet(args, runner, prober):
     out = Path(args.out).resolve()
     print(packet_output.write_outputs(out, summary), end="")
     print(f"results: {out}/packet.{{json,csv,txt,png}}")
-    return EXIT_OK
+    return precision.exit_status(r["verdict"] for r in results)
 
 
 def main(argv=None):
