@@ -149,3 +149,55 @@ def test_a_size_at_a_regimes_first_size_belongs_to_it_not_to_the_one_before():
     assert [(r.m_min, r.m_max, r.points) for r in refit] == [(1, 8191, 5), (8192, 65536, 4)]
     assert [r.T0_us for r in refit] == pytest.approx([4.2, 8.0])
     assert max(r.max_rel_residual for r in refit) < 1e-9
+
+
+def _fitted(tmp_path, capsys, probe, *extra):
+    path, out = tmp_path / "p.json", tmp_path / "fit.json"
+    path.write_text(json.dumps(probe))
+    assert fit.main([str(path), "--json", str(out), *extra]) == 0
+    return json.loads(out.read_text()), capsys.readouterr().out
+
+
+def test_each_regime_has_its_intervals_from_the_rounds(tmp_path, capsys):
+    probe = synthetic_probe(SIZES, rounds=8, round_noise_us=0.05, rng=np.random.default_rng(4))
+    result, text = _fitted(tmp_path, capsys, probe)
+    for r in result["regimes"]:
+        assert r["interval_from"] == "rounds"
+        low, high = r["T0_interval_us"]
+        assert low <= r["T0_us"] <= high and 0 < high - low < 1.0
+        low, high = r["G_interval_ns_per_byte"]
+        assert low <= r["G_ns_per_byte"] <= high
+    assert "T0 95 % [us]" in text and "bootstrap over the probe's 8 rounds" in text
+    # the noisier the rounds, the wider the interval
+    noisy, _ = _fitted(tmp_path, capsys, synthetic_probe(SIZES, rounds=8, round_noise_us=0.5,
+                                                         rng=np.random.default_rng(4)))
+    width = [r["T0_interval_us"][1] - r["T0_interval_us"][0] for r in result["regimes"]]
+    noisy_width = [r["T0_interval_us"][1] - r["T0_interval_us"][0] for r in noisy["regimes"]]
+    assert noisy_width[0] > 3 * width[0]
+
+
+def test_without_rounds_the_sizes_are_resampled_and_too_few_give_none(tmp_path, capsys):
+    result, text = _fitted(tmp_path, capsys, synthetic_probe(SIZES, noise=0.01))
+    assert all(r["interval_from"] == "sizes" and r["T0_interval_us"][0] <= r["T0_us"] <= r["T0_interval_us"][1]
+               for r in result["regimes"])
+    assert "bootstrap over each regime's sizes" in text
+    few = [1, 8, 64, 512, 4096, 16384, 65536, 262144]   # regimes of fewer than 6 sizes, no rounds
+    result, text = _fitted(tmp_path, capsys, synthetic_probe(few))
+    assert all(r["interval_from"] is None and r["T0_interval_us"] is None for r in result["regimes"])
+    assert "no interval" in text and "fewer than 6 sizes" in text
+
+
+def test_the_prediction_error_has_an_interval_that_sees_a_knob_doing_half_its_job(tmp_path, capsys):
+    base, knobbed = tmp_path / "base.json", tmp_path / "knobbed.json"
+    base.write_text(json.dumps(synthetic_probe(SIZES, rounds=8, round_noise_us=0.05)))
+    for scale, holds_zero in ((1.0, True), (0.5, False)):
+        knobbed.write_text(json.dumps(synthetic_probe(SIZES, knobs={"L": 10.0}, scale={"L": scale}, rounds=8,
+                                                      round_noise_us=0.05, rng=np.random.default_rng(2))))
+        assert fit.main([str(knobbed), "--baseline", str(base), "--L", "10us",
+                         "--json", str(tmp_path / "c.json")]) == 0
+        rows = json.loads((tmp_path / "c.json").read_text())["comparison"]
+        for r in rows:
+            low, high = r["T0_error_interval_us"]
+            assert low <= r["T0_error_us"] <= high
+            assert (low <= 0 <= high) == holds_zero, (scale, r)
+    assert "T0 error 95 %" in capsys.readouterr().out

@@ -24,6 +24,8 @@ from loggp.knobs.vocabulary import FIELDS, FLAG_NAMES
 from loggp.knobs.command import EXIT_USAGE, Command, CommandError, Parser
 from loggp.knobs.files import atomic_write, write_text_atomic
 
+from . import fit_intervals
+
 
 class FitError(ValueError):
     """Bad input (file, value or option), reported without a traceback."""
@@ -321,15 +323,24 @@ def plot_fit(out_png, series_list, title):
     plt.close(fig)
 
 
-def format_regimes(regimes):
+def format_regimes(regimes, intervals):
+    """The regimes' table, each T0 and 1/B with its 95 % interval (fit_intervals) last."""
     lines = [f"{'regime':>7} {'sizes [B]':>19} {'T0 [us]':>9} {'B [B/us]':>10} {'1/B [ns/B]':>11} "
-             f"{'rms resid':>9} {'max resid':>9}"]
-    for i, r in enumerate(regimes, 1):
+             f"{'rms resid':>9} {'max resid':>9}  {'T0 95 % [us]':>20}  {'1/B 95 % [ns/B]':>22}"]
+    for i, (r, ci) in enumerate(zip(regimes, intervals), 1):
         b = r.B_bytes_per_us
         lines.append(f"{i:>7} {r.m_min:>9}..{r.m_max:<9} {r.T0_us:9.3f} "
                      f"{'inf' if math.isinf(b) else f'{b:10.1f}':>10} {r.us_per_byte * 1000:11.5f} "
-                     f"{100 * r.rms_rel_residual:8.2f}% {100 * r.max_rel_residual:8.2f}%")
+                     f"{100 * r.rms_rel_residual:8.2f}% {100 * r.max_rel_residual:8.2f}%  "
+                     f"{fit_intervals.interval_text(ci['T0_us'], 3):>20}  "
+                     f"{fit_intervals.interval_text(ci['G_ns_per_byte'], 5):>22}")
     return "\n".join(lines)
+
+
+def regime_summaries(regimes, intervals):
+    """The regimes for --json, each with its intervals ([low, high] or null) and their source."""
+    return [{**r.summary(), "T0_interval_us": ci["T0_us"], "G_interval_ns_per_byte": ci["G_ns_per_byte"],
+             "interval_from": ci["from"]} for r, ci in zip(regimes, intervals)]
 
 
 # ------------------------------------------------------------------ command line
@@ -388,9 +399,11 @@ def execute(args, data, base, knobs):
     m, y = series(data)
     if base is None:
         regimes = segment_fit(m, y, max_regimes=args.max_regimes)
+        intervals = fit_intervals.regime_intervals(fit_intervals.draws(data, regimes, fit_line))
         print(f"T(m) = T0 + m/B per regime, {args.probe} ({len(m)} sizes)")
-        print(format_regimes(regimes))
-        result = {"regimes": [r.summary() for r in regimes]}
+        print(format_regimes(regimes, intervals))
+        print(fit_intervals.source_text(data, intervals))
+        result = {"regimes": regime_summaries(regimes, intervals)}
         plots = [("probe", m, y, regimes, "solid")]
         title = "T(m) = T0 + m/B per protocol regime"
     else:
@@ -398,19 +411,30 @@ def execute(args, data, base, knobs):
         base_regimes = segment_fit(mb, yb, max_regimes=args.max_regimes)
         regimes = fit_in_regimes(m, y, base_regimes)
         predicted = predict_regimes(base_regimes, knobs)
-        rows = compare(predicted, regimes)
+        base_draws = fit_intervals.draws(base, base_regimes, fit_line)
+        measured_draws = fit_intervals.draws(data, regimes, fit_line)
+        base_intervals = fit_intervals.regime_intervals(base_draws)
+        intervals = fit_intervals.regime_intervals(measured_draws)
+        rows = [{**row, "T0_error_interval_us": e["T0_error_us"], "G_error_interval_ns_per_byte": e["G_error_ns_per_byte"]}
+                for row, e in zip(compare(predicted, regimes),
+                                  fit_intervals.error_intervals(base_draws, measured_draws, knobs))]
         print(f"baseline {args.baseline}:")
-        print(format_regimes(base_regimes))
+        print(format_regimes(base_regimes, base_intervals))
+        print(fit_intervals.source_text(base, base_intervals))
         print(f"with knobs {format_knobs(knobs)}, {args.probe}, fitted in the baseline's regimes:")
-        print(format_regimes(regimes))
+        print(format_regimes(regimes, intervals))
+        print(fit_intervals.source_text(data, intervals))
         print(f"{'sizes [B]':>19} {'T0 pred':>9} {'T0 meas':>9} {'error':>8} "
-              f"{'1/B pred':>10} {'1/B meas':>10} {'error':>9}   (us; 1/B in ns/B)")
+              f"{'1/B pred':>10} {'1/B meas':>10} {'error':>9}  {'T0 error 95 %':>20}  {'1/B error 95 %':>22}"
+              f"   (us; 1/B in ns/B)")
         for r in rows:
             print(f"{r['m_min']:>9}..{r['m_max']:<9} {r['T0_predicted_us']:9.3f} {r['T0_measured_us']:9.3f} "
                   f"{r['T0_error_us']:+8.3f} {r['G_predicted_ns_per_byte']:10.5f} "
-                  f"{r['G_measured_ns_per_byte']:10.5f} {r['G_error_ns_per_byte']:+9.5f}")
-        result = {"baseline_regimes": [r.summary() for r in base_regimes],
-                  "regimes": [r.summary() for r in regimes], "comparison": rows,
+                  f"{r['G_measured_ns_per_byte']:10.5f} {r['G_error_ns_per_byte']:+9.5f}  "
+                  f"{fit_intervals.interval_text(r['T0_error_interval_us'], 3):>20}  "
+                  f"{fit_intervals.interval_text(r['G_error_interval_ns_per_byte'], 5):>22}")
+        result = {"baseline_regimes": regime_summaries(base_regimes, base_intervals),
+                  "regimes": regime_summaries(regimes, intervals), "comparison": rows,
                   "knobs": {FIELDS[k]: v for k, v in knobs.values().items()}}
         plots = [("baseline", mb, yb, base_regimes, "solid"), ("with knobs", m, y, regimes, "solid"),
                  ("LogGP prediction", m, None, predicted, "dashed")]
