@@ -30,6 +30,61 @@ def probe_once(name, latency_knob, time_limit):
             "o_r_us": summary["o_r_us"]}
 
 
+def spread(values):
+    """[least, largest]: the range of a few runs, said as such (not an interval)."""
+    return [min(values), max(values)] if values else None
+
+
+def rows_of(runs, set_us, why):
+    """One row per method from its runs ({method: [probe summary per round]}, baseline first):
+    the run with the least L (a shared machine's disturbances only ever add time), the range
+    of all the runs' L, the added L and its error against set_us, and the range of the error
+    over the rounds (each round's run minus that round's baseline run: the methods take
+    turns, so a round's runs share the machine's state)."""
+    rows = []
+    for method, results in runs.items():
+        row = {"method": method, "set_L_us": 0.0 if method == "baseline" else set_us}
+        if results:
+            row.update(min(results, key=lambda r: r["L_us"]))
+            row["all_L_us"] = [r["L_us"] for r in results]
+            row["L_range_us"] = spread(row["all_L_us"])
+        else:
+            row["unavailable"] = f"kernel has no netem qdisc ({why})"
+        rows.append(row)
+    base = rows[0]
+    for row in rows[1:]:
+        if "L_us" in row:
+            row["added_L_us"] = row["L_us"] - base["L_us"]
+            row["error_pct"] = 100 * (row["added_L_us"] - set_us) / set_us
+            per_round = [100 * (L - b - set_us) / set_us for L, b in zip(row["all_L_us"], base["all_L_us"])]
+            row["error_pct_range"] = spread(per_round)
+    return rows
+
+
+def report_text(report):
+    """The table `loggp testbed calibrate` prints."""
+    repeat = report["repeat"]
+    lines = [f"L on testbed '{report['testbed']}' between {report['hosts'][0]} and {report['hosts'][1]} "
+             f"(loggp-probe, 8 B, medians in us; least L of {repeat} runs; the ranges are the spread of "
+             f"the {repeat} runs, the error's per round)",
+             f"{'method':10s} {'set L':>9s} {'T(8B)':>9s} {'L':>9s} {'added L':>9s} {'error':>8s} "
+             f"{'L range':>19s} {'error range':>17s}"]
+    for row in report["rows"]:
+        if "L_us" not in row:
+            lines.append(f"{row['method']:10s} {row['set_L_us']:9.3f}  unavailable: {row['unavailable']}")
+            continue
+        added = f"{row['added_L_us']:9.3f}" if "added_L_us" in row else f"{'-':>9s}"
+        error = f"{row['error_pct']:7.1f}%" if "error_pct" in row else f"{'-':>8s}"
+        low, high = row["L_range_us"]
+        L_range = f"[{low:.3f}, {high:.3f}]" if repeat > 1 else "one run"
+        errors = row.get("error_pct_range")
+        error_range = ("-" if errors is None else "one run" if repeat == 1
+                       else f"[{errors[0]:.1f}, {errors[1]:.1f}]%")
+        lines.append(f"{row['method']:10s} {row['set_L_us']:9.3f} {row['T_us']:9.3f} {row['L_us']:9.3f} "
+                     f"{added} {error} {L_range:>19s} {error_range:>17s}")
+    return "\n".join(lines) + "\n"
+
+
 def calibrate(name, latency, time_limit, json_path, repeat=3, out=sys.stdout):
     """L added by libloggp.so and by netem, each measured with loggp-probe across two namespaces.
     The methods take turns, REPEAT rounds; each row keeps its run with the least L (a shared
@@ -56,33 +111,10 @@ def calibrate(name, latency, time_limit, json_path, repeat=3, out=sys.stdout):
                 runs["netem"].append(probe_once(name, "0ns", time_limit))
             finally:
                 netem_reset(name, out=io.StringIO())
-    rows = []
-    for method, results in runs.items():
-        row = {"method": method, "set_L_us": 0.0 if method == "baseline" else set_us}
-        if results:
-            row.update(min(results, key=lambda r: r["L_us"]))
-            row["all_L_us"] = [r["L_us"] for r in results]
-        else:
-            row["unavailable"] = f"kernel has no netem qdisc ({why})"
-        rows.append(row)
-    base = rows[0]["L_us"]
-    for row in rows[1:]:
-        if "L_us" in row:
-            row["added_L_us"] = row["L_us"] - base
-            row["error_pct"] = 100 * (row["added_L_us"] - set_us) / set_us
+    rows = rows_of(runs, set_us, why)
     report = {"schema": "loggp-testbed-calibrate/1", "testbed": name, "hosts": [h[2] for h in state["hosts"][:2]],
               "message_bytes": 8, "repeat": repeat, "set_L_us": set_us, "rows": rows}
-    print(f"L on testbed '{name}' between {report['hosts'][0]} and {report['hosts'][1]} "
-          f"(loggp-probe, 8 B, medians in us; least L of {repeat} runs)", file=out)
-    print(f"{'method':10s} {'set L':>9s} {'T(8B)':>9s} {'L':>9s} {'added L':>9s} {'error':>8s}", file=out)
-    for row in rows:
-        if "L_us" not in row:
-            print(f"{row['method']:10s} {row['set_L_us']:9.3f}  unavailable: {row['unavailable']}", file=out)
-            continue
-        added = f"{row['added_L_us']:9.3f}" if "added_L_us" in row else f"{'-':>9s}"
-        error = f"{row['error_pct']:7.1f}%" if "error_pct" in row else f"{'-':>8s}"
-        print(f"{row['method']:10s} {row['set_L_us']:9.3f} {row['T_us']:9.3f} {row['L_us']:9.3f} {added} {error}",
-              file=out)
+    print(report_text(report), end="", file=out)
     if json_path:
         write_text_atomic(json_path, json.dumps(report, indent=2) + "\n")
     return report
