@@ -4,10 +4,11 @@
  * nothing, a receive posted and its completion read, a stamped send. Each
  * mode (the provider's own table at zero knobs, then each knob armed at its
  * smallest step) runs in every round, interleaved; the figure is the median
- * over rounds of ns per call. On a shared 2-core machine whose MPI figures move by 5 %
+ * over rounds of ns per call, with its 95 % interval. On a shared 2-core machine whose MPI figures move by 5 %
  * between runs this resolves a few ns: what a change to the hot path gains
  * is read here first, then confirmed with `loggp bench transparency`. */
 #include <errno.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -152,15 +153,55 @@ static void arm(const mode *m)
     loggp_live_publish(&k);
 }
 
+/* 1-based rank j of the lower order statistic bounding the median's 95 % interval, the
+ * upper being n - j + 1: the largest j with P(Binomial(n, 1/2) < j) within the tail of
+ * +-1.96 normal deviates (exact binomial ranks, as loggp.experiments.precision computes
+ * them; a test holds the two to the same ranks). 0 below 6 values: no interval. */
+static size_t median_interval_rank(size_t n)
+{
+    double tail = (1.0 - erf(1.96 / sqrt(2.0))) / 2.0;
+    double below = 0.0, term = pow(0.5, (double)n); /* P(B = 0) */
+    size_t j = 0;
+    while (j < n && below + term <= tail) {
+        below += term;
+        j++;
+        term *= (double)(n - j + 1) / (double)j; /* P(B = j) from P(B = j - 1) */
+    }
+    return j;
+}
+
+/* One figure: the median of v[0..n) and its 95 % interval; low and high NAN with none. */
+typedef struct {
+    double median, low, high;
+} figure;
+
+static figure figure_of(const double *v, size_t n)
+{
+    double *sorted = malloc(n * sizeof *sorted);
+    figure f = {NAN, NAN, NAN};
+    if (!sorted)
+        return f;
+    memcpy(sorted, v, n * sizeof *sorted);
+    f.median = loggp_median(sorted, n); /* sorts */
+    size_t j = median_interval_rank(n);
+    if (j >= 1) {
+        f.low = sorted[j - 1];
+        f.high = sorted[n - j];
+    }
+    free(sorted);
+    return f;
+}
+
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: loggp-layer-cost [--rounds N] [--calls N] [--o-ns NS]\n"
+    fprintf(out, "usage: loggp-layer-cost [--rounds N] [--calls N] [--o-ns NS] [--json]\n"
                  "The libfabric layer's own ns per call over a provider that does nothing, no MPI:\n"
                  "an empty poll, a send, a receive posted and read, eight receives per read; the\n"
                  "provider's own table and each knob armed, rounds interleaved (docs/benchmarks.md).\n"
                  "  --rounds N   interleaved rounds, medians over them (default 11)\n"
                  "  --calls N    calls timed per round and figure (default 200000)\n"
                  "  --o-ns NS    o for the \"armed o\" row, in ns (default 1: the smallest step)\n"
+                 "  --json       one JSON object (every round's ns too) instead of the tables\n"
                  "example:\n  loggp-layer-cost --rounds 5\n");
 }
 
@@ -178,15 +219,87 @@ static int option_value(const char *name, const char *text, long lo, long hi, lo
     return 0;
 }
 
+static const double *round_values(const double *ns, int rounds, int call, size_t mode)
+{
+    return &ns[((size_t)call * MODES + mode) * (size_t)rounds];
+}
+
+/* The medians' table, then their intervals' in the same layout. */
+static void print_tables(const double *ns, int rounds, size_t calls)
+{
+    printf("layer cost on a provider that does nothing: median ns per call (per message with 8 per read) over %d "
+           "rounds of %zu calls\n", rounds, calls);
+    if (modes[1].ps != 1000)
+        printf("armed o: o_s = o_r = %lld ns\n", (long long)(modes[1].ps / 1000));
+    for (int table = 0; table < 2; table++) {
+        if (table == 1)
+            printf("\n95 %% interval of each median over the rounds (order statistics; none below 6 rounds)\n");
+        printf("%-24s", "mode");
+        for (int c = 0; c < CALL_COUNT; c++)
+            printf("  %22s", call_names[c]);
+        printf("\n");
+        for (size_t m = 0; m < MODES; m++) {
+            printf("%-24s", modes[m].name);
+            for (int c = 0; c < CALL_COUNT; c++) {
+                figure f = figure_of(round_values(ns, rounds, c, m), (size_t)rounds);
+                char cell[64];
+                if (table == 0)
+                    snprintf(cell, sizeof cell, "%.1f", f.median);
+                else if (isnan(f.low))
+                    snprintf(cell, sizeof cell, "no interval");
+                else
+                    snprintf(cell, sizeof cell, "[%.1f, %.1f]", f.low, f.high);
+                printf("  %22s", cell);
+            }
+            printf("\n");
+        }
+    }
+}
+
+static void print_json_number(double v)
+{
+    if (isnan(v))
+        printf("null");
+    else
+        printf("%.3f", v);
+}
+
+static void print_json(const double *ns, int rounds, size_t calls)
+{
+    printf("{\"schema\": \"loggp-layer-cost/1\", \"rounds\": %d, \"calls\": %zu, \"o_ns\": %lld, \"modes\": [",
+           rounds, calls, (long long)(modes[1].ps / 1000));
+    for (size_t m = 0; m < MODES; m++) {
+        printf("%s{\"mode\": \"%s\", \"calls\": [", m ? ", " : "", modes[m].name);
+        for (int c = 0; c < CALL_COUNT; c++) {
+            const double *v = round_values(ns, rounds, c, m);
+            figure f = figure_of(v, (size_t)rounds);
+            printf("%s{\"call\": \"%s\", \"median_ns\": ", c ? ", " : "", call_names[c]);
+            print_json_number(f.median);
+            printf(", \"low_ns\": ");
+            print_json_number(f.low);
+            printf(", \"high_ns\": ");
+            print_json_number(f.high);
+            printf(", \"rounds_ns\": [");
+            for (int r = 0; r < rounds; r++)
+                printf("%s%.3f", r ? ", " : "", v[r]);
+            printf("]}");
+        }
+        printf("]}");
+    }
+    printf("]}\n");
+}
+
 int main(int argc, char **argv)
 {
-    int rounds = 11;
+    int rounds = 11, json = 0;
     size_t calls = 200000;
     for (int i = 1; i < argc; i++) {
         long v;
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             usage(stdout);
             return 0;
+        } else if (strcmp(argv[i], "--json") == 0) {
+            json = 1;
         } else if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc) {
             if (option_value("--rounds", argv[++i], 1, 1000, &v) != 0)
                 return 2;
@@ -234,21 +347,10 @@ int main(int argc, char **argv)
     loggp_knobs none = {0};
     loggp_live_publish(&none);
 
-    printf("layer cost on a provider that does nothing: median ns per call (per message with 8 per read) over %d "
-           "rounds of %zu calls\n", rounds, calls);
-    if (modes[1].ps != 1000)
-        printf("armed o: o_s = o_r = %lld ns\n", (long long)(modes[1].ps / 1000));
-    printf("%-24s", "mode");
-    for (int c = 0; c < CALL_COUNT; c++)
-        printf("  %22s", call_names[c]);
-    printf("\n");
-    for (size_t m = 0; m < MODES; m++) {
-        printf("%-24s", modes[m].name);
-        for (int c = 0; c < CALL_COUNT; c++) {
-            printf("  %22.1f", loggp_median(&ns[((size_t)c * MODES + m) * (size_t)rounds], (size_t)rounds));
-        }
-        printf("\n");
-    }
+    if (json)
+        print_json(ns, rounds, calls);
+    else
+        print_tables(ns, rounds, calls);
     free(ns);
     return 0;
 }

@@ -454,10 +454,33 @@ def test_layer_cost_times_every_call_in_every_mode():
     proc = run([installed("loggp-layer-cost"), "--rounds", "1", "--calls", "1000"])
     assert proc.returncode == 0, proc.stderr
     rows = {}
-    for line in proc.stdout.splitlines()[2:]:
+    medians, intervals = proc.stdout.split("\n\n")
+    for line in medians.splitlines()[2:]:
         rows[line[:24].strip()] = [float(x) for x in line[24:].split()]
     assert list(rows) == ["provider (zero knobs)", "armed o", "armed g", "armed G", "armed L"], proc.stdout
     assert all(len(v) == 4 and all(x > 0 for x in v) for v in rows.values()), proc.stdout
+    # one round: no interval, said in words in every cell of the second table
+    assert intervals.splitlines()[0].startswith("95 % interval of each median")
+    assert all(line[24:].count("no interval") == 4
+               for line in intervals.splitlines()[2:]), proc.stdout
+
+
+def test_layer_cost_intervals_are_the_exact_binomial_ranks_of_its_rounds():
+    from loggp.experiments import precision  # the one definition the C program follows
+    for rounds in (5, 6, 9, 13):
+        proc = run([installed("loggp-layer-cost"), "--rounds", str(rounds), "--calls", "1000", "--json"])
+        assert proc.returncode == 0, proc.stderr
+        report = json.loads(proc.stdout)
+        assert report["rounds"] == rounds
+        for mode in report["modes"]:
+            for call in mode["calls"]:
+                assert len(call["rounds_ns"]) == rounds
+                interval = precision.median_interval(call["rounds_ns"])
+                assert call["median_ns"] == pytest.approx(interval.estimate, abs=2e-3)
+                if interval.bounded:
+                    assert (call["low_ns"], call["high_ns"]) == pytest.approx((interval.low, interval.high), abs=1e-9)
+                else:
+                    assert call["low_ns"] is None and call["high_ns"] is None and rounds < precision.MIN_SAMPLES
 
 
 def test_layer_cost_arms_o_at_the_length_asked():
