@@ -349,6 +349,29 @@ def test_transparency_lines_are_met_missed_or_unresolved_from_their_interval(mon
     assert all(x["verdict"] == "no goal" for x in result["lines"] if x["mode"] == "armed all")
 
 
+def test_transparency_gives_each_median_ns_its_interval_over_the_rounds(monkeypatch, capsys):
+    monkeypatch.setattr(bench, "measure", SyntheticTransparency(0.01, 0.01).measure)
+    monkeypatch.setattr(bench, "host_detours", lambda: None)
+    for rounds in (5, 9):
+        result = bench.transparency(rounds, None, 1, 1.0, "all", judge_at_most=wired("judge_at_most"),
+                                    precision=wired("parse_precision")("0.5%"))
+        for line in result["lines"]:
+            interval = line["ns_interval"]
+            assert interval["n"] == rounds == len(line["samples"])
+            if rounds < 6:
+                assert interval["low"] is None
+            else:
+                ordered = sorted(line["samples"])   # 9 rounds: the 2nd and 8th (exact binomial ranks)
+                assert (interval["low"], interval["high"]) == (ordered[1], ordered[7])
+                assert interval["low"] <= line["ns"] <= interval["high"]
+        bench.print_transparency({**result, "load_average": [0.0, 0.0]})
+        out = capsys.readouterr().out
+        plain = next(row for row in out.splitlines() if row.startswith("  window 8 B") and " plain " in row)
+        first = result["lines"][0]
+        assert (bench.ns_interval_text(first["ns_interval"]) in plain
+                and ("no interval" in plain) == (rounds < 6)), out
+
+
 def test_g_settings_give_k_minus_1_G_the_value_asked():
     settings = bench_knobs.knob_settings(["G", "L"], [1.0], [4096, 65536])
     for _, _, size, flags, increments in (s for s in settings if s[1] == "G"):

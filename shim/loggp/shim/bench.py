@@ -61,7 +61,8 @@ TERMS = (
     ("armed all", "all four knobs at their smallest steps together"),
     ("ns", "window: ns per message; pingpong: ns per half round trip; exchange: ns per iteration "
            f"(each rank sends one message and receives one); late: the median receive call after a "
-           f"{LATE_WAIT_NS // 1000} us idle spell, the message long arrived (Martin's o_r); medians of rounds"),
+           f"{LATE_WAIT_NS // 1000} us idle spell, the message long arrived (Martin's o_r); medians of rounds, "
+           "[low, high] beside it the median's 95 % interval over the rounds"),
     ("rate", "plain ns / mode ns: the mode's message rate as a fraction of plain MPICH's"),
     ("time", "mode ns / plain ns - 1: time added to plain MPICH's figure; [low, high] its 95 % interval over "
              "the rounds (each round's mode run against the plain run of the same round)"),
@@ -155,7 +156,10 @@ def transparency(rounds, provider, reps, scale, armed, mpi="mpich", judge_at_mos
             line = judged.get((p, b))
             verdict = "" if mode == "plain" else line["verdict"] if line else "no goal"
             interval = (judge_at_most(added[mode][(p, b)], 0.0, 1.0)["interval"] if mode != "plain" else None)
-            lines.append({"pattern": p, "bytes": b, "mode": mode, "ns": ns, "rate": plain / ns, "time": ns / plain - 1,
+            # the judge's interval of a median, whatever the values: here the ns of the rounds
+            ns_interval = judge_at_most(samples[mode][(p, b)], 0.0, 1.0)["interval"]
+            lines.append({"pattern": p, "bytes": b, "mode": mode, "ns": ns, "ns_interval": ns_interval,
+                          "rate": plain / ns, "time": ns / plain - 1,
                           "time_interval": interval, "goal": list(goal) if goal else None,
                           "ceiling": time_ceiling(goal), "verdict": verdict,
                           "reason": line["reason"] if line else "", "samples": samples[mode][(p, b)]})
@@ -189,23 +193,32 @@ def goal_text(goal):
     return f"rate >= {threshold:.2f}" if kind == "rate" else f"time <= +{100 * threshold:.0f} %"
 
 
+def ns_interval_text(interval):
+    """A median's 95 % interval in ns, or 'no interval' (too few rounds)."""
+    if interval["low"] is None or interval["high"] is None:
+        return "no interval"
+    return f"[{interval['low']:.1f}, {interval['high']:.1f}]"
+
+
 def print_transparency(result):
     print(f"transparency: np={result['np']}, {result.get('mpi', 'mpich')}, libfabric provider {result['provider']}; "
           f"{result['rounds']} round{'s' if result['rounds'] != 1 else ''}, "
           f"modes interleaved; each run's figure the median of {result['reps']} repetitions, medians of rounds")
     print_conditions(result, f"--precision {result['precision'] or TRANSPARENCY_PRECISION} of plain's figure",
                      "every goal's")
-    print(f"  {'pattern':14s} {'mode':10s} {'ns':>9s} {'rate':>6s} {'time':>8s} {'[low, high]':>17s}  "
-          f"{'goal':15s} verdict")
+    print(f"  {'pattern':14s} {'mode':10s} {'ns':>9s} {'ns [low, high]':>20s} {'rate':>6s} {'time':>8s} "
+          f"{'[low, high]':>17s}  {'goal':15s} verdict")
     for line in result["lines"]:
         label = f"{line['pattern']} {line['bytes']} B"
+        spread = ns_interval_text(line["ns_interval"])
         if line["mode"] == "plain":
-            print(f"  {label:14s} {'plain':10s} {line['ns']:9.1f}")
+            print(f"  {label:14s} {'plain':10s} {line['ns']:9.1f} {spread:>20s}")
             continue
         iv = line.get("time_interval") or {}
         bounds = (f"[{100 * iv['low']:+.1f}, {100 * iv['high']:+.1f}]%" if iv.get("low") is not None
                   else "no interval")
-        print(f"  {label:14s} {line['mode']:10s} {line['ns']:9.1f} {line['rate']:6.3f} {100 * line['time']:+7.1f}% "
+        print(f"  {label:14s} {line['mode']:10s} {line['ns']:9.1f} {spread:>20s} {line['rate']:6.3f} "
+              f"{100 * line['time']:+7.1f}% "
               f"{bounds:>17s}  {goal_text(line['goal']):15s} {line['verdict']}")
     judged = [line for line in result["lines"] if line["verdict"] in ("met", "missed", "unresolved")]
     count = {v: sum(line["verdict"] == v for line in judged) for v in ("met", "missed", "unresolved")}
@@ -290,7 +303,7 @@ class BenchCommand(Command):
         t = sub.add_parser("transparency", help="cost of libloggp.so at zero knobs and armed, per pattern",
                            example="loggp bench transparency --scale 0.2")
         t.add_argument("--rounds", type=positive_int, default=8,
-                       help="interleaved rounds that always run, the fewest that give a 95 %% interval (default 8)")
+                       help="interleaved rounds that always run (default 8; a 95 %% interval needs 6)")
         t.add_argument("--precision", default=TRANSPARENCY_PRECISION, metavar="P",
                        help="how narrow each goal's 95 %% interval of added time must get: a percentage of plain "
                             "MPI's figure, a time, or both (the larger applies), e.g. 0.5%% or 20ns (default "
