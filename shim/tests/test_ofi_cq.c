@@ -172,6 +172,33 @@ Test(ofi_cq, a_backlog_the_gap_already_spaced_goes_in_one_read)
     cr_assert_eq(fi_cq_read(&fake_cq, out, 3), 3);
 }
 
+/* A receiver away (descheduled) while its sender, paced by g, sent four
+ * more, takes them as MPICH does: one receive posted after each read found
+ * the CQ drained, each finding its message waiting. Each was received g after
+ * the one before while the receiver was away (g is a minimum spacing: the
+ * absence overlaps the sender's gaps), so none waits again; a reception
+ * counted when it was handed over would space them g apart once more. */
+Test(ofi_cq, a_backlog_taken_one_posted_receive_at_a_time_goes_at_once)
+{
+    set_knob(LOGGP_KNOB_GAP, 20 * MS);
+    cq_state *cs = cq_state_of(&fake_cq);
+    int receive[5];
+    struct fi_cq_tagged_entry out[4];
+    uint64_t start = clock_ns();
+    for (int i = 0; i < 5; i++) {
+        note_receive_post_on(cs, &receive[i], 8);
+        queue_completion(&receive[i], FI_RECV | FI_TAGGED | FI_REMOTE_CQ_DATA, 8,
+                         stamp_encode(0, 0, start + (uint64_t)i * 20 * MS, 0));
+        cr_assert_eq(fi_cq_read(&fake_cq, out, 4), 1, "reception %d waited for a gap spent while away", i);
+        cr_assert_eq(out[0].op_context, &receive[i]);
+        cr_assert_eq(fi_cq_read(&fake_cq, out, 4), -FI_EAGAIN); /* found drained */
+        if (i == 0) { /* away for five gaps */
+            struct timespec away = {0, 100 * MS};
+            nanosleep(&away, NULL);
+        }
+    }
+}
+
 /* ---- the zero-knob path: the provider's own table, nothing of ours ---- */
 
 TestSuite(ofi_cq_switch, .init = open_cq, .fini = close_cq);

@@ -23,7 +23,8 @@
  * three flights counted from the later of arrival + L and its post. If the receive was posted and the caller
  * has polled the drained CQ ever since, the natural arrival is now; otherwise
  * it is bounded below by send time + the least transit seen for its size and
- * by the last drained read after the post. */
+ * by the last drained read after the post. With g alone nothing is held and
+ * the due time is that arrival, which the next reception's gap counts from. */
 static uint64_t receive_due(cq_state *cs, struct fi_cq_tagged_entry *e, const loggp_delays *d, uint64_t now,
                             uint64_t drained_at, uint64_t drained_posts, int polling)
 {
@@ -48,7 +49,7 @@ static uint64_t receive_due(cq_state *cs, struct fi_cq_tagged_entry *e, const lo
         return extra ? now + extra : 0;
     uint64_t sent = stamp_send_time(e->data, now);
     strip_stamp(&e->flags, &e->data);
-    if (!extra)
+    if (!extra && !d->g)
         return 0;
     /* Measured from the send even when the receive came later: a late post
      * only lengthens a sample, so the minimum stays a true transit. */
@@ -59,8 +60,9 @@ static uint64_t receive_due(cq_state *cs, struct fi_cq_tagged_entry *e, const lo
     uint64_t window = atomic_load_explicit(&ofi_transit_window_ns, memory_order_relaxed);
     uint64_t least = transit_min_update(&cs->transit, bucket, observed, now, window);
     uint64_t arrival = receive_arrival(sent, least, now, posted_before, drained_at, polling);
-    if (e->len > RENDEZVOUS_MIN_BYTES && e->len > rendezvous_above())
+    if (extra && e->len > RENDEZVOUS_MIN_BYTES && e->len > rendezvous_above())
         return loggp_rendezvous_due(arrival, posted_at, L, loggp_bytes_delay_ns(d->G_ps_per_byte, e->len));
+    /* g alone: no hold, but the arrival the next reception's gap counts from */
     return arrival + extra;
 }
 
@@ -261,8 +263,12 @@ static void hand_out_new(held_read *r, const provider_batch *b, const struct fi_
     if (r->src)
         r->src[r->out] = e_src;
     int reception = !waited && is_receive(e->flags) && (e->flags & FI_RECV);
-    if (reception && r->gapped) /* not there when last found drained */
-        r->reception = loggp_reception_at(due > b->drained_at ? due : b->drained_at, go, r->now);
+    /* a stamped receive's due holds its arrival (receive_due, which bounds
+     * it by the drained read only if the receive was posted before it: a
+     * later one may have found its message waiting); else it was not there
+     * when the CQ was last found drained */
+    if (reception && r->gapped)
+        r->reception = loggp_reception_at(due ? due : b->drained_at, go, r->now);
     r->receives += reception;
     r->out++;
 }

@@ -432,8 +432,9 @@ static inline void send_begin(ep_state *s, send_plan *p, uint64_t bytes, fi_addr
         p->posted = send_post_time(context, bytes);
     } else {
         post_begin(s, &p->d);
-        /* only the holds for L, G read stamps */
-        p->stamping = s->stamps && (p->d.L || p->d.G_ps_per_byte || p->d.topo);
+        /* the holds for L, G and the receive gap read stamps (a reception
+         * counts from its message's arrival, cq_hold.c) */
+        p->stamping = s->stamps && (p->d.L || p->d.g || p->d.G_ps_per_byte || p->d.topo);
         p->peer = p->d.topo ? peer_class(dest) : 0;
         if (p->peer)
             loggp_delays_for_class(&p->d, p->peer);

@@ -5,8 +5,10 @@
 
 void note_receive_post_on(cq_state *cq, void *context, uint64_t len)
 {
-    /* only a hold reads it; a stale knob read costs one receive its refinement */
-    if (!atomic_load_explicit(&loggp_live_ns[3], memory_order_relaxed) &&
+    /* only a hold or the receive gap reads it; a stale knob read costs one
+     * receive its refinement */
+    if (!atomic_load_explicit(&loggp_live_ns[2], memory_order_relaxed) &&
+        !atomic_load_explicit(&loggp_live_ns[3], memory_order_relaxed) &&
         !atomic_load_explicit(&loggp_live_G_ps_per_byte, memory_order_relaxed) &&
         !atomic_load_explicit(&loggp_live_topo, memory_order_relaxed))
         return;
