@@ -93,7 +93,8 @@ def tolerance(expected, baseline):
 
 
 def cpu_share(figures_of_a_run):
-    """CPU time over wall time of rank 0, from figures that print both, else 1."""
+    """CPU time over wall time, from figures that print both (loggp-timing: rank 0's for a
+    ping-pong, the less served rank's for a stream or a send), else 1."""
     wall = figures_of_a_run.get("wall_s")
     return figures_of_a_run["cpu_s"] / wall if wall else 1.0
 

@@ -8,7 +8,10 @@ Each attempt measures the gapped runs interleaved with zero-knob runs of the
 same pattern and takes medians over rounds. The expectation holds only while
 the machine's natural interval stays below g_total by more than the tolerance
 (measured here, not assumed) and the ranks get their CPUs (judged by the
-baselines' spread and CPU share, tests.testkit): a miss is retried after a
+baselines' spread and by the CPU share of every run, baseline or knobbed,
+tests.testkit): a gapped batch spans milliseconds, so a rank that shares its
+core loses part of every one, while a baseline's batches are short enough
+for their median to slip between preemptions. A miss is retried after a
 pause, a bounded number of times; the tolerance is never widened. A machine
 loaded in every attempt, or too slow for a case's g, skips saying so."""
 import statistics
@@ -95,15 +98,15 @@ RENDEZVOUS_CASES = [
 def test_latency_counts_every_flight_of_the_providers_protocol(what, args, key, L_us, judged, expected_us):
     history, loaded, too_slow = [], [], []
     for attempt in range(ATTEMPTS):
-        base, held = [], []
+        runs = []
         for _ in range(ROUNDS):
-            base.append(timing(*args)[key])
-            held.append(timing(*args, knobs=("--L", f"{L_us:g}us"))[key])
+            runs += [timing(*args), timing(*args, knobs=("--L", f"{L_us:g}us"))]
+        base, held = [r[key] for r in runs[0::2]], [r[key] for r in runs[1::2]]
         base_med = statistics.median(base)
         tol = tolerance(expected_us, base_med)
         readings = [h - base_med for h in held] if judged == "increase" else held
         history.append(f"attempt {attempt + 1}: baseline {base}, L={L_us:g}us {held} (+- {tol:.2f})")
-        why = load_reason(base)
+        why = load_reason(base, [cpu_share(r) for r in runs])
         # the baseline must be far below what L adds for the flights to be counted
         # (an eager send, which L must leave alone, has nothing to count)
         if not why and expected_us and base_med > expected_us / 4:
