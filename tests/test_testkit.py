@@ -2,7 +2,7 @@
 never a fixed number of microseconds, so a machine twice as slow (or fast) is judged alike."""
 import pytest
 
-from tests.testkit import LOAD_RATIO, MIN_CPU_SHARE, load_reason, spread, tolerance
+from tests.testkit import LOAD_RATIO, MIN_CPU_SHARE, load_reason, spread, stretch_share, tolerance
 
 
 def test_spread_is_the_slowest_over_the_quickest():
@@ -29,6 +29,18 @@ def test_the_quickest_seen_earlier_counts():
 def test_a_rank_short_of_cpu_is_loaded():
     assert load_reason([1.0, 1.0], cpu_shares=[1.0, MIN_CPU_SHARE]) == ""
     assert "of a core" in load_reason([1.0, 1.0], cpu_shares=[1.0, MIN_CPU_SHARE - 0.01])
+
+
+def test_a_share_that_would_stretch_the_figure_out_of_its_tolerance_cannot_judge_it():
+    # g_total = 20 us within 3 us: a share of 20/23 stretches it to the edge, one below past it
+    need = stretch_share(20.0, 3.0)
+    assert 20.0 / need == pytest.approx(23.0)
+    assert stretch_share(0.0, 0.4) == 0.0   # nothing expected: nothing to stretch
+    assert load_reason([1.0, 1.0], cpu_shares=[need], min_share=need) == ""
+    assert f"< {need:.2f}" in load_reason([1.0, 1.0], cpu_shares=[need - 0.01], min_share=need)
+    # a share the plain rule calls quiet (2g read at half a core is not a half-done knob)
+    assert load_reason([1.0, 1.0], cpu_shares=[0.61]) == ""
+    assert load_reason([1.0, 1.0], cpu_shares=[0.61], min_share=need)
 
 
 def test_the_tolerance_follows_the_expectation_or_the_unperturbed_figure():

@@ -71,17 +71,26 @@ def spread(samples):
     return max(samples) / quickest if quickest > 0 else float("inf")
 
 
-def load_reason(baselines, cpu_shares=(), quickest=None):
+def stretch_share(expected, tol):
+    """The least CPU share at which a figure of `expected`, made of waits spun on the CPU (which a
+    rank with a share s of its core stretches by 1/s), stays within `tol` of it; 0 when nothing
+    is expected."""
+    return expected / (expected + tol) if expected > 0 else 0.0
+
+
+def load_reason(baselines, cpu_shares=(), quickest=None, min_share=MIN_CPU_SHARE):
     """'' when figures measured alike (the baselines of one test) are steady enough to judge a
     knob against, else why not: one of them more than LOAD_RATIO x the quickest (of these, or
-    `quickest` seen earlier in the test), or a rank that got under MIN_CPU_SHARE of a core."""
+    `quickest` seen earlier in the test), or a rank that got under min_share of a core
+    (MIN_CPU_SHARE, or more for a figure that a smaller share would stretch out of its
+    tolerance: stretch_share)."""
     alike = [*baselines, *([] if quickest is None else [quickest])]
     if spread(alike) > LOAD_RATIO:
         listed = ", ".join(f"{b:.2f}" for b in baselines)
         return f"baselines {listed} reach more than {LOAD_RATIO:g}x the quickest, {min(alike):.2f}"
     share = min(cpu_shares, default=1.0)
-    if share < MIN_CPU_SHARE:
-        return f"a rank got {share:.2f} of a core (< {MIN_CPU_SHARE:g})"
+    if share < min_share:
+        return f"a rank got {share:.2f} of a core (< {min_share:.2f})"
     return ""
 
 

@@ -10,8 +10,10 @@ the machine's natural interval stays below g_total by more than the tolerance
 (measured here, not assumed) and the ranks get their CPUs (judged by the
 baselines' spread and by the CPU share of every run, baseline or knobbed,
 tests.testkit): a gapped batch spans milliseconds, so a rank that shares its
-core loses part of every one, while a baseline's batches are short enough
-for their median to slip between preemptions. A miss is retried after a
+core loses part of every one and a spun g stretches by 1/share, while a
+baseline's batches are short enough for their median to slip between
+preemptions. A run whose share would stretch the expectation past its
+tolerance counts as loaded. A miss is retried after a
 pause, a bounded number of times; the tolerance is never widened. A machine
 loaded in every attempt, or too slow for a case's g, skips saying so."""
 import statistics
@@ -19,7 +21,8 @@ import time
 
 import pytest
 
-from tests.testkit import built, cpu_share, figures, installed, load_reason, run, tolerance
+from tests.testkit import (MIN_CPU_SHARE, built, cpu_share, figures, installed, load_reason, run,
+                           stretch_share, tolerance)
 
 ROUNDS = 3
 ATTEMPTS = 6
@@ -56,7 +59,10 @@ def test_gap_is_a_minimum_interval_not_an_addition(pattern, args, key, g_us, exp
         tol = tolerance(expected_us, base_med)
         history.append(f"attempt {attempt + 1}: baseline {base_figures} -> {base_med:.2f} us, "
                        f"g={g_us:g}us {[g[key] for g in gapped]} -> {gapped_med:.2f} us (+- {tol:.2f})")
-        why = load_reason(base_figures, [cpu_share(r) for r in base + gapped])
+        # a spun g stretches by 1/share: a share that would carry g_total out of the tolerance
+        # cannot judge it
+        why = load_reason(base_figures, [cpu_share(r) for r in base + gapped],
+                          min_share=max(MIN_CPU_SHARE, stretch_share(expected_us, tol)))
         # max(natural, g_total) is g_total only while the natural interval (a half round trip
         # counts half a round trip) stays below it by more than the tolerance
         if not why and base_med > expected_us - tol:
@@ -106,7 +112,8 @@ def test_latency_counts_every_flight_of_the_providers_protocol(what, args, key, 
         tol = tolerance(expected_us, base_med)
         readings = [h - base_med for h in held] if judged == "increase" else held
         history.append(f"attempt {attempt + 1}: baseline {base}, L={L_us:g}us {held} (+- {tol:.2f})")
-        why = load_reason(base, [cpu_share(r) for r in runs])
+        why = load_reason(base, [cpu_share(r) for r in runs],
+                          min_share=max(MIN_CPU_SHARE, stretch_share(expected_us, tol)))
         # the baseline must be far below what L adds for the flights to be counted
         # (an eager send, which L must leave alone, has nothing to count)
         if not why and expected_us and base_med > expected_us / 4:
