@@ -20,17 +20,17 @@ def reading_defect(knob, param, series, i):
     """The known defect that explains the i-th reading of a series, if it is missed."""
     if series["verdicts"][i] != MISSED or series["measured"][i] is None:
         return None
-    return known_defect(knob, param, series["measured"][i] > series["expected"][i])
+    return known_defect(knob, param, series["measured"][i] - series["expected"][i], series["set"][i])
 
 
-def advice(knob, param, role, verdict, above):
-    """What a reading's verdict means, in words, and what to do (empty when met)."""
+def advice(knob, param, role, verdict, above, defect=None):
+    """What a reading's verdict means, in words, and what to do (empty when met); a known
+    defect (reading_defect) that explains a miss is named instead."""
     if verdict == MET:
         return ""
     if verdict == UNRESOLVED:
         return ("the machine's noise left the interval wider than the goal or across its edge: rerun on a quiet "
                 "machine, or with a longer --budget")
-    defect = known_defect(knob, param, above)
     if defect:
         return f"known defect: {defect.line}"
     if role == "crosstalk":

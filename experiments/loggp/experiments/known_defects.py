@@ -1,34 +1,49 @@
 """The apparatus's known defects: readings `loggp calibrate` resolves as missed on a quiet
 machine whose cause is known. Each stays *missed* (it is a real, repeatable error) and is
-named in one line beside its verdict; docs/benchmarks.md ("Known defects") says more."""
+named in one line beside its verdict, but only up to the size it is known to reach: a
+larger miss is a different fault. docs/benchmarks.md ("Known defects") says more."""
 from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
 class KnownDefect:
-    knob: str        # the knob set
-    parameter: str   # the reading it moves
-    above: bool      # True: it reads above its expectation; False: below
-    line: str        # what it is, in one line
+    knob: str          # the knob set
+    parameter: str     # the reading it moves
+    above: bool        # True: it reads above its expectation; False: below
+    most: float        # the largest deviation it explains, in the reading's unit (us, ns/B) ...
+    most_share: float  # ... or this share of the set value, whichever is larger
+    line: str          # what it is, in one line
+
+    def explains(self, deviation, set_value):
+        """Does this defect account for a reading `deviation` from its expectation?"""
+        if (deviation > 0) != self.above:
+            return False
+        return abs(deviation) <= max(self.most, self.most_share * abs(set_value))
 
 
 KNOWN_DEFECTS = (
-    KnownDefect("L", "g", False,
+    KnownDefect("o", "g_excess", True, 0.1, 0.0,
+                "o on both sides lengthens a receiver-bound stream by ~65 ns a message beyond o_r "
+                "(o_r alone adds 0.98 us to an 8 B stream, o_s and o_r together 1.04); cause not yet found"),
+    KnownDefect("g", "g", False, 0.05, 0.0,
+                "LogP's expectation at a small g takes g's machine part from the largest setting, where "
+                "long bursts collect ~30 ns more of the host's detours, so it sits ~30 ns above the reading"),
+    KnownDefect("L", "g", False, 0.15, 0.0,
                 "L holds hand completions over from the provider in batches, so a receiver-bound stream "
                 "pays the provider's per-read cost less often and runs up to ~0.1 us a message faster"),
-    KnownDefect("G", "G", True,
+    KnownDefect("G", "G", True, 0.0, 0.03,
                 "shm copies a rendezvous message more slowly after the long wait G adds (a colder cache), "
                 "so g(m) grows by the host's slower copy besides (m-1)G: 1-2 % of G"),
-    KnownDefect("G", "G_T", True,
+    KnownDefect("G", "G_T", True, 0.0, 0.03,
                 "shm copies a rendezvous message more slowly after the long wait G adds (a colder cache), "
                 "so T(m) grows by the host's slower copy besides (m-1)G: 1-2 % of G"),
 )
 
 
-def known_defect(knob, parameter, above):
-    """The KnownDefect that explains `parameter` reading above (or below) its expectation
-    when `knob` is set, or None."""
+def known_defect(knob, parameter, deviation, set_value):
+    """The KnownDefect that explains `parameter` reading `deviation` (reading - expectation,
+    in its unit) from its expectation when `knob` is set to `set_value`, or None."""
     for defect in KNOWN_DEFECTS:
-        if (defect.knob, defect.parameter, defect.above) == (knob, parameter, bool(above)):
+        if (defect.knob, defect.parameter) == (knob, parameter) and defect.explains(deviation, set_value):
             return defect
     return None
