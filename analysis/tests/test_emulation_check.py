@@ -101,3 +101,33 @@ def test_one_tiny_case_end_to_end(tmp_path, capsys):
     row = [line for line in text.splitlines() if line.startswith("| cg | L = 50us |")]
     assert len(row) == 1 and "| 1 |" in row[0]          # one pair: too few for an interval, unresolved
     assert "too few pairs for an interval" in row[0] and "No case resolved" in text
+
+
+def test_a_failed_run_repeats_its_round_and_keeps_the_pairs(monkeypatch, tmp_path):
+    import io
+    calls = []
+
+    def run(cmd, what):
+        calls.append(what)
+        if what == "cg round 2 L" and calls.count(what) == 1:
+            raise ec.CheckError(f"{what} failed (exit 11)")
+    monkeypatch.setattr(ec, "_run", run)
+    monkeypatch.setattr(ec, "_traced_s", lambda folder: 1.0 + (0.05 if str(folder).endswith("-L") else 0.0))
+    monkeypatch.setattr(ec.predict, "load", lambda folder: None)
+    monkeypatch.setattr(ec.predict, "runtime", lambda programs, machine, **delta: 1e9 + (5e7 if delta else 0.0))
+    said = io.StringIO()
+    cases = ec.check_program(ec.Program("cg", ["x"]), 2, {"L": "50us"}, None, precision.parse_precision("5%"),
+                             60.0, 8, tmp_path, stream=said)
+    assert calls.count("cg round 2 L") == 2 and "round 2 run again" in said.getvalue()
+    assert cases[0].emulated.estimate == pytest.approx(0.05) and cases[0].outcome == precision.MET
+
+
+def test_a_round_that_keeps_failing_stops_its_program_only(monkeypatch, capsys):
+    def checked(program, *_):
+        if program.name == "cg":
+            raise ec.CheckError("cg round 3 L failed (exit 11) (3 attempts at this round failed)")
+        return [ec.Case(program.name, "L", "50us", 1.0, precision.Interval(1.0, 0.99, 1.01, 9), "met", False)]
+    monkeypatch.setattr(ec, "check_program", checked)
+    assert ec.main(["cg", "mg", "--o", "none", "--G", "none"]) == 1
+    out, err = capsys.readouterr()
+    assert "| mg |" in out and "Not measured, a run failed (above): cg." in out and "exit 11" in err

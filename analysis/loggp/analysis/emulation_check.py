@@ -14,6 +14,7 @@ import argparse
 import math
 import os
 import shlex
+import shutil
 import statistics
 import subprocess
 import sys
@@ -36,6 +37,10 @@ KERNELS = ("cg", "mg", "ft", "is", "lu", "ep")
 SETTINGS = {"o": "10us", "L": "50us", "G": "1ns/B"}
 MOVES = {"o": ("o_s", "o_r"), "L": ("L",), "G": ("G",)}
 GOAL_MEDIAN, GOAL_WORST = 0.05, 0.15
+
+
+# A round whose runs keep failing stops its program; one failure only repeats the round.
+ROUND_ATTEMPTS = 3
 
 
 class CheckError(Exception):
@@ -217,15 +222,27 @@ def check_program(program, np_, settings, machine, goal, budget_s, max_rounds, s
     goals = {k: precision.Goal.around(p, goal) for k, p in predicted.items()}
     rounds = [0]
 
-    def measure_pair():
-        r = rounds[0]
-        rounds[0] += 1
+    def one_round(r):
         lengths = {}
         for knob in round_order(r, settings):
             folder = scratch / f"{program.name}-r{r}-{knob or 'armed'}"
             values = knob_values(knob, settings[knob]) if knob else dict(ARMED)
             _run(run_command(np_, program, values, folder), f"{program.name} round {r + 1} {knob or 'armed'}")
             lengths[knob] = _traced_s(folder)
+            shutil.rmtree(folder, ignore_errors=True)
+        return lengths
+
+    def measure_pair():
+        r = rounds[0]
+        rounds[0] += 1
+        for attempt in range(1, ROUND_ATTEMPTS + 1):
+            try:
+                lengths = one_round(r)
+                break
+            except CheckError as e:  # a round is a set of pairs: a failed run leaves none of it
+                if attempt == ROUND_ATTEMPTS:
+                    raise CheckError(f"{e} ({ROUND_ATTEMPTS} attempts at this round failed)") from None
+                print(f"predict_vs_emulation: {e}; round {r + 1} run again", file=stream, flush=True)
         print(f"{program.name}: round {r + 1}: " + ", ".join(
             f"{k} {_ms(lengths[k] - lengths[''])} ms" for k in settings), file=stream, flush=True)
         return {k: (lengths[""], lengths[k]) for k in settings}
@@ -290,21 +307,25 @@ def main(argv=None, stream=sys.stderr):
         print(f"predict_vs_emulation: {e}", file=sys.stderr)
         return 2
     started = time.monotonic()
-    cases = []
-    try:
-        with tempfile.TemporaryDirectory(prefix="loggp-predict-check-") as tmp:
-            for i, program in enumerate(programs):
-                share = (budget_s - (time.monotonic() - started)) / (len(programs) - i)
+    cases, failed = [], []
+    with tempfile.TemporaryDirectory(prefix="loggp-predict-check-") as tmp:
+        for i, program in enumerate(programs):
+            share = (budget_s - (time.monotonic() - started)) / (len(programs) - i)
+            try:
                 cases += check_program(program, args.np, settings, machine, goal, share, args.max_rounds, Path(tmp),
                                        stream)
-    except CheckError as e:
-        print(f"predict_vs_emulation: {e}", file=sys.stderr)
+            except CheckError as e:  # the other programs still run, and the table keeps what they gave
+                print(f"predict_vs_emulation: {e}", file=sys.stderr)
+                failed.append(program.name)
+    if not cases:
         return 1
     header = (f"np = {args.np}, class {args.klass} for our kernels; settings "
               f"{', '.join(f'{k} = {v}' for k, v in settings.items())} against an armed baseline; precision "
               f"{goal.text()}, budget {args.budget}; {time.monotonic() - started:.0f} s")
     text = table(cases, header)
+    if failed:
+        text += f"\nNot measured, a run failed (above): {', '.join(failed)}.\n"
     print(text, end="")
     if args.out:
         write_text_atomic(args.out, text)
-    return precision.exit_status([c.outcome for c in cases] + [summary(cases)[3]])
+    return 1 if failed else precision.exit_status([c.outcome for c in cases] + [summary(cases)[3]])
