@@ -28,3 +28,18 @@ def test_dependent_messages_count_only_the_calls_that_wait_for_one():
     assert counts["dependent_messages"] == 5 + 2 * 2
     assert counts["sent_messages"] == 7 + 4 and counts["received_messages"] == 4 + 4
     assert counts["sent_bytes"] == 16 * 2
+
+
+def test_messages_to_oneself_count_for_o_and_not_for_L_g_or_G():
+    profile = {"size": 2, "sent": {"messages": 10, "bytes": 10000}, "received": {"messages": 10},
+               "sent_to_self": {"messages": 4, "bytes": 8000}, "calls": {"MPI_Wait": 10}, "collectives": {}}
+    counts = models.rank_counts(profile)
+    assert counts["sent_messages"] == 10 and counts["received_messages"] == 10   # o_s + o_r: all ten
+    assert counts["network_messages"] == 6 and counts["network_bytes"] == 2000
+    assert counts["dependent_messages"] == 6
+    merged = {"size": 2, "ranks": [profile, dict(profile, sent_to_self={})]}
+    busiest = models.busiest(merged)
+    assert busiest["network_bytes"] == 10000 and busiest["network_messages"] == 10
+    assert models.per_unit_cost(busiest, "G") == pytest.approx(10000e-9)
+    assert models.per_unit_cost(models.busiest({"size": 2, "ranks": [profile]}), "G") == pytest.approx(2000e-9)
+    assert models.gap_upper_bound(counts) == pytest.approx(6e-9)

@@ -132,6 +132,8 @@ static void json_document(FILE *f, const loggp_profile_run *run, const loggp_cou
     }
     fprintf(f, "},\n \"wall_seconds\": %.9f,\n \"sent\": ", run->wall_seconds);
     json_buckets(f, sum->sent_msgs, sum->sent_bytes);
+    fprintf(f, ",\n \"sent_to_self\": {\"messages\": %llu, \"bytes\": %llu}", (unsigned long long)sum->self_msgs,
+            (unsigned long long)sum->self_bytes);
     fprintf(f, ",\n \"received\": ");
     json_buckets(f, sum->recv_msgs, sum->recv_bytes);
     fprintf(f, ",\n \"calls\": ");

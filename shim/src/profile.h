@@ -38,6 +38,7 @@ typedef struct loggp_counters {
     uint64_t coll_bytes[LOGGP_COLL_COUNT];
     uint64_t sent_msgs[LOGGP_BUCKETS], sent_bytes[LOGGP_BUCKETS];
     uint64_t recv_msgs[LOGGP_BUCKETS], recv_bytes[LOGGP_BUCKETS];
+    uint64_t self_msgs, self_bytes; /* of the sent: to the sending rank itself, which MPI copies */
     uint64_t injected_ns[LOGGP_INJ_COUNT];
     struct loggp_counters *next;
     int region; /* which of the program's regions these count (region.h) */

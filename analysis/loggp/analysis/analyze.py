@@ -245,7 +245,7 @@ def _curve(key, knob, rows, knob_rows, t0, counts, rng, goal=None):
         fit = stats.linear_fit(x, [100 * (p.model - 1) for p in points])
         curve.model_slope = fit.slope if fit else None
         if counts is not None:
-            curve.profile_count = counts["sent_messages"]
+            curve.profile_count = counts["network_messages"]
     if curve.sensitivity is not None:
         curve.effective_count = curve.sensitivity / 100 * t0 / (per_ns * 1e-9)
     curve.verdict = verdict(curve)

@@ -2,14 +2,16 @@
 
 From the baseline runs' profiles (per-rank JSON written by libloggp.so):
   overhead   dT = sent(busiest) * do_s + received(busiest) * do_r   (2*m*do when both move)
-  bulk       dT = bytes sent(busiest) * dG
+  bulk       dT = bytes sent over the network (busiest) * dG
   latency    dT = dependent messages on the busiest rank * dL
   gap        dT = stall the shim actually added on the busiest rank (profiles
              of the gap runs): gap costs only inside bursts faster than 1/g;
              sent(busiest) * dg is the upper bound if every message were in one.
 The profile counts point-to-point messages the application posts; messages
 inside collectives are estimated from the profile's collective call counts,
-and the report says where it used that estimate.
+and the report says where it used that estimate. A message a rank sends
+itself (`sent_to_self`) pays o_s + o_r at its send and nothing else, so it
+counts for o and not for L, g or G.
 """
 import math
 import re
@@ -56,14 +58,18 @@ def rank_counts(rank_profile):
     coll_calls = sum(c.get("calls", 0) for c in coll.values())
     calls = rank_profile.get("calls", {}) or {}
     blocking = sum(v for k, v in calls.items() if k in BLOCKING)
+    to_self = rank_profile.get("sent_to_self", {}) or {}
+    self_msgs, self_bytes = to_self.get("messages", 0), to_self.get("bytes", 0)
     return {
         "sent_messages": sent.get("messages", 0) + coll_msgs,
         "received_messages": received.get("messages", 0) + coll_msgs,
         "sent_bytes": sent.get("bytes", 0) + coll_bytes,
+        "network_messages": max(sent.get("messages", 0) - self_msgs, 0) + coll_msgs,
+        "network_bytes": max(sent.get("bytes", 0) - self_bytes, 0) + coll_bytes,
         "p2p_messages": sent.get("messages", 0),
         "collective_messages_estimate": coll_msgs,
         "collective_calls": coll_calls,
-        "dependent_messages": blocking + coll_msgs,
+        "dependent_messages": max(blocking - self_msgs, 0) + coll_msgs,  # a wait for oneself waits for no L
         "injected_ns": rank_profile.get("injected_ns", {}) or {},
         "wall_seconds": rank_profile.get("wall_seconds"),
     }
@@ -74,7 +80,7 @@ def busiest(profile):
     ranks = [rank_counts(r) for r in profile.get("ranks", [])]
     if not ranks:
         return None
-    keys = ("sent_messages", "received_messages", "sent_bytes", "p2p_messages",
+    keys = ("sent_messages", "received_messages", "sent_bytes", "network_messages", "network_bytes", "p2p_messages",
             "collective_messages_estimate", "collective_calls", "dependent_messages")
     out = {k: max(r[k] for r in ranks) for k in keys}
     out["overhead_messages"] = max(r["sent_messages"] + r["received_messages"] for r in ranks)
@@ -106,14 +112,14 @@ def per_unit_cost(counts, knob):
     if knob == "o_r":
         return counts["received_messages"] * 1e-9
     if knob == "G":
-        return counts["sent_bytes"] * 1e-9
+        return counts["network_bytes"] * 1e-9
     if knob == "L":
         return counts["dependent_messages"] * 1e-9
     return None
 
 
 def gap_upper_bound(counts):
-    return None if counts is None else counts["sent_messages"] * 1e-9
+    return None if counts is None else counts["network_messages"] * 1e-9
 
 
 COUNT_LABEL = {

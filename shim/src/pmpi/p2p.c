@@ -16,6 +16,7 @@
     } else {                                                                 \
         bytes = type_bytes(count, type);                                     \
         count_sent(c, bytes);                                                \
+        count_if_to_self(c, dest, comm, bytes);                              \
         if (!fallback_on()) {                                                \
             loggp_self_send(dest, comm);                                     \
             rc = call;                                                       \
@@ -125,6 +126,7 @@ LOGGP_WRAPPER(Irecv, (void *buf, int count, MPI_Datatype type, int source, int t
     loggp_delays d;                                                 \
     if ((dest) != MPI_PROC_NULL) {                                  \
         count_sent(c, bytes);                                       \
+        count_if_to_self(c, dest, comm, bytes);                     \
         loggp_self_send(dest, comm);                                \
     }                                                               \
     if (delaying)                                                   \

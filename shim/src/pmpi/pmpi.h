@@ -120,6 +120,20 @@ static inline void count_sent(loggp_counters *c, uint64_t bytes)
     c->sent_bytes[b] += bytes;
 }
 
+/* A send to the sending rank itself never reaches the network (MPI copies
+ * it): counted apart too, so the profile's models leave it out of L, g and G
+ * (analysis/loggp/analysis/models.py). Only on the counted path. */
+static inline void count_if_to_self(loggp_counters *c, int dest, MPI_Comm comm, uint64_t bytes)
+{
+    int me = -1, inter = 1;
+    if (pmpi.Comm_rank(comm, &me) != MPI_SUCCESS || me != dest)
+        return;
+    if (pmpi.Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter)
+        return; /* dest names a rank of the remote group */
+    c->self_msgs++;
+    c->self_bytes += bytes;
+}
+
 /* Defines MPI_<name> as the pass-through and a test, and opens counted_<name>
  * (the books, not inlined): the pass-through stays a bare tail call, so the
  * zero-knob path is one branch and handles reach PMPI untouched even under
