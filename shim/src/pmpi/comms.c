@@ -205,6 +205,15 @@ void loggp_comms_finalize(void)
 
 /* ---- the wrappers: outside a trace each is a bare tail call ---- */
 
+/* MPI_<name>: the bare call outside a trace, else traced_<name>. */
+#define TRACED_ONLY(name, params, args)                        \
+    int MPI_##name params                                      \
+    {                                                          \
+        if (__builtin_expect(!loggp_tracing, 1))               \
+            return pmpi.name args;                             \
+        return traced_##name args;                             \
+    }
+
 #define COMM_WRAPPER(name, params, args, after)                 \
     static __attribute__((noinline)) int traced_##name params \
     {                                                          \
@@ -213,12 +222,7 @@ void loggp_comms_finalize(void)
             after;                                             \
         return rc;                                             \
     }                                                          \
-    int MPI_##name params                                      \
-    {                                                          \
-        if (__builtin_expect(!loggp_tracing, 1))               \
-            return pmpi.name args;                             \
-        return traced_##name args;                             \
-    }
+    TRACED_ONLY(name, params, args)
 
 COMM_WRAPPER(Comm_dup, (MPI_Comm comm, MPI_Comm *newcomm), (comm, newcomm), made_duplicate(comm, *newcomm))
 COMM_WRAPPER(Comm_dup_with_info, (MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm), (comm, info, newcomm),
@@ -235,12 +239,7 @@ COMM_WRAPPER(Comm_dup_with_info, (MPI_Comm comm, MPI_Info info, MPI_Comm *newcom
         loggp_trace_call(TRACE_COMM(name), t0, -1, -1, comm, 0, rc == MPI_SUCCESS ? request_key(*req) : 0); \
         return rc;                                                                               \
     }                                                                                            \
-    int MPI_##name params                                                                        \
-    {                                                                                            \
-        if (__builtin_expect(!loggp_tracing, 1))                                                 \
-            return pmpi.name args;                                                               \
-        return traced_##name args;                                                               \
-    }
+    TRACED_ONLY(name, params, args)
 
 IDUP_WRAPPER(Comm_idup, (MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *req), (comm, newcomm, req))
 #if MPI_VERSION >= 4
