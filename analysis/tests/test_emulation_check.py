@@ -2,6 +2,7 @@
 error summary over resolved cases only, bad input, and the command end to end on a tiny
 case (for function, not figures: timing needs a quiet machine)."""
 import math
+from pathlib import Path
 
 import pytest
 
@@ -82,20 +83,102 @@ def test_bad_input_exits_2_naming_it(args, named, capsys):
     assert named in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("outcomes, status", [(["met", "unresolved"], 0), (["met", "missed"], 3)])
-def test_a_missed_case_exits_3_as_every_measuring_command(monkeypatch, capsys, outcomes, status):
-    def checked(program, *_):
-        return [ec.Case(program.name, knob, "50us", 1.0, precision.Interval(1.0, 0.9, 1.1, 9), outcome, False)
-                for knob, outcome in zip(("L", "G"), outcomes)]
-    monkeypatch.setattr(ec, "check_program", checked)
-    assert ec.main(["cg", "--o", "none"]) == status
-    assert f"| {outcomes[1]} |" in capsys.readouterr().out
+class _Traced:
+    def __init__(self, name):
+        self.name, self.traced_ns = name, 1e9
+
+
+def fake_apparatus(monkeypatch, predicted_per_ns, emulated_s, fail=()):
+    """Programs traced 1 s long; the replay adds predicted_per_ns[program][knob] seconds per ns
+    (per ns/B for G) of added delta; an emulated run adds emulated_s[program][knob] seconds;
+    the runs named in fail fail once each. Returns the runs made, by name."""
+    calls = []
+
+    def run(cmd, what):
+        calls.append(what)
+        if what in fail and calls.count(what) <= fail[what]:
+            raise ec.CheckError(f"{what} failed (exit 11)")
+
+    def traced_s(folder):
+        name, _, knob = Path(folder).name.split("-")
+        return 1.0 + (emulated_s[name][knob] if knob != "armed" else 0.0)
+
+    def runtime(programs, machine, **delta):
+        (knob, ns), = delta.items() if delta else ((None, 0.0),)
+        return 1e9 + (predicted_per_ns[programs.name][knob] * ns * 1e9 if knob else 0.0)
+    monkeypatch.setattr(ec, "_run", run)
+    monkeypatch.setattr(ec, "_traced_s", traced_s)
+    monkeypatch.setattr(ec.predict, "load", lambda folder: _Traced(Path(folder).name.split("-")[0]))
+    monkeypatch.setattr(ec.predict, "runtime", runtime)
+    return calls
+
+
+def test_a_setting_is_the_first_step_adding_a_quarter_of_the_run_else_the_largest_if_resolvable():
+    steps = ("a", "b", "c")
+    assert ec.choose_setting(steps, {"a": 0.249, "b": 0.25, "c": 0.9}, 1.0) == ("b", 0.25)
+    assert ec.choose_setting(steps, {"a": 0.3, "b": 0.6, "c": 0.9}, 1.0) == ("a", 0.3)
+    assert ec.choose_setting(steps, {"a": 0.001, "b": 0.01, "c": 0.02}, 1.0) == ("c", 0.02)
+    assert ec.choose_setting(steps, {"a": 0.001, "b": 0.01, "c": 0.0199}, 1.0) == (None, 0.0199)
+    # shares of the traced run, not seconds
+    assert ec.choose_setting(steps, {"a": 0.3, "b": 0.6, "c": 0.9}, 2.0) == ("b", 0.6)
+
+
+def test_rounds_go_to_the_program_with_the_least_time_spent_among_those_not_settled():
+    class C:
+        def __init__(self, spent, active, rounds=0):
+            self.spent_s, self._active, self.rounds = spent, active, rounds
+
+        def active(self):
+            return self._active
+    slow, quick, done = C(30.0, ["L"]), C(5.0, ["G"]), C(0.0, [])
+    assert ec.next_check([slow, quick, done]) is quick
+    assert ec.next_check([slow, C(5.0, ["G"], rounds=4)], max_rounds=4) is slow
+    assert ec.next_check([done]) is None
+
+
+def test_auto_settings_are_chosen_per_program_and_a_knob_too_small_anywhere_is_named(monkeypatch, tmp_path):
+    import io
+    per_ns = {"cg": {"o": 1e-5, "L": 2e-6, "G": 0.0}, "ep": {"o": 1e-9, "L": 1e-9, "G": 0.0}}
+    emulated = {"cg": {"o": 0.2, "L": 0.2}, "ep": {}}
+    fake_apparatus(monkeypatch, per_ns, emulated)
+    said = io.StringIO()
+    goal = precision.parse_precision("5%")
+    checks = [ec.ProgramCheck(ec.Program(n, ["x"]), 2, {"o": ec.AUTO, "L": ec.AUTO, "G": "1ns/B"}, None, goal,
+                              tmp_path, said) for n in ("cg", "ep")]
+    # cg: o adds 10 ms a us (0.1 s at 10us, 0.2 at 20us: the first to reach 0.25 s is 50us);
+    # L 2 ms a us: 100us adds 0.2, 200us 0.4 s
+    assert checks[0].settings == {"o": "50us", "L": "200us", "G": "1ns/B"}
+    assert [(s.knob, s.setting) for s in checks[1].skipped] == [("o", "100us"), ("L", "1ms")]
+    assert checks[1].settings == {"G": "1ns/B"}          # given: kept, however small
+    text = ec.skipped_lines([s for c in checks for s in c.skipped])
+    assert "Not checked, adding under 2% of the run" in text and "ep o (+0.10 ms at 100us" in text
+
+
+def test_a_settled_setting_leaves_the_rounds_and_the_others_go_on(monkeypatch, tmp_path):
+    import io
+    per_ns = {"cg": {"L": 1e-6, "G": 0.05}}
+    emulated = {"cg": {"L": 0.05, "G": 0.0}}   # L as predicted; G nothing where 0.05 s is predicted
+    calls = fake_apparatus(monkeypatch, per_ns, emulated)
+    check = ec.ProgramCheck(ec.Program("cg", ["x"]), 2, {"L": "50us", "G": "1ns/B"}, None,
+                            precision.parse_precision("5%"), tmp_path, io.StringIO())
+    cases, failed = ec.run_checks([check], 600.0, max_rounds=20, stream=io.StringIO())
+    assert failed == [] and {c.knob: c.outcome for c in cases} == {"L": "met", "G": "missed"}
+    # both settle once they have the pairs an interval needs; then no more rounds
+    assert check.rounds == precision.MIN_SAMPLES
+    assert sum(c.endswith(" L") for c in calls) == precision.MIN_SAMPLES
+
+
+@pytest.mark.parametrize("emulated_G, status", [(0.05, 0), (0.0, 3)])
+def test_a_missed_case_exits_3_as_every_measuring_command(monkeypatch, capsys, emulated_G, status):
+    fake_apparatus(monkeypatch, {"cg": {"L": 1e-6, "G": 0.05}}, {"cg": {"L": 0.05, "G": emulated_G}})
+    assert ec.main(["cg", "--o", "none", "--L", "50us", "--G", "1ns/B", "--max-rounds", "8"]) == status
+    assert f"| {'met' if status == 0 else 'missed'} |" in capsys.readouterr().out
 
 
 def test_one_tiny_case_end_to_end(tmp_path, capsys):
     out = tmp_path / "predict.md"
-    assert ec.main(["cg", "--class", "S", "--o", "none", "--G", "none", "--max-rounds", "1", "--budget", "2min",
-                    "--out", str(out)]) == 0
+    assert ec.main(["cg", "--class", "S", "--o", "none", "--G", "none", "--L", "50us", "--max-rounds", "1",
+                    "--budget", "2min", "--out", str(out)]) == 0
     text = out.read_text()
     assert text == capsys.readouterr().out
     row = [line for line in text.splitlines() if line.startswith("| cg | L = 50us |")]
@@ -105,29 +188,19 @@ def test_one_tiny_case_end_to_end(tmp_path, capsys):
 
 def test_a_failed_run_repeats_its_round_and_keeps_the_pairs(monkeypatch, tmp_path):
     import io
-    calls = []
-
-    def run(cmd, what):
-        calls.append(what)
-        if what == "cg round 2 L" and calls.count(what) == 1:
-            raise ec.CheckError(f"{what} failed (exit 11)")
-    monkeypatch.setattr(ec, "_run", run)
-    monkeypatch.setattr(ec, "_traced_s", lambda folder: 1.0 + (0.05 if str(folder).endswith("-L") else 0.0))
-    monkeypatch.setattr(ec.predict, "load", lambda folder: None)
-    monkeypatch.setattr(ec.predict, "runtime", lambda programs, machine, **delta: 1e9 + (5e7 if delta else 0.0))
+    calls = fake_apparatus(monkeypatch, {"cg": {"L": 1e-6}}, {"cg": {"L": 0.05}}, fail={"cg round 2 L": 1})
     said = io.StringIO()
-    cases = ec.check_program(ec.Program("cg", ["x"]), 2, {"L": "50us"}, None, precision.parse_precision("5%"),
-                             60.0, 8, tmp_path, stream=said)
+    check = ec.ProgramCheck(ec.Program("cg", ["x"]), 2, {"L": "50us"}, None, precision.parse_precision("5%"),
+                            tmp_path, said)
+    cases, failed = ec.run_checks([check], 60.0, 8, stream=said)
     assert calls.count("cg round 2 L") == 2 and "round 2 run again" in said.getvalue()
-    assert cases[0].emulated.estimate == pytest.approx(0.05) and cases[0].outcome == precision.MET
+    assert failed == [] and cases[0].emulated.estimate == pytest.approx(0.05) and cases[0].outcome == precision.MET
 
 
 def test_a_round_that_keeps_failing_stops_its_program_only(monkeypatch, capsys):
-    def checked(program, *_):
-        if program.name == "cg":
-            raise ec.CheckError("cg round 3 L failed (exit 11) (3 attempts at this round failed)")
-        return [ec.Case(program.name, "L", "50us", 1.0, precision.Interval(1.0, 0.99, 1.01, 9), "met", False)]
-    monkeypatch.setattr(ec, "check_program", checked)
-    assert ec.main(["cg", "mg", "--o", "none", "--G", "none"]) == 1
+    fake_apparatus(monkeypatch, {"cg": {"L": 1e-6}, "mg": {"L": 1e-6}}, {"cg": {"L": 0.05}, "mg": {"L": 0.05}},
+                   fail={"cg round 3 L": 3})
+    assert ec.main(["cg", "mg", "--o", "none", "--G", "none", "--L", "50us", "--max-rounds", "8"]) == 1
     out, err = capsys.readouterr()
-    assert "| mg |" in out and "Not measured, a run failed (above): cg." in out and "exit 11" in err
+    assert "| mg |" in out and "| cg |" not in out and "Not measured, a run failed (above): cg." in out
+    assert "exit 11" in err and "3 attempts at this round failed" in err

@@ -1,10 +1,17 @@
-"""Prediction against emulation, one program at a time: trace the program once at zero
-knobs, predict the time each knob setting adds (the replay `loggp predict` runs), then
-emulate the same settings under libloggp.so in paired, interleaved rounds (each round an
-armed baseline, every knob at its smallest step, and each setting with the other knobs
-armed, in an order rotated from round to round) until every added time's 95 % interval
-settles against the prediction (loggp.experiments.precision) or the budget is spent.
-Added times are traced init-to-finalize lengths, the same span the replay covers.
+"""Prediction against emulation: trace each program once at zero knobs, predict the time
+each knob setting adds (the replay `loggp predict` runs), then emulate the same settings
+under libloggp.so in paired, interleaved rounds (each round an armed baseline, every knob
+at its smallest step, and each setting with the other knobs armed, in an order rotated
+from round to round) until every added time's 95 % interval settles against the
+prediction (loggp.experiments.precision) or the budget is spent. Added times are traced
+init-to-finalize lengths, the same span the replay covers.
+
+Settings are chosen per program unless given: the smallest step of a 1-2-5 series whose
+predicted added time is a quarter of the traced run, so that it stands well above the
+runs' own spread (a few per cent of a run); a knob that adds under 2 % of the run even at
+its largest step is not checked on that program (its effect is below what paired runs
+resolve in minutes). Rounds go to the program with the least time spent so far, so a
+long program does not starve the others and a settled one stops.
 
 The table says, per case, the predicted and emulated added time, whether the emulated
 one is resolved (its interval excludes zero), the precision it reached and
@@ -33,9 +40,14 @@ from loggp.knobs.programs import which
 from . import predict
 
 KERNELS = ("cg", "mg", "ft", "is", "lu", "ep")
-# knob -> (the setting's text, the knobs it moves); o moves o_s and o_r together
-SETTINGS = {"o": "10us", "L": "50us", "G": "1ns/B"}
+# knob -> the steps a setting is chosen from (smallest first); o moves o_s and o_r together
+STEPS = {"o": ("10us", "20us", "50us", "100us"), "L": ("50us", "100us", "200us", "500us", "1ms"),
+         "G": ("1ns/B", "2ns/B", "5ns/B", "10ns/B")}
+KNOBS_CHECKED = tuple(STEPS)
+AUTO = "auto"
 MOVES = {"o": ("o_s", "o_r"), "L": ("L",), "G": ("G",)}
+TARGET_SHARE = 0.25     # a chosen setting's predicted added time, as a share of the traced run
+CHECKABLE_SHARE = 0.02  # below this share at the largest step, a knob is not checked on a program
 GOAL_MEDIAN, GOAL_WORST = 0.05, 0.15
 
 
@@ -183,6 +195,16 @@ def table(cases, header):
     return "\n".join(lines) + "\n"
 
 
+def skipped_lines(skipped):
+    """The knobs not checked, one line, or nothing."""
+    if not skipped:
+        return ""
+    each = "; ".join(f"{s.program} {s.knob} ({_ms(s.predicted_s)} ms at {s.setting}, "
+                     f"{100 * s.predicted_s / s.traced_s:.2g} % of a {s.traced_s:.2f} s run)" for s in skipped)
+    return (f"\nNot checked, adding under {CHECKABLE_SHARE:.0%} of the run even at the largest step (below what "
+            f"paired runs resolve): {each}.\n")
+
+
 def _programs(names, commands, klass):
     out = []
     for name in names:
@@ -211,45 +233,132 @@ def _run(cmd, what):
         raise CheckError(f"{what} failed (exit {proc.returncode}): {tail[0]}; command: {shlex.join(cmd)}")
 
 
-def check_program(program, np_, settings, machine, goal, budget_s, max_rounds, scratch, stream=sys.stderr):
-    """[Case] of one program: traced once, predicted, emulated to the precision."""
-    base_dir = scratch / f"{program.name}-trace"
-    _run(run_command(np_, program, None, base_dir), f"{program.name}: the traced zero-knob run")
-    programs = predict.load(base_dir)
-    base_ns = predict.runtime(programs, machine)
-    predicted = {k: (predict.runtime(programs, machine, **{k: added_delta_ns(k, v)}) - base_ns) * 1e-9
-                 for k, v in settings.items()}
-    goals = {k: precision.Goal.around(p, goal) for k, p in predicted.items()}
-    rounds = [0]
+def choose_setting(steps, added_s, traced_s):
+    """(the setting, its predicted added seconds) for one knob on one program: the first of
+    steps whose predicted added time (added_s: step -> seconds) reaches TARGET_SHARE of the
+    traced run, else the largest step if it adds at least CHECKABLE_SHARE; (None, the largest
+    step's added seconds) when not even that."""
+    for step in steps:
+        if added_s[step] >= TARGET_SHARE * traced_s:
+            return step, added_s[step]
+    last = steps[-1]
+    return (last if added_s[last] >= CHECKABLE_SHARE * traced_s else None), added_s[last]
 
-    def one_round(r):
+
+@dataclass
+class Skipped:
+    """A knob not checked on a program: even its largest step adds too little to resolve."""
+    program: str
+    knob: str
+    setting: str
+    predicted_s: float
+    traced_s: float
+
+
+class ProgramCheck:
+    """One program's check: traced once, its settings chosen and predicted, then measured a
+    round at a time (the armed baseline and each setting not yet settled)."""
+
+    def __init__(self, program, np_, settings, machine, goal, scratch, stream=None):
+        stream = stream or sys.stderr
+        self.program, self.np, self.scratch, self.stream = program, np_, scratch, stream
+        base_dir = scratch / f"{program.name}-trace"
+        _run(run_command(np_, program, None, base_dir), f"{program.name}: the traced zero-knob run")
+        programs = predict.load(base_dir)
+        traced_s = programs.traced_ns * 1e-9
+        base_ns = predict.runtime(programs, machine)
+
+        def added_s(knob, text):
+            return (predict.runtime(programs, machine, **{knob: added_delta_ns(knob, text)}) - base_ns) * 1e-9
+        self.settings, self.predicted, self.skipped = {}, {}, []
+        for knob, given in settings.items():
+            if given == AUTO:
+                step, added = choose_setting(STEPS[knob], {t: added_s(knob, t) for t in STEPS[knob]}, traced_s)
+                if step is None:
+                    self.skipped.append(Skipped(program.name, knob, STEPS[knob][-1], added, traced_s))
+                    continue
+            else:
+                step, added = given, added_s(knob, given)
+            self.settings[knob], self.predicted[knob] = step, added
+        self.readings = {k: precision.Reading(precision.Goal.around(p, goal)) for k, p in self.predicted.items()}
+        said = [f"{k} = {self.settings[k]} ({_ms(p)} ms predicted)" for k, p in self.predicted.items()]
+        said += [f"{s.knob} not checked ({_ms(s.predicted_s)} ms at {s.setting})" for s in self.skipped]
+        print(f"{program.name}: traced {traced_s:.2f} s; " + ", ".join(said), file=stream, flush=True)
+        self.rounds = 0
+        self.spent_s = 0.0
+
+    def active(self):
+        """The settings still worth a round: not settled, or too few pairs yet."""
+        return [k for k, r in self.readings.items() if not r.settled()]
+
+    def _one_round(self, r, knobs):
         lengths = {}
-        for knob in round_order(r, settings):
-            folder = scratch / f"{program.name}-r{r}-{knob or 'armed'}"
-            values = knob_values(knob, settings[knob]) if knob else dict(ARMED)
-            _run(run_command(np_, program, values, folder), f"{program.name} round {r + 1} {knob or 'armed'}")
+        for knob in round_order(r, knobs):
+            folder = self.scratch / f"{self.program.name}-r{r}-{knob or 'armed'}"
+            values = knob_values(knob, self.settings[knob]) if knob else dict(ARMED)
+            _run(run_command(self.np, self.program, values, folder),
+                 f"{self.program.name} round {r + 1} {knob or 'armed'}")
             lengths[knob] = _traced_s(folder)
             shutil.rmtree(folder, ignore_errors=True)
         return lengths
 
-    def measure_pair():
-        r = rounds[0]
-        rounds[0] += 1
-        for attempt in range(1, ROUND_ATTEMPTS + 1):
-            try:
-                lengths = one_round(r)
-                break
-            except CheckError as e:  # a round is a set of pairs: a failed run leaves none of it
-                if attempt == ROUND_ATTEMPTS:
-                    raise CheckError(f"{e} ({ROUND_ATTEMPTS} attempts at this round failed)") from None
-                print(f"predict_vs_emulation: {e}; round {r + 1} run again", file=stream, flush=True)
-        print(f"{program.name}: round {r + 1}: " + ", ".join(
-            f"{k} {_ms(lengths[k] - lengths[''])} ms" for k in settings), file=stream, flush=True)
-        return {k: (lengths[""], lengths[k]) for k in settings}
+    def measure_round(self):
+        """One round of the active settings; a failed run repeats the round (a round is a set of
+        pairs: a failed run leaves none of it), ROUND_ATTEMPTS failures raise CheckError."""
+        started = time.monotonic()
+        r, knobs = self.rounds, self.active()
+        self.rounds += 1
+        try:
+            for attempt in range(1, ROUND_ATTEMPTS + 1):
+                try:
+                    lengths = self._one_round(r, knobs)
+                    break
+                except CheckError as e:
+                    if attempt == ROUND_ATTEMPTS:
+                        raise CheckError(f"{e} ({ROUND_ATTEMPTS} attempts at this round failed)") from None
+                    print(f"predict_vs_emulation: {e}; round {r + 1} run again", file=self.stream, flush=True)
+        finally:
+            self.spent_s += time.monotonic() - started
+        for k in knobs:
+            self.readings[k].differences.append(lengths[k] - lengths[""])
+        print(f"{self.program.name}: round {r + 1}: " + ", ".join(
+            f"{k} {_ms(lengths[k] - lengths[''])} ms" for k in knobs), file=self.stream, flush=True)
 
-    outcomes, _ = precision.repeat_to_precision(measure_pair, goals, budget_s, max_pairs=max_rounds)
-    return [Case(program.name, k, settings[k], predicted[k], outcomes[k].interval, outcomes[k].verdict,
-                 outcomes[k].budget_ran_out) for k in settings]
+    def cases(self, budget_ran_out):
+        out = []
+        for k, reading in self.readings.items():
+            interval = reading.interval()
+            out.append(Case(self.program.name, k, self.settings[k], self.predicted[k], interval,
+                            precision.verdict(interval, reading.goal), budget_ran_out and not reading.settled()))
+        return out
+
+
+def next_check(checks, max_rounds=None):
+    """The program the next round goes to: of those with a setting not settled (and rounds
+    left), the one with the least time spent so far; None when there is none."""
+    open_ = [c for c in checks if c.active() and (max_rounds is None or c.rounds < max_rounds)]
+    return min(open_, key=lambda c: c.spent_s) if open_ else None
+
+
+def run_checks(checks, budget_s, max_rounds=None, stream=None, clock=time.monotonic):
+    """Rounds to the programs (next_check) until each is settled or the budget is spent; a
+    program whose round keeps failing stops, named. Returns ([Case], [failed program name])."""
+    stream = stream or sys.stderr
+    started = clock()
+    failed = []
+    live = list(checks)
+    while clock() - started < budget_s:
+        check = next_check(live, max_rounds)
+        if check is None:
+            break
+        try:
+            check.measure_round()
+        except CheckError as e:  # the other programs go on, and the table keeps what they gave
+            print(f"predict_vs_emulation: {e}", file=stream, flush=True)
+            failed.append(check.program.name)
+            live.remove(check)
+    ran_out = clock() - started >= budget_s
+    return [case for c in live for case in c.cases(ran_out)], failed
 
 
 def _parser():
@@ -259,16 +368,17 @@ def _parser():
                     "Exit status: 3 when a case is missed (its interval wholly outside the prediction +- the "
                     "precision), 0 otherwise (unresolved is not a failure), 1 a failed run, 2 bad usage.",
         epilog="example: python analysis/bench/predict_vs_emulation.py --out results/predict.md "
-               "(our six kernels at class A, np = 2; o = 10us, L = 50us, G = 1ns/B)")
+               "(our six kernels at class A, np = 2; o, L and G chosen per program)")
     p.add_argument("programs", nargs="*", help=f"our kernels ({', '.join(KERNELS)}; default: all six) or "
                    "executable files (e.g. NPB's cg.A.x)")
     p.add_argument("--program", action="append", default=[], metavar="COMMAND",
                    help="any other program, with its arguments, as one shell-quoted string (repeatable)")
     p.add_argument("--np", type=int, default=2)
     p.add_argument("--class", dest="klass", default="A", help="our kernels' class (default A)")
-    for knob, default in SETTINGS.items():
-        p.add_argument(f"--{knob}", default=default, help=f"the {knob} setting (default {default}; 'none' leaves "
-                       f"it out)")
+    for knob, steps in STEPS.items():
+        p.add_argument(f"--{knob}", default=AUTO, help=f"the {knob} setting for every program, or 'auto' (the "
+                       f"default: per program, the smallest of {', '.join(steps)} that adds a quarter of the run), "
+                       f"or 'none' to leave it out")
     p.add_argument("--machine", help="probe JSON for the replay's machine parameters (default: loggp predict's)")
     p.add_argument("--precision", default="5%",
                    help="how narrow each emulated added time's 95 %% interval must get around the prediction "
@@ -280,7 +390,8 @@ def _parser():
     return p
 
 
-def main(argv=None, stream=sys.stderr):
+def main(argv=None, stream=None):
+    stream = stream or sys.stderr
     args = _parser().parse_args(argv)
     try:
         if args.np < 1:
@@ -292,10 +403,12 @@ def main(argv=None, stream=sys.stderr):
             budget_s = precision.parse_budget(args.budget)
         except ValueError as e:
             raise CheckError(str(e)) from None
-        settings = {k: getattr(args, k) for k in SETTINGS if getattr(args, k) != "none"}
+        settings = {k: getattr(args, k) for k in KNOBS_CHECKED if getattr(args, k) != "none"}
         if not settings:
             raise CheckError("every setting is 'none': nothing to compare")
         for k, v in settings.items():
+            if v == AUTO:
+                continue
             try:
                 if added_delta_ns(k, v) <= 0:
                     raise CheckError(f"--{k} {v}: a setting must exceed the armed baseline's {ARMED[MOVES[k][0]]}")
@@ -307,22 +420,28 @@ def main(argv=None, stream=sys.stderr):
         print(f"predict_vs_emulation: {e}", file=sys.stderr)
         return 2
     started = time.monotonic()
-    cases, failed = [], []
+    checks, failed = [], []
     with tempfile.TemporaryDirectory(prefix="loggp-predict-check-") as tmp:
-        for i, program in enumerate(programs):
-            share = (budget_s - (time.monotonic() - started)) / (len(programs) - i)
+        for program in programs:
             try:
-                cases += check_program(program, args.np, settings, machine, goal, share, args.max_rounds, Path(tmp),
-                                       stream)
-            except CheckError as e:  # the other programs still run, and the table keeps what they gave
+                checks.append(ProgramCheck(program, args.np, settings, machine, goal, Path(tmp), stream))
+            except CheckError as e:  # the other programs still run
                 print(f"predict_vs_emulation: {e}", file=sys.stderr)
                 failed.append(program.name)
-    if not cases:
+        budget_left = budget_s - (time.monotonic() - started)
+        cases, failed_rounds = run_checks(checks, budget_left, args.max_rounds, stream)
+        failed += failed_rounds
+    skipped = [s for c in checks for s in c.skipped]
+    if not cases and not skipped:
         return 1
-    header = (f"np = {args.np}, class {args.klass} for our kernels; settings "
-              f"{', '.join(f'{k} = {v}' for k, v in settings.items())} against an armed baseline; precision "
-              f"{goal.text()}, budget {args.budget}; {time.monotonic() - started:.0f} s")
-    text = table(cases, header)
+    chosen = ", ".join(f"{k} = {v}" for k, v in settings.items() if v != AUTO)
+    auto = [k for k, v in settings.items() if v == AUTO]
+    if auto:
+        chosen = ", ".join(filter(None, [chosen, f"{', '.join(auto)} chosen per program (the smallest step adding "
+                                                 f"{TARGET_SHARE:.0%} of the run)"]))
+    header = (f"np = {args.np}, class {args.klass} for our kernels; settings {chosen}, against an armed "
+              f"baseline; precision {goal.text()}, budget {args.budget}; {time.monotonic() - started:.0f} s")
+    text = table(cases, header) + skipped_lines(skipped)
     if failed:
         text += f"\nNot measured, a run failed (above): {', '.join(failed)}.\n"
     print(text, end="")
