@@ -44,22 +44,28 @@ static loggp_knobs wanted;
 static _Atomic int scope_kernel; /* the knobs' scope: the file's, or LOGGP_SCOPE's */
 static int env_scope = -1;       /* LOGGP_SCOPE, or -1 */
 static int outside_armed;        /* LOGGP_OUTSIDE=armed */
+static int suspended;            /* the layer's own messages fly: zero in force (live.h) */
 
 static void publish_in_force(const loggp_knobs *knobs, int topo);
 
-void loggp_live_publish(const loggp_knobs *knobs)
+/* Under publish_lock: publishes what the knobs, the region and the topology
+ * call for now; nothing at all while the layer's own messages fly. */
+static void publish_wanted(void)
 {
-    pthread_mutex_lock(&publish_lock);
-    wanted = *knobs;
-    atomic_store(&scope_kernel, knobs->scope == LOGGP_SCOPE_KERNEL);
+    if (suspended) {
+        static const loggp_knobs none = {0};
+        atomic_store(&loggp_jitter_held, 1);
+        publish_in_force(&none, 0);
+        return;
+    }
     int off = scope_kernel && atomic_load(&loggp_region) != LOGGP_REGION_KERNEL;
     atomic_store(&loggp_jitter_held, off && outside_armed);
     if (!off) {
-        publish_in_force(knobs, topology_values);
+        publish_in_force(&wanted, topology_values);
     } else {
         /* outside the kernel: nothing, or each knob set at its smallest step; a
          * topology's per-pair L or G counts as that knob set */
-        loggp_knobs set = *knobs, outside = {0};
+        loggp_knobs set = wanted, outside = {0};
         if (topology_values && !set.ps[LOGGP_KNOB_LATENCY])
             set.ps[LOGGP_KNOB_LATENCY] = 1;
         if (topology_G && !set.ps[LOGGP_KNOB_GAP_PER_BYTE])
@@ -68,6 +74,30 @@ void loggp_live_publish(const loggp_knobs *knobs)
             loggp_knobs_armed(&set, &outside);
         publish_in_force(&outside, 0);
     }
+}
+
+void loggp_live_publish(const loggp_knobs *knobs)
+{
+    pthread_mutex_lock(&publish_lock);
+    wanted = *knobs;
+    atomic_store(&scope_kernel, knobs->scope == LOGGP_SCOPE_KERNEL);
+    publish_wanted();
+    pthread_mutex_unlock(&publish_lock);
+}
+
+void loggp_live_suspend(void)
+{
+    pthread_mutex_lock(&publish_lock);
+    suspended = 1;
+    publish_wanted();
+    pthread_mutex_unlock(&publish_lock);
+}
+
+void loggp_live_resume(void)
+{
+    pthread_mutex_lock(&publish_lock);
+    suspended = 0;
+    publish_wanted();
     pthread_mutex_unlock(&publish_lock);
 }
 
@@ -76,9 +106,8 @@ void loggp_live_set_topology(int has_values, int has_G)
     pthread_mutex_lock(&publish_lock);
     topology_values = has_values;
     topology_G = has_G;
-    loggp_knobs now = wanted;
+    publish_wanted();
     pthread_mutex_unlock(&publish_lock);
-    loggp_live_publish(&now);
 }
 
 void loggp_live_region_changed(void)
@@ -86,9 +115,8 @@ void loggp_live_region_changed(void)
     if (!scope_kernel)
         return;
     pthread_mutex_lock(&publish_lock);
-    loggp_knobs now = wanted;
+    publish_wanted();
     pthread_mutex_unlock(&publish_lock);
-    loggp_live_publish(&now);
 }
 
 int loggp_live_scoped_to_kernel(void)

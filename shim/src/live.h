@@ -68,6 +68,15 @@ int loggp_live_watching(void);
 /* Replaces the knobs (the watcher's update; also used by tests). */
 void loggp_live_publish(const loggp_knobs *knobs);
 
+/* The layer's own messages (clock sync, its checks at MPI_Init and
+ * MPI_Finalize) carry no knobs: while suspended every knob in force is zero,
+ * per-pair values and jitter included, whatever is published meanwhile (the
+ * watcher, the region, the topology); resume puts in force what is wanted
+ * then, region scope included. Not nested. Completions already held keep
+ * their hold. */
+void loggp_live_suspend(void);
+void loggp_live_resume(void);
+
 /* LOGGP_SCOPE=kernel: the knobs apply inside the program's kernel region
  * only (region.h), else everywhere (all, the default). */
 int loggp_live_scoped_to_kernel(void);
