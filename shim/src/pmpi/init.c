@@ -183,6 +183,9 @@ static void before_init(void)
     /* every LOGGP_* variable, as `loggp-knobs show` checks them (runenv.h) */
     if (loggp_run_env_check(NULL, 0, err, sizeof err) != 0)
         loggp_die_before_init(err);
+    /* MPI's own start-up messages and the layer's carry no knobs, until the
+     * program gets control back (after_init) */
+    loggp_live_suspend();
     if (loggp_live_start(err, sizeof err) != 0)
         loggp_die_before_init(err);
     if (loggp_jitter_start(err, sizeof err) != 0)
@@ -195,9 +198,11 @@ static void before_init(void)
     loggp_engine = wanted;
 }
 
+/* The layer's own messages here (clock sync, the checks, the run id) carry
+ * no knobs, suspended since before_init, and the program's time starts where
+ * they end: a knob's cost is the program's alone. */
 static void after_init(void)
 {
-    init_ns = loggp_now_ns();
     pmpi.Comm_rank(MPI_COMM_WORLD, &loggp_world_rank);
     pmpi.Comm_size(MPI_COMM_WORLD, &loggp_world_size);
     int ofi = loggp_ofi_active();
@@ -225,6 +230,9 @@ static void after_init(void)
     /* a trace needs the wrappers' books: the same one branch decides */
     loggp_bookkeeping = profile_dir() != NULL || loggp_engine == ENGINE_PMPI || loggp_tracing;
     loggp_print_banner(loggp_world_rank, loggp_engine);
+    loggp_live_resume();
+    init_ns = loggp_now_ns();
+    loggp_trace_begin(init_ns);
 }
 
 void loggp_stop_if_any_failed(int failed)
@@ -331,10 +339,12 @@ int MPI_Finalize(void)
         loggp_run_record("finalize", -1);
         return pmpi.Finalize();
     }
-    double wall = init_ns ? (double)(loggp_now_ns() - init_ns) * 1e-9 : 0.0;
+    /* the program's time ends here; what follows is the layer's own, without knobs */
+    uint64_t finalize_ns = loggp_now_ns();
+    loggp_live_suspend();
     loggp_live_stop();
-    write_profile(wall);
-    loggp_trace_close();
+    write_profile(init_ns ? (double)(finalize_ns - init_ns) * 1e-9 : 0.0);
+    loggp_trace_close(finalize_ns);
     loggp_comms_finalize();
     warn_if_no_region_was_marked();
     loggp_run_record("finalize", loggp_world_rank);

@@ -145,7 +145,6 @@ int loggp_trace_open(void)
     const char *dir = trace_dir();
     if (!dir)
         return 0;
-    trace.init_ns = loggp_now_ns();
     trace.names_bytes = (uint32_t)sizeof call_names;
     int rank = loggp_world_rank;
     if (loggp_ready_folder(dir) != 0) /* with missing parents, as a profile's */
@@ -186,6 +185,11 @@ void loggp_trace_share_run_id(void)
     trace.run_id = id;
 }
 
+void loggp_trace_begin(uint64_t init_ns)
+{
+    trace.init_ns = init_ns;
+}
+
 void loggp_trace_discard(void)
 {
     if (!loggp_tracing)
@@ -196,11 +200,10 @@ void loggp_trace_discard(void)
     trace.fd = -1;
 }
 
-void loggp_trace_close(void)
+void loggp_trace_close(uint64_t finalize_ns)
 {
     if (!loggp_tracing)
         return;
-    uint64_t finalize_ns = loggp_now_ns();
     while (atomic_flag_test_and_set_explicit(&trace.lock, memory_order_acquire))
         ;
     loggp_tracing = 0;

@@ -65,8 +65,12 @@ int loggp_trace_open(void);
 /* Rank 0 draws the run's id and every rank takes it (collective over MPI_COMM_WORLD,
  * whether tracing or not, so no rank can wait for another that does not trace). */
 void loggp_trace_share_run_id(void);
-/* Writes the header and puts the file under its final name. */
-void loggp_trace_close(void);
+/* The traced span starts at init_ns: when MPI_Init hands control back to the
+ * program, after the layer's own set-up messages. */
+void loggp_trace_begin(uint64_t init_ns);
+/* Writes the header (the span ends at finalize_ns: MPI_Finalize's entry) and
+ * puts the file under its final name. */
+void loggp_trace_close(uint64_t finalize_ns);
 /* Drops an open trace's temporary file: the run stops before it began. */
 void loggp_trace_discard(void);
 
