@@ -226,6 +226,21 @@ Test(ofi_cq_switch, a_cq_holding_completions_stays_patched_until_drained)
     cr_assert_eq(fake_cq.ops, &fake_cq_ops, "a drained CQ switches itself back");
 }
 
+Test(ofi_cq_switch, a_receive_held_before_a_suspension_keeps_its_hold)
+{
+    set_knob(LOGGP_KNOB_LATENCY, 30 * MS);
+    uint64_t start = loggp_now_ns();
+    queue_entry(FI_RECV | FI_TAGGED, 8, 0);
+    struct fi_cq_tagged_entry out[2];
+    cr_assert_eq(fi_cq_read(&fake_cq, out, 1), -FI_EAGAIN);
+    loggp_live_suspend(); /* the library's own messages start: they pass, the program's stays held */
+    queue_entry(FI_RECV | FI_TAGGED, 8, 0);
+    cr_assert_eq(fi_cq_read(&fake_cq, out, 1), -FI_EAGAIN, "suspending flushed a held receive");
+    uint64_t end = read_all(2, out);
+    cr_assert_geq(end - start, 30 * MS);
+    loggp_live_resume();
+}
+
 Test(ofi_cq_switch, a_receive_sent_before_the_switch_is_held_from_when_it_is_seen)
 {
     /* its sender posted it through the provider's table: no stamp */
