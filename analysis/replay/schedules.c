@@ -5,7 +5,7 @@
 enum { B_BARRIER, B_BCAST, B_REDUCE, B_ALLREDUCE, B_ALLGATHER, B_ALLGATHERV, B_ALLTOALL, B_ALLTOALLV, B_ALLTOALLW,
        B_GATHER, B_GATHERV, B_SCATTER, B_SCATTERV, B_REDUCE_SCATTER, B_REDUCE_SCATTER_BLOCK, B_SCAN, B_EXSCAN,
        B_COUNT };
-#define ALLREDUCE_SHORT 256
+#define ALLREDUCE_SHORT 8
 #define BCAST_SHORT 12288
 
 typedef struct {
@@ -82,15 +82,58 @@ static void halving(sched *sc, int rank, int size, uint64_t nbytes)
         exchange(sc, rank ^ (size >> (k + 1)), nbytes >> (k + 1));
 }
 
+static int floor_pow2(int n)
+{
+    int p = 1;
+    while (p <= n / 2)
+        p <<= 1;
+    return p;
+}
+
+/* The element count behind a size (the trace keeps bytes): 8-byte elements when 8
+ * divides it, else 4-byte ones, else bytes. */
+static uint64_t element_count(uint64_t nbytes)
+{
+    return nbytes % 8 == 0 ? nbytes / 8 : nbytes % 4 == 0 ? nbytes / 4 : nbytes;
+}
+
+/* A rank's partner newrank ^ mask among MPICH's pof2 folded ranks, as a real rank. */
+static int unfold(int newrank, int rem) { return newrank < rem ? 2 * newrank + 1 : newrank + rem; }
+
+/* MPICH's allreduce, folded onto pof2 ranks (schedules.py's folded()): recursive
+ * doubling of the whole vector, or (halves) reduce-scatter by recursive halving
+ * + allgather by recursive doubling. */
 static void allreduce(sched *sc, int rank, int size, uint64_t nbytes)
 {
-    if (nbytes <= ALLREDUCE_SHORT || !pow2(size)) {
-        doubling(sc, rank, size, nbytes, 0);
+    if (size < 1)
+        return;
+    int pof2 = floor_pow2(size), rem = size - pof2, steps = bits(pof2) - 1;
+    int halves = nbytes > ALLREDUCE_SHORT && element_count(nbytes) >= (uint64_t)pof2;
+    if (rank < 2 * rem && rank % 2 == 0) {
+        put(sc, 0, rank + 1, nbytes);
+        next_round(sc);
+        put(sc, 1, rank + 1, nbytes);
+        next_round(sc);
         return;
     }
-    halving(sc, rank, size, nbytes);
-    for (int k = 0; k < bits(size) - 1; k++)
-        exchange(sc, rank ^ (1 << k), (nbytes / (uint64_t)size) << k);
+    int me = rank < 2 * rem ? rank / 2 : rank - rem;
+    if (rank < 2 * rem) {
+        put(sc, 1, rank - 1, nbytes);
+        next_round(sc);
+    }
+    if (!halves)
+        for (int k = 0; k < steps; k++)
+            exchange(sc, unfold(me ^ (1 << k), rem), nbytes);
+    else {
+        for (int k = 0; k < steps; k++)
+            exchange(sc, unfold(me ^ (1 << k), rem), nbytes >> (k + 1));
+        for (int k = steps - 1; k >= 0; k--)
+            exchange(sc, unfold(me ^ (1 << k), rem), nbytes >> (k + 1));
+    }
+    if (rank < 2 * rem) {
+        put(sc, 0, rank - 1, nbytes);
+        next_round(sc);
+    }
 }
 
 static void allgather(sched *sc, int rank, int size, uint64_t nbytes)

@@ -189,27 +189,132 @@ def test_collective_names_map_to_their_schedules():
 
 # ---- both sides of every switch of algorithm ------------------------------------------
 
-def test_allreduce_switches_to_halving_just_above_its_short_size():
-    short = schedules.ALLREDUCE_SHORT
-    # at the short size: recursive doubling, every step the whole vector
-    assert sorted(messages("Allreduce", 4, short)) == \
-        sorted((r, r ^ m, short) for r in range(4) for m in (1, 2))
-    # one byte more: recursive halving then doubling, pieces of the vector
-    n = short + 1
+def contributions(name, size, nbytes):
+    """Whose vectors each rank holds at the end, if every message carries
+    everything its sender holds when its round starts (a round's sends go out
+    at its start, its receives end it)."""
+    plans = [schedules.schedule(name, r, size, nbytes) for r in range(size)]
+    held = [{r} for r in range(size)]
+    step, sent = [0] * size, [False] * size
+    inbox = {}   # (sender, receiver) -> [what each message carries, in order]
+    progress = True
+    while progress:
+        progress = False
+        for r in range(size):
+            if step[r] == len(plans[r]):
+                continue
+            rnd = plans[r][step[r]]
+            if not sent[r]:
+                for op, peer, _ in rnd:
+                    if op == "send":
+                        inbox.setdefault((r, peer), []).append(set(held[r]))
+                sent[r] = progress = True
+            if any(op == "recv" and not inbox.get((peer, r)) for op, peer, _ in rnd):
+                continue
+            for op, peer, _ in rnd:
+                if op == "recv":
+                    held[r] |= inbox[(peer, r)].pop(0)
+            step[r] += 1
+            sent[r], progress = False, True
+    assert step == [len(p) for p in plans], "the schedule deadlocks"
+    return held
+
+
+def critical_rounds(name, size, nbytes):
+    """The replay's time for one collective at L = 1 and nothing else: latencies on its critical path."""
+    programs = []
+    for r in range(size):
+        prog = []
+        for k, rnd in enumerate(schedules.schedule(name, r, size, nbytes)):
+            reqs = [(k, i) for i in range(len(rnd))]
+            prog += [("isend" if op == "send" else "irecv", peer, 0, n, req) for (op, peer, n), req in zip(rnd, reqs)]
+            prog.append(("wait", tuple(reqs)))
+        programs.append(prog)
+    return loggops.simulate_reference(programs, Params(L=1.0)).runtime_ns
+
+
+@pytest.mark.parametrize("nbytes, count", [(8, 1), (16, 2), (24, 3), (12, 3), (28, 7), (36, 9), (3, 3), (9, 9), (257, 257)])
+def test_a_size_is_read_as_doubles_then_ints_then_bytes(nbytes, count):
+    assert schedules.element_count(nbytes) == count
+
+
+@pytest.mark.parametrize("size", [2, 3, 4, 5, 6, 7, 8])
+def test_allreduce_halves_above_eight_bytes_once_the_count_reaches_the_power_of_two(size):
+    pof2 = 1 << (size.bit_length() - 1)
+    steps = pof2.bit_length() - 1
+    # at 8 B, and above it while the count (doubles here) is below pof2: one exchange of
+    # the whole vector per step; from a count of pof2 on, a halving and a doubling per step
+    cases = [(8, False), (9, True), (8 * pof2, True)] + ([(8 * (pof2 - 1), False)] if pof2 > 2 else [])
+    for nbytes, halves in cases:
+        assert schedules.allreduce_halves(size, nbytes) == halves, nbytes
+        folded = size - pof2   # ranks that hand their vector to a neighbour and back
+        sizes = sorted({n for _, _, n in messages("Allreduce", size, nbytes)})
+        if halves:
+            want = {nbytes >> (k + 1) for k in range(steps)} | ({nbytes} if folded else set())
+        else:
+            want = {nbytes}
+        assert sizes == sorted(want), nbytes
+        if not folded:
+            assert critical_rounds("Allreduce", size, nbytes) == (2 if halves else 1) * steps, nbytes
+
+
+def test_allreduce_switches_between_eight_and_nine_bytes():
+    assert [len(schedules.allreduce(0, 2, n)) for n in (1, 8, 9, 16)] == [1, 1, 2, 2]
+    assert sorted(messages("Allreduce", 2, 9)) == [(0, 1, 4), (0, 1, 4), (1, 0, 4), (1, 0, 4)]
+
+
+@pytest.mark.parametrize("size", [4, 8])
+def test_allreduce_switches_at_a_count_of_the_power_of_two(size):
+    below, at = 8 * (size - 1), 8 * size    # doubles
+    assert critical_rounds("Allreduce", size, below) == size.bit_length() - 1
+    assert critical_rounds("Allreduce", size, at) == 2 * (size.bit_length() - 1)
+    assert sorted(messages("Allreduce", size, below)) == \
+        sorted((r, r ^ m, below) for r in range(size) for m in (1, 2, 4) if m < size)
+    # ints (a size 4 divides and 8 does not): a count of size - 1, and of size + 1
+    assert not schedules.allreduce_halves(size, 4 * (size - 1))
+    assert schedules.allreduce_halves(size, 4 * (size + 1))
+
+
+def test_allreduce_halving_pairs_ranks_one_apart_first():
+    n = 1024
     assert sorted(messages("Allreduce", 4, n)) == sorted(
-        [(r, r ^ 2, n >> 1) for r in range(4)] + [(r, r ^ 1, n >> 2) for r in range(4)]
-        + [(r, r ^ 1, n // 4) for r in range(4)] + [(r, r ^ 2, (n // 4) << 1) for r in range(4)])
-    assert [len(schedules.allreduce(0, 4, b)) for b in (short, short + 1)] == [2, 4]
+        [(r, r ^ 1, n >> 1) for r in range(4)] * 2 + [(r, r ^ 2, n >> 2) for r in range(4)] * 2)
+    assert [rnd[0][1] for rnd in schedules.allreduce(0, 4, n)] == [1, 2, 2, 1]
 
 
-@pytest.mark.parametrize("size, halves", [(2, True), (3, False), (4, True), (5, False), (7, False), (8, True)])
-def test_allreduce_halves_large_vectors_only_on_a_power_of_two(size, halves):
-    big = 1 << 20
-    sizes = {n for _, _, n in messages("Allreduce", size, big)}
-    assert (sizes != {big}) == halves
-    rounds = schedules.allreduce(0, size, big)
-    # rank 0 talks to 0 ^ 2^k for every 2^k < size
-    assert len(rounds) == (2 if halves else 1) * (size - 1).bit_length()
+@pytest.mark.parametrize("size", [3, 5, 6, 7, 12])
+@pytest.mark.parametrize("nbytes", [8, 1 << 20])
+def test_allreduce_folds_a_size_that_is_no_power_of_two(size, nbytes):
+    pof2 = 1 << (size.bit_length() - 1)
+    rem = size - pof2
+    # every rank ends with every rank's vector (recursive doubling; the folding of either)
+    if not schedules.allreduce_halves(size, nbytes):
+        assert contributions("Allreduce", size, nbytes) == [set(range(size))] * size
+    got = messages("Allreduce", size, nbytes)
+    # the first 2 rem ranks: each even one hands its whole vector to the next and gets the result back
+    for r in range(0, 2 * rem, 2):
+        assert schedules.allreduce(r, size, nbytes) == [[("send", r + 1, nbytes)], [("recv", r + 1, nbytes)]]
+        assert got.count((r, r + 1, nbytes)) == 1 and got.count((r + 1, r, nbytes)) == 1
+    # the pof2 others talk only among themselves
+    inside = [r for r in range(size) if r >= 2 * rem or r % 2]
+    assert len(inside) == pof2
+    assert all(a in inside and b in inside for a, b, n in got if not (a < 2 * rem and b < 2 * rem))
+
+
+def test_allreduce_at_three_ranks_costs_two_latencies_small_and_four_halved():
+    # 0 -> 1 while 2 already sends to 1; 1 -> 2 and 1 -> 0 at once: 2 L (measured 2.07 L a call
+    # in a loop of 8 B allreduces, docs/predict.md); halved, 1 <-> 2 twice in turn: 4 L (4.12 L)
+    assert sorted(messages("Allreduce", 3, 8)) == [(0, 1, 8), (1, 0, 8), (1, 2, 8), (2, 1, 8)]
+    assert critical_rounds("Allreduce", 3, 8) == 2
+    assert sorted(messages("Allreduce", 3, 16)) == [(0, 1, 16), (1, 0, 16)] + [(1, 2, 8)] * 2 + [(2, 1, 8)] * 2
+    assert critical_rounds("Allreduce", 3, 16) == 4
+
+
+@pytest.mark.parametrize("size, small, halved", [(5, 3, 6), (6, 3, 6), (7, 4, 6), (12, 4, 8)])
+def test_allreduce_folded_critical_paths(size, small, halved):
+    # the fold adds a flight before and after the pof2 ranks' part, which overlaps its first step
+    assert critical_rounds("Allreduce", size, 8) == small
+    assert critical_rounds("Allreduce", size, 1 << 20) == halved
 
 
 def test_bcast_switches_to_scatter_allgather_just_above_its_short_size():

@@ -8,10 +8,10 @@ with op "send" or "recv"; nbytes is the collective's message size as the
 trace records it (the largest over ranks: what one rank contributes; for
 all-to-all, everything one rank sends)."""
 
-# MPICH 5's allreduce on this machine: recursive doubling for 8 B, reduce-scatter
-# + allgather (Rabenseifner) for 1 KiB at np=2 (docs/predict.md); the switch
-# between is taken at 256 B, not measured more finely.
-ALLREDUCE_SHORT = 256
+# MPICH's allreduce (its default selection, measured: docs/predict.md): recursive
+# doubling up to this many bytes, and above it while the element count is below
+# the power of two the ranks fold onto; reduce-scatter + allgather otherwise.
+ALLREDUCE_SHORT = 8
 # Broadcasts above this use scatter + allgather (MPIR_CVAR_BCAST_SHORT_MSG_SIZE); binomial below.
 BCAST_SHORT = 12288
 
@@ -68,13 +68,52 @@ def recursive_doubling(rank, size, nbytes_at, steps=None):
     return rounds
 
 
+def floor_pow2(n):
+    """The largest power of two <= n (n >= 1)."""
+    return 1 << (n.bit_length() - 1)
+
+
+def element_count(nbytes):
+    """The element count behind a size: the trace records bytes, not the count and
+    type, so 8-byte elements when 8 divides it, else 4-byte ones, else bytes."""
+    for width in (8, 4):
+        if nbytes % width == 0:
+            return nbytes // width
+    return nbytes
+
+
+def allreduce_halves(size, nbytes):
+    """MPICH's choice of reduce-scatter + allgather over recursive doubling."""
+    return nbytes > ALLREDUCE_SHORT and element_count(nbytes) >= floor_pow2(size)
+
+
+def folded(rank, size, nbytes, body):
+    """MPICH's fold of any size onto its largest power of two pof2: of the first
+    2*rem ranks (rem = size - pof2) each even one hands its vector to rank + 1 and
+    waits for the result from it; the others run body(newrank, real, pof2), where
+    real(newrank) maps a partner back to its rank, odd ones between the two."""
+    pof2 = floor_pow2(size)
+    rem = size - pof2
+    if rank < 2 * rem and rank % 2 == 0:
+        return [[("send", rank + 1, nbytes)], [("recv", rank + 1, nbytes)]]
+    def real(newrank):
+        return 2 * newrank + 1 if newrank < rem else newrank + rem
+    if rank < 2 * rem:
+        return [[("recv", rank - 1, nbytes)]] + body(rank // 2, real, pof2) + [[("send", rank - 1, nbytes)]]
+    return body(rank - rem, real, pof2)
+
+
 def allreduce(rank, size, nbytes):
-    if nbytes <= ALLREDUCE_SHORT or not _pow2(size):
-        return recursive_doubling(rank, size, lambda k: nbytes)
-    # reduce-scatter by recursive halving, then allgather by recursive doubling
-    halving = [_exchange(rank ^ (size >> (k + 1)), nbytes >> (k + 1)) for k in range(size.bit_length() - 1)]
-    doubling = [_exchange(rank ^ (1 << k), (nbytes // size) << k) for k in range(size.bit_length() - 1)]
-    return halving + doubling
+    if not allreduce_halves(size, nbytes):
+        return folded(rank, size, nbytes, lambda me, real, pof2: [
+            _exchange(real(me ^ (1 << k)), nbytes) for k in range(pof2.bit_length() - 1)])
+    # reduce-scatter by recursive halving (partners 1, 2, 4, ... apart), then
+    # allgather by recursive doubling back (4, 2, 1), the pieces halving and regrowing
+    def halve_then_double(me, real, pof2):
+        steps = pof2.bit_length() - 1
+        halving = [_exchange(real(me ^ (1 << k)), nbytes >> (k + 1)) for k in range(steps)]
+        return halving + [list(rnd) for rnd in reversed(halving)]
+    return folded(rank, size, nbytes, halve_then_double)
 
 
 def allgather(rank, size, nbytes):
