@@ -317,45 +317,157 @@ def test_allreduce_folded_critical_paths(size, small, halved):
     assert critical_rounds("Allreduce", size, 1 << 20) == halved
 
 
-def test_bcast_switches_to_scatter_allgather_just_above_its_short_size():
-    short = schedules.BCAST_SHORT
-    assert sorted(messages("Bcast", 4, short, root=1)) == [(1, 2, short), (1, 3, short), (3, 0, short)]
+@pytest.mark.parametrize("size", [2, 3, 4, 7])
+def test_bcast_below_eight_ranks_is_binomial_at_every_size(size):
+    for n in (8, schedules.BCAST_SHORT + 1, 1 << 20):
+        got = messages("Bcast", size, n, root=1)
+        assert len(got) == size - 1 and {b for _, _, b in got} == {n}
+        assert sorted(r for _, r, _ in got) == sorted(set(range(size)) - {1})
+
+
+@pytest.mark.parametrize("size", [8, 12])
+def test_bcast_from_eight_ranks_switches_to_scatter_allgather_just_above_its_short_size(size):
+    short, root = schedules.BCAST_SHORT, 1
+    got = messages("Bcast", size, short, root=root)
+    assert len(got) == size - 1 and {b for _, _, b in got} == {short}
     n = short + 1
-    each = n // 4
-    got = sorted(messages("Bcast", 4, n, root=1))
-    scatter = [(1, r, each) for r in (0, 2, 3)]
-    allgather = [(r, r ^ m, each << k) for r in range(4) for k, m in enumerate((1, 2))]
-    assert got == sorted(scatter + allgather)
+    each = n // size
+    # a binomial scatter: each rank gets its subtree's blocks from its parent (relative to the root)
+    scatter = [(((v - (v & -v)) + root) % size, (v + root) % size, each * schedules.subtree(v, size))
+               for v in range(1, size)]
+    if size == 8:  # then recursive doubling: blocks 1, 2, 4 to relative partners ^1, ^2, ^4
+        allgather = [(r, (((r - root) % 8 ^ m) + root) % 8, each * m) for r in range(8) for m in (1, 2, 4)]
+    else:          # a ring of single blocks
+        allgather = [(r, (r + 1) % size, each) for r in range(size)] * (size - 1)
+    assert sorted(messages("Bcast", size, n, root=root)) == sorted(scatter + allgather)
+    assert [len(schedules.bcast(r, 8, 1 << 20, 0)) for r in range(8)] == \
+        [3 + 7, 1 + 7, 2 + 7, 1 + 7, 3 + 7, 1 + 7, 2 + 7, 1 + 7]  # above 512 KiB: scatter + a 7-step ring
 
 
-@pytest.mark.parametrize("size, binomial", [(2, True), (3, False), (4, False)])
-def test_bcast_of_a_large_message_is_binomial_below_three_ranks(size, binomial):
-    big = 1 << 20
-    got = messages("Bcast", size, big)
-    assert ({n for _, _, n in got} == {big}) == binomial
-    assert (len(got) == size - 1) == binomial
+@pytest.mark.parametrize("size", [2, 3, 4, 5, 8, 12])
+def test_scatter_and_gather_are_binomial_trees_of_blocks(size):
+    block = 8
+    gathered = messages("Gather", size, block, root=0)
+    scattered = messages("Scatter", size, block * size, root=0)
+    # each rank's block goes up (down) once per level: every edge carries its subtree's blocks
+    assert sorted(gathered) == sorted((b, a, n) for a, b, n in scattered)
+    assert sum(n for a, b, n in gathered if b == 0) == block * (size - 1)
+    assert sum(n for _, _, n in gathered) == block * sum(schedules.subtree(v, size) for v in range(1, size))
+    # a rank's depth in the tree is the number of set bits of its relative rank
+    assert critical_rounds("Gather", size, block) == max(bin(v).count("1") for v in range(size))
+
+
+def test_gatherv_and_scatterv_stay_linear():
+    assert sorted(messages("Gatherv", 4, 8, root=2)) == [(0, 2, 8), (1, 2, 8), (3, 2, 8)]
+    assert sorted(messages("Scatterv", 4, 32, root=2)) == [(2, 0, 8), (2, 1, 8), (2, 3, 8)]
 
 
 @pytest.mark.parametrize("size", [2, 3, 4, 5, 6, 8])
-def test_allgather_doubles_on_a_power_of_two_and_rings_otherwise(size):
-    got = sorted(messages("Allgather", size, 8))
-    if size & (size - 1) == 0:
+def test_reduce_switches_to_reduce_scatter_gather_above_2048_bytes(size):
+    short = schedules.REDUCE_SHORT
+    tree = messages("Reduce", size, 8)
+    assert sorted(messages("Reduce", size, short)) == sorted((a, b, short) for a, b, _ in tree)
+    n = short + 8   # 257 doubles: at least pof2 elements here
+    got = messages("Reduce", size, n)
+    pof2 = 1 << (size.bit_length() - 1)
+    rem = size - pof2
+    steps = pof2.bit_length() - 1
+    # the odd ones of the first 2 rem ranks hand their vector to rank - 1 and sit out
+    assert sorted(m for m in got if m[2] == n) == [(r, r - 1, n) for r in range(1, 2 * rem, 2)]
+    # halving: every one of the pof2 ranks exchanges n/2, n/4, ...; the gather sends the same
+    # pieces back up, the smallest first: 2^k senders of n / 2^(k+1)
+    halving = [n >> (k + 1) for k in range(steps)] * pof2
+    gather = [n >> (k + 1) for k in range(steps) for _ in range(1 << k)]
+    assert sorted(b for _, _, b in got if b != n) == sorted(halving + gather)
+    assert critical_rounds("Reduce", size, n) == 2 * steps + (1 if rem else 0)
+    # the count, not the bytes, decides too: 511 doubles stay binomial on 512 ranks
+    assert not schedules.reduce_halves(512, 8 * 511) and schedules.reduce_halves(512, 8 * 512)
+
+
+@pytest.mark.parametrize("size, root", [(3, 1), (5, 1), (6, 3), (7, 5), (6, 0), (5, 4), (4, 2)])
+def test_reduce_scatter_gather_reaches_any_root(size, root):
+    n = 1 << 16
+    messages("Reduce", size, n, root=root)   # pairs up
+    pof2 = 1 << (size.bit_length() - 1)
+    sat_out = root < 2 * (size - pof2) and root % 2 == 1
+    rounds = schedules.reduce(root, size, n, root)
+    # the root ends receiving pieces: all but its own block, or (sat out) every one, the first from rank 0
+    tail = [rnd for rnd in rounds if all(op == "recv" for op, _, _ in rnd) and rnd[0][2] != n]
+    assert sum(b for rnd in tail for _, _, b in rnd) == (n if sat_out else n - n // pof2)
+    if sat_out:
+        assert tail[0] == [("recv", 0, n // pof2)]
+    # every other rank ends with one send
+    for r in set(range(size)) - {root}:
+        last = schedules.reduce(r, size, n, root)[-1]
+        assert len(last) == 1 and last[0][0] == "send", r
+
+
+@pytest.mark.parametrize("size", [2, 3, 4, 5, 6, 8, 12])
+def test_allgather_switches_by_total_size(size):
+    pow2 = size & (size - 1) == 0
+    small = messages("Allgather", size, 8)
+    if pow2:
         want = [(r, r ^ (1 << k), 8 << k) for r in range(size) for k in range(size.bit_length() - 1)]
-    else:
-        want = [(r, (r + 1) % size, 8) for r in range(size)] * (size - 1)
-    assert got == sorted(want)
+    else:  # Bruck's: to rank - 2^k, 2^k blocks, then the rest
+        want, k = [], 1
+        while k <= size // 2:
+            want += [(r, (r - k) % size, 8 * k) for r in range(size)]
+            k *= 2
+        want += [(r, (r - k) % size, 8 * (size - k)) for r in range(size) if size > k]
+    assert sorted(small) == sorted(want)
+    # a ring from the total's switch on: 524288 B on a power of two, 81920 B otherwise
+    switch = schedules.ALLGATHER_LONG if pow2 else schedules.ALLGATHER_BRUCK
+    below, at = (switch - 1) // size, -(-switch // size)
+    assert sorted(messages("Allgather", size, at)) == sorted([(r, (r + 1) % size, at) for r in range(size)] * (size - 1))
+    assert sorted(messages("Allgather", size, below)) != sorted(
+        [(r, (r + 1) % size, below) for r in range(size)] * (size - 1)) or size == 2
 
 
 @pytest.mark.parametrize("size", [3, 4, 5, 8])
-def test_reduce_scatter_halves_on_a_power_of_two_and_is_an_allreduce_otherwise(size):
-    big = 1 << 16
-    got = sorted(messages("Reduce_scatter", size, big))
-    if size & (size - 1) == 0:
-        want = [(r, r ^ (size >> (k + 1)), big >> (k + 1)) for r in range(size)
-                for k in range(size.bit_length() - 1)]
+def test_reduce_scatter_halves_below_its_long_size_and_goes_pairwise_from_it(size):
+    long = schedules.REDUCE_SCATTER_LONG
+    n = long - 8 * size
+    pof2 = 1 << (size.bit_length() - 1)
+    rem = size - pof2
+    got = messages("Reduce_scatter", size, n)
+    inside = [(a, b, m) for a, b, m in got if m != n and not (a < 2 * rem and b < 2 * rem)]
+    assert sorted(m for _, _, m in inside) == sorted([n >> (k + 1) for k in range(pof2.bit_length() - 1)] * pof2)
+    # the first 2 rem ranks: the even one's vector to rank + 1, its block back
+    assert sorted(m for m in got if m[0] < 2 * rem and m[1] < 2 * rem) == \
+        sorted([(r, r + 1, n) for r in range(0, 2 * rem, 2)] + [(r + 1, r, n // size) for r in range(0, 2 * rem, 2)])
+    each = long // size
+    assert sorted(messages("Reduce_scatter", size, long)) == \
+        sorted((r, (r + i) % size, each) for r in range(size) for i in range(1, size))
+
+
+@pytest.mark.parametrize("size", [2, 3, 4, 5, 7, 8, 12, 40])
+def test_alltoall_is_bruck_scattered_or_pairwise_by_the_bytes_a_peer(size):
+    def per_peer(each):
+        return messages("Alltoall", size, each * size)
+    short, medium = schedules.ALLTOALL_SHORT, schedules.ALLTOALL_MEDIUM
+    everyone = sorted((r, p, medium) for r in range(size) for p in range(size) if p != r)
+    # scattered: everything at once, in one round up to 32 peers
+    assert sorted(per_peer(medium)) == everyone
+    assert len(schedules.alltoall(0, size, medium * size)) == -(-size // schedules.ALLTOALL_THROTTLE) \
+        - (1 if size % schedules.ALLTOALL_THROTTLE == 1 else 0)
+    # pairwise above: size - 1 rounds, the same messages
+    big = medium + 1
+    assert sorted(per_peer(big)) == sorted((a, b, big) for a, b, _ in everyone)
+    assert len(schedules.alltoall(0, size, big * size)) == size - 1
+    # Bruck's from 8 ranks at 256 B a peer or less: log2 rounds of several blocks
+    rounds = schedules.alltoall(0, size, short * size)
+    if size >= schedules.ALLTOALL_MIN_BRUCK_RANKS:
+        assert len(rounds) == (size - 1).bit_length()
+        assert sum(n for rnd in rounds for op, _, n in rnd if op == "send") == \
+            short * sum(bin(b).count("1") for b in range(1, size))
     else:
-        want = sorted(messages("Allreduce", size, big))
-    assert got == sorted(want)
+        assert len(rounds) == 1
+
+
+def test_alltoallv_is_scattered_at_every_size():
+    for n in (8, 1 << 20):
+        assert len(schedules.schedule("Alltoallv", 0, 4, n)) == 1
+        assert sorted(messages("Alltoallv", 4, n)) == sorted((r, p, n // 4) for r in range(4) for p in range(4) if p != r)
 
 
 def test_barrier_rounds_grow_past_each_power_of_two():

@@ -72,14 +72,22 @@ def test_the_random_programs_both_finish_and_deadlock():
     assert kinds == {"ok", "deadlock"}  # the comparison above covers both ways
 
 
+# both sides of each switch: allreduce's 8/9 B and counts below and at the power of two (4, 8:
+# 24/32 B, 56/64 B, 12/20 B of ints); reduce's 2048 B; alltoall's 256 and 32768 B a peer;
+# bcast's 12288 and 524288 B; allgather's totals 81920 and 524288; reduce-scatter's 524288 B
+SWITCHES = [0, 3, 8, 9, 12, 20, 24, 32, 56, 64, 256, 257, 1024, 2048, 2056, 12288, 12289, 20000,
+            27306, 27307, 65536, 65544, 131072, 131080, 524280, 524288, 524296, 1 << 20]
+
+
 @pytest.mark.parametrize("name", native.BASES)
-@pytest.mark.parametrize("size", [1, 2, 3, 4, 5, 8, 12])
-@pytest.mark.parametrize("nbytes", [0, 8, 256, 257, 1024, 12288, 12289, 20000, 1 << 20])  # both sides of each switch
-def test_the_core_schedules_as_schedules_py(name, size, nbytes):
-    for rank in range(size):
-        root = size - 1
-        assert native.schedule(name, rank, size, nbytes, root) == \
-            [list(rnd) for rnd in schedules.schedule(name, rank, size, nbytes, root) if rnd], (rank, root)
+@pytest.mark.parametrize("size", [1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 33])
+def test_the_core_schedules_as_schedules_py(name, size):
+    for nbytes in SWITCHES + [size * 256, size * 257, size * 32768, size * 32769]:
+        for rank in range(size):
+            for root in {0, 1 % size, size - 1}:
+                assert native.schedule(name, rank, size, nbytes, root) == \
+                    [list(rnd) for rnd in schedules.schedule(name, rank, size, nbytes, root) if rnd], \
+                    (nbytes, rank, root)
     # (an empty round, a gather's at one rank, waits for nothing: the core leaves it out)
 
 
