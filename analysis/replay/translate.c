@@ -393,7 +393,13 @@ static int collective_ops(sim *s, int32_t r, mpi_call *cl)
         nbytes = co->bytes;
         root = co->root;
     }
-    int cap = 3 * world + 8; /* a large Bcast: scatter (world - 1) + ring allgather 2 (world - 1) */
+    if (root >= world) {
+        /* a damaged record: the schedules take the root modulo the ranks, so say it here */
+        fail(s, ERR_PEER, r, rk->rd.keep);
+        s->err.value = (uint64_t)(uint32_t)root;
+        return -1;
+    }
+    int cap = 3 * world + 8; /* a large Bcast: a scatter + a ring allgather 2 (world - 1) */
     int32_t *rounds = malloc((size_t)cap * sizeof *rounds), *kinds = malloc((size_t)cap * sizeof *kinds),
             *peers = malloc((size_t)cap * sizeof *peers);
     uint64_t *sizes = malloc((size_t)cap * sizeof *sizes);

@@ -15,7 +15,7 @@ from loggp.analysis.loggops import Params
 NAMES = ("MPI_Bcast", "MPI_Send", "MPI_Isend", "MPI_Recv", "MPI_Irecv", "MPI_Sendrecv", "MPI_Sendrecv_replace", "MPI_Wait",
          "MPI_Waitall", "MPI_Waitany", "MPI_Waitsome", "MPI_Test", "MPI_Testall", "MPI_Testany", "MPI_Testsome",
          "MPI_Iprobe", "MPI_Probe", "MPI_Send_init", "MPI_Recv_init", "MPI_Start", "MPI_Startall",
-         "MPI_Request_free")
+         "MPI_Request_free", "MPI_Allreduce")
 ANY_SOURCE, ANY_TAG, PROC_NULL = -2, -1, -1
 WORLD, DUP = 0x44000000, 0x84000002   # MPI_COMM_WORLD and a duplicate of it (same ranks)
 P = Params(o_s=100.0, o_r=200.0, L=1000.0, S=4096)
@@ -303,3 +303,14 @@ def test_a_sendrecv_with_oneself_is_a_copy(tmp_path, name):
     # no L, no G, no rendezvous: each costs o_s + o_r at its send
     assert_times(replays(tmp_path, [r0], Params(o_s=100.0, o_r=200.0, L=1000.0, G=1.0, g=5000.0, S=4096)),
                  [600])
+
+
+@pytest.mark.parametrize("size, nbytes, flights", [(2, 8, 1), (2, 16, 2), (3, 8, 2), (3, 16, 4), (4, 24, 2), (4, 32, 4)])
+def test_an_allreduce_costs_the_flights_of_mpichs_algorithm(tmp_path, size, nbytes, flights):
+    # recursive doubling up to 8 B and below pof2 elements (3 doubles at 4 ranks), else
+    # reduce-scatter + allgather: 16 B at 2 ranks is two latencies (measured 2.03 L a call)
+    ranks = [Rank(size) for _ in range(size)]
+    for r in ranks:
+        r.call("MPI_Allreduce", -1, -1, nbytes)
+    for how, ends in replays(tmp_path, ranks, Params(L=1000.0)).items():
+        assert max(ends) == pytest.approx(flights * 1000.0), how
