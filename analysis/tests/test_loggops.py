@@ -258,9 +258,14 @@ def test_allreduce_halves_above_eight_bytes_once_the_count_reaches_the_power_of_
             assert critical_rounds("Allreduce", size, nbytes) == (2 if halves else 1) * steps, nbytes
 
 
-def test_allreduce_switches_between_eight_and_nine_bytes():
-    assert [len(schedules.allreduce(0, 2, n)) for n in (1, 8, 9, 16)] == [1, 1, 2, 2]
-    assert sorted(messages("Allreduce", 2, 9)) == [(0, 1, 4), (0, 1, 4), (1, 0, 4), (1, 0, 4)]
+@pytest.mark.parametrize("size", [2, 4, 8])
+def test_allreduce_switches_between_eight_and_nine_bytes(size):
+    steps = size.bit_length() - 1
+    # up to 8 B recursive doubling, whatever the count (8 chars measured 1 L at 2 ranks)
+    assert [critical_rounds("Allreduce", size, n) for n in range(1, 9)] == [steps] * 8
+    assert [critical_rounds("Allreduce", size, n) for n in (9, 10, 11, 16 * size)] == [2 * steps] * 4
+    if size == 2:
+        assert sorted(messages("Allreduce", 2, 9)) == [(0, 1, 4), (0, 1, 4), (1, 0, 4), (1, 0, 4)]
 
 
 @pytest.mark.parametrize("size", [4, 8])
