@@ -11,11 +11,22 @@ MACHINES = [Params(o_s=150.0, o_r=150.0, g=100.0, G=0.05, L=300.0, S=4096),
             Params(o_s=0.0, o_r=0.0, g=0.0, G=0.0, L=0.0)]
 
 
-@pytest.mark.parametrize("name, size", [("halo", 2), ("halo", 8), ("halo", 12), ("halo", 27), ("ring", 2),
-                                        ("ring", 5), ("alltoall", 3), ("alltoall", 8)])
+@pytest.mark.parametrize("name, size, nbytes", [("halo", 2, 2048), ("halo", 8, 2048), ("halo", 12, 2048),
+                                                ("halo", 27, 2048), ("ring", 2, 2048), ("ring", 5, 2048),
+                                                ("alltoall", 3, 2048), ("alltoall", 8, 2048),   # every peer at once
+                                                ("alltoall", 8, 200), ("alltoall", 12, 64)])    # Bruck's
 @pytest.mark.parametrize("machine", range(len(MACHINES)))
-def test_a_generated_trace_replays_to_its_critical_path(tmp_path, name, size, machine):
-    pattern = synth.Pattern(name, size, phases=4, nbytes=2048, compute_ns=25000)
+def test_a_generated_trace_replays_to_its_critical_path(tmp_path, name, size, nbytes, machine):
+    check_critical_path(tmp_path, name, size, nbytes, machine)
+
+
+@pytest.mark.parametrize("machine", [1, 2])   # the eager ones at 40000 B
+def test_a_large_alltoall_replays_to_its_pairwise_critical_path(tmp_path, machine):
+    check_critical_path(tmp_path, "alltoall", 3, 40000, machine)
+
+
+def check_critical_path(tmp_path, name, size, nbytes, machine):
+    pattern = synth.Pattern(name, size, phases=4, nbytes=nbytes, compute_ns=25000)
     pattern.write(tmp_path)
     params = MACHINES[machine]
     replayed = predict.load(tmp_path).simulate(params).runtime_ns

@@ -5,7 +5,8 @@ replay at scale and checking it against critical paths known in closed form:
   to six neighbours, then Waitall), phase after phase;
 - ring: a ring allreduce by point-to-point messages (reduce-scatter then
   allgather around the ring: 2 (p - 1) steps of Isend right, Irecv left, Waitall);
-- alltoall: MPI_Alltoall, replayed as MPICH's pairwise exchange.
+- alltoall: MPI_Alltoall, replayed as MPICH's alltoall (Bruck's, every peer at once, or
+  pairwise, by the bytes a peer).
 
 Each phase starts with `compute_ns` of computation. Every rank does the same
 work at the same time, so the replay's length is phases x (compute + one
@@ -22,7 +23,7 @@ import numpy as np
 
 from loggp.knobs.files import write_text_atomic
 
-from . import trace, trace_write
+from . import schedules, trace, trace_write
 
 # The call-name table of every synthetic trace (a record's call indexes it).
 NAMES = ("MPI_Isend", "MPI_Irecv", "MPI_Waitall", "MPI_Alltoall", "MPI_Send", "MPI_Recv", "MPI_Sendrecv",
@@ -145,9 +146,24 @@ class Pattern:
             step = _exchange_path(1, chunk, params, [0], [0])
             return self.phases * (self.compute_ns + 2 * (self.size - 1) * step)
         if self.name == "alltoall":
-            each = self.nbytes * self.size // self.size
-            return self.phases * (self.compute_ns + (self.size - 1) * _exchange_path(1, each, params, [0], [0]))
+            return self.phases * (self.compute_ns + _alltoall_path(self.size, self.nbytes, params))
         raise ValueError(self.name)
+
+
+def _alltoall_path(size, each, params):
+    """MPICH's alltoall of `each` bytes a peer (schedules.py): Bruck's log2 rounds of the
+    blocks whose index has bit k, every peer at once (receives from rank + k listed in
+    order of k, sends to rank - k likewise: a peer's message to me is its k-th send), or
+    pairwise, p - 1 exchanges."""
+    if size >= schedules.ALLTOALL_MIN_BRUCK_RANKS and each <= schedules.ALLTOALL_SHORT:
+        return sum(_exchange_path(1, each * sum(1 for b in range(1, size) if b & (1 << k)), params, [0], [0])
+                   for k in range((size - 1).bit_length()))
+    if each <= schedules.ALLTOALL_MEDIUM:
+        if size > schedules.ALLTOALL_THROTTLE:
+            raise ValueError(f"{size} ranks: more than one round of the scattered alltoall, not in closed form here")
+        peers = list(range(size - 1))
+        return _exchange_path(size - 1, each, params, peers, peers)
+    return (size - 1) * _exchange_path(1, each, params, [0], [0])
 
 
 def _exchange(ops, nbytes, compute_ns, size):
