@@ -30,8 +30,9 @@ def test_the_replay_models_every_call_of_a_plain_program(base_trace, tmp_path):
     programs = predict.load(base_trace)
     assert programs.unmodelled == {}
     assert programs.collectives == {"Bcast": 2, "Allreduce": 2}
-    # N ping-pong messages each way, the window's 4 each way, the collectives' own
-    assert programs.messages == 2 * N + 2 * 4 + 1 + 2
+    # N ping-pong messages each way, the window's 4 each way, the collectives' own: the Bcast's
+    # one, and the 64 B Allreduce's reduce-scatter + allgather, an exchange each
+    assert programs.messages == 2 * N + 2 * 4 + 1 + 4
     # replayed at this machine's parameters as measured now (a shared machine's latency can change
     # several-fold between its fast and slow states); a run slowed by another job is traced again, not widened
     for attempt in range(3):
