@@ -1,0 +1,48 @@
+"""The collective-flights bench's own arithmetic and refusals (no MPI run here: its
+measured column is a functional check for a quiet machine, docs/predict.md)."""
+import pytest
+
+from loggp.analysis import collective_flights as cf
+from loggp.analysis.loggops import Params
+
+L = 200000.0
+QUIET = Params(L=L, **cf.QUIET)
+
+
+@pytest.mark.parametrize("name, size, nbytes, flights", [
+    ("Allreduce", 2, 8, 1), ("Allreduce", 2, 16, 2),   # measured 1.02 and 2.03 L a call
+    ("Allreduce", 3, 8, 2), ("Allreduce", 3, 16, 4),   # measured 2.07 and 4.12
+    ("Allreduce", 4, 24, 2), ("Allreduce", 4, 32, 4)])
+def test_a_loop_of_allreduces_replays_to_its_flights_a_call(name, size, nbytes, flights):
+    assert cf.replayed_per_call_ns(name, size, nbytes, 20, False, QUIET) == pytest.approx(flights * L, rel=0.01)
+
+
+def test_a_barrier_after_each_call_adds_its_own_rounds():
+    alone = cf.replayed_per_call_ns("Barrier", 4, 0, 10, False, QUIET)
+    assert alone == pytest.approx(2 * L, rel=0.01)
+    assert cf.replayed_per_call_ns("Barrier", 4, 0, 10, True, QUIET) == pytest.approx(2 * alone, rel=0.01)
+
+
+def test_cases_read_as_the_loop_runs_them():
+    assert cf.parse_case("Allreduce:16:d") == ("Allreduce", 16, "d", False)       # synchronising by itself
+    assert cf.parse_case("Reduce:2049") == ("Reduce", 2049, "c", True)
+    assert cf.parse_case("Reduce:2049:c:nobarrier") == ("Reduce", 2049, "c", False)
+    assert cf.parse_case("Alltoall:32769np") == ("Alltoall", "32769np", "c", True)
+    assert cf.case_bytes("32769np", 3) == 3 * 32769 and cf.case_bytes(8, 3) == 8
+    assert all(cf.parse_case(":".join(map(str, c))) for c in cf.DEFAULT_CASES)
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["--case", "Allgatherv:8"], "'Allgatherv' is not one of"),
+    (["--case", "Allreduce:12:d"], "12 B is no whole number of 'd' elements"),
+    (["--case", "Allreduce:8:q"], "type 'q' is not d"),
+    (["--case", "Allreduce:8:c:later"], "expected NAME:BYTES"),
+    (["--case", "Allreduce:eight"], "'eight' is not a byte count"),
+    (["--np", "2,x"], "--np '2,x'"),
+    (["--iters", "0"], "--iters 0"),
+    (["--L", "0us"], "--L 0us"),
+    (["--L", "5parsecs"], "parsecs")])
+def test_bad_input_is_refused_before_any_run(argv, says, capsys):
+    assert cf.main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert says in err and err.count("\n") == 0
