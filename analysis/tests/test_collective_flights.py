@@ -46,3 +46,12 @@ def test_bad_input_is_refused_before_any_run(argv, says, capsys):
     assert cf.main(argv) == 2
     err = capsys.readouterr().err.strip()
     assert says in err and err.count("\n") == 0
+
+
+def test_the_table_has_a_row_a_case_and_a_column_a_rank_count():
+    cases = [cf.parse_case("Allreduce:16:d"), cf.parse_case("Alltoall:8np")]
+    results = {(0, 2): (2.03 * L, 2 * L), (0, 3): (4.1 * L, 4 * L), (1, 2): (2.1 * L, 2 * L), (1, 3): (3.2 * L, 3 * L)}
+    lines = cf.table(cases, [2, 3], results, L).splitlines()
+    assert lines[0] == "| collective | bytes | type | barrier after each | np = 2 | np = 3 |"
+    assert lines[2] == "| Allreduce | 16 | d | no | 2.03 / 2.00 | 4.10 / 4.00 |"
+    assert lines[3] == "| Alltoall | 8 a rank | c | yes | 2.10 / 2.00 | 3.20 / 3.00 |"

@@ -124,12 +124,15 @@ def measured_per_call_ns(exe, name, np_, nbytes, kind, iters, sync, latency):
     return float(proc.stdout.split()[-1])
 
 
-def table(rows, latency):
-    lines = [f"| collective | np | bytes | type | barrier after each | measured L a call | replayed L a call |",
-             "|---|---|---|---|---|---|---|"]
-    for name, np_, nbytes, kind, sync, measured, replayed in rows:
-        lines.append(f"| {name} | {np_} | {nbytes} | {kind} | {'yes' if sync else 'no'} | "
-                     f"{measured / latency:.2f} | {replayed / latency:.2f} |")
+def table(cases, sizes, results, latency):
+    """One row a case, one column a rank count: measured / replayed L a call.
+    results: {(case index, np): (measured ns, replayed ns)}."""
+    lines = ["| collective | bytes | type | barrier after each | " + " | ".join(f"np = {n}" for n in sizes) + " |",
+             "|---|---|---|---|" + "---|" * len(sizes)]
+    for k, (name, size, kind, sync) in enumerate(cases):
+        label = f"{size[:-2]} a rank" if isinstance(size, str) else str(size)
+        cells = [f"{results[(k, n)][0] / latency:.2f} / {results[(k, n)][1] / latency:.2f}" for n in sizes]
+        lines.append(f"| {name} | {label} | {kind} | {'yes' if sync else 'no'} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
 
@@ -161,23 +164,24 @@ def main(argv=None, stream=sys.stdout):
         print(f"collective_flights.py: {err}", file=sys.stderr)
         return 2
     params = loggops.Params(L=latency_ns, **QUIET)
-    rows = []
+    results = {}
     try:
         with tempfile.TemporaryDirectory(prefix="loggp-collective-flights-") as folder:
             exe = build_loop(folder)
-            for np_ in sizes:
-                for name, size, kind, sync in cases:
-                    nbytes = case_bytes(size, np_)
-                    measured = measured_per_call_ns(exe, name, np_, nbytes, kind, args.iters, sync, args.L)
-                    replayed = replayed_per_call_ns(name, np_, nbytes, args.iters, sync, params)
-                    rows.append((name, np_, nbytes, kind, sync, measured, replayed))
-                    print(table(rows[-1:], latency_ns).splitlines()[-1], file=stream, flush=True)
+            for n in sizes:
+                for k, (name, size, kind, sync) in enumerate(cases):
+                    nbytes = case_bytes(size, n)
+                    measured = measured_per_call_ns(exe, name, n, nbytes, kind, args.iters, sync, args.L)
+                    replayed = replayed_per_call_ns(name, n, nbytes, args.iters, sync, params)
+                    results[(k, n)] = measured, replayed
+                    print(f"{name} np={n} {nbytes} B: {measured / latency_ns:.2f} L measured, "
+                          f"{replayed / latency_ns:.2f} replayed", file=sys.stderr, flush=True)
     except (RuntimeError, MissingProgram, subprocess.TimeoutExpired) as err:
         print(f"collective_flights.py: {err}", file=sys.stderr)
         return 1
-    text = table(rows, latency_ns)
+    text = table(cases, sizes, results, latency_ns)
     if args.out:
         write_text_atomic(args.out, text)
-    print(f"median |measured - replayed|: {statistics.median(abs(m - r) for *_, m, r in rows) / latency_ns:.2f} L",
-          file=stream)
+    off = statistics.median(abs(m - r) for m, r in results.values()) / latency_ns
+    print(text + f"\nmedian |measured - replayed|: {off:.2f} L", file=stream)
     return 0
