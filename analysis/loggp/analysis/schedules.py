@@ -190,8 +190,8 @@ def reduce_scatter_gather(rank, size, nbytes, root):
     newroot = 0 if root_sat_out else (root // 2 if root < 2 * rem else root - rem)
     first_piece = nbytes // pof2
 
-    def gather(me, real, pof2, prefix=()):
-        rounds = list(prefix)
+    def gather(me, real, pof2):
+        rounds = []
         for k in reversed(range(pof2.bit_length() - 1)):
             mask = 1 << k
             partner = me ^ mask
