@@ -378,17 +378,58 @@ Test(ofi_cq_send, a_record_left_under_other_knobs_holds_no_later_send)
     cr_assert_lt(loggp_now_ns() - start, 200 * MS);
 }
 
-Test(ofi_cq_send, a_held_send_keeps_the_receive_behind_it_in_order)
+Test(ofi_cq_send, a_receive_behind_a_held_send_goes_at_its_own_time)
 {
     set_knob(LOGGP_KNOB_LATENCY, 20 * MS);
     int request;
-    post_send(&request, 65536);
+    uint64_t posted = post_send(&request, 65536);
     queue_completion(&request, FI_SEND | FI_TAGGED, 0, 0);
     queue_entry(FI_RECV | FI_TAGGED, 8, 0);
     struct fi_cq_tagged_entry out[2];
-    read_all(2, out);
-    cr_assert_eq(out[0].op_context, &request, "completions leave the FIFO in the order they came");
+    uint64_t first = read_all(1, out);
+    cr_assert(out[0].flags & FI_RECV, "the receive (due L) waited behind the send (due 2L)");
+    uint64_t second = read_all(1, out + 1);
+    cr_assert_eq(out[1].op_context, &request);
+    cr_assert_geq(second - posted, 2 * 20 * MS, "the send completed %llu ns after its post, 2L = 40 ms",
+                  (unsigned long long)(second - posted));
+    cr_assert_lt(first - posted, 2 * 20 * MS, "the receive went only with the send");
+}
+
+/* Both ranks of an exchange send at once: each holds the peer's rendezvous
+ * receive (3L after the peer's send) and its own send (2L after its post). A
+ * send waiting behind that receive took 3L instead of 2L. */
+Test(ofi_cq_send, a_held_send_does_not_wait_for_a_receive_held_before_it)
+{
+    loggp_knobs k = {0};
+    k.ps[LOGGP_KNOB_LATENCY] = (int64_t)20 * MS * 1000;
+    k.ps[LOGGP_KNOB_GAP_PER_BYTE] = 5000; /* 5 ns/B: 8 MiB owe 42 ms, 64 KiB 0.3 ms */
+    loggp_live_publish(&k);
+    int request;
+    uint64_t posted = post_send(&request, 65536);  /* due 2L + 0.3 ms after its post */
+    queue_entry(FI_RECV | FI_TAGGED, 8u << 20, 0); /* unstamped: due L + (k-1)G = 62 ms after it is seen */
+    queue_completion(&request, FI_SEND | FI_TAGGED, 0, 0);
+    struct fi_cq_tagged_entry out[2];
+    uint64_t first = read_all(1, out);
+    cr_assert_eq(out[0].op_context, &request, "the send waited behind the receive held before it");
+    cr_assert_geq(first - posted, 2 * 20 * MS);
+    uint64_t second = read_all(1, out + 1);
     cr_assert(out[1].flags & FI_RECV);
+    cr_assert_geq(second - posted, 20 * MS + loggp_bytes_delay_ns(5000, 8u << 20), "the receive's hold was cut short");
+}
+
+/* Sends among themselves keep the order they completed in. */
+Test(ofi_cq_send, held_sends_keep_their_order)
+{
+    set_knob(LOGGP_KNOB_LATENCY, 20 * MS);
+    int first_req, second_req;
+    post_send(&first_req, 65536);
+    post_send(&second_req, 65536);
+    queue_completion(&first_req, FI_SEND | FI_TAGGED, 0, 0);
+    queue_completion(&second_req, FI_SEND | FI_TAGGED, 0, 0);
+    struct fi_cq_tagged_entry out[2];
+    read_all(2, out);
+    cr_assert_eq(out[0].op_context, &first_req);
+    cr_assert_eq(out[1].op_context, &second_req);
 }
 
 /* ---- shm's 4 KiB switch, both sides, without timing ---- */

@@ -111,6 +111,7 @@ static int h_cq_close(struct fid *fid)
         free_table(cs->fid_ops);
         free_table(cs->ops);
         free(cs->ring);
+        free(cs->send_ring);
         free(atomic_load(&cs->posts));
         free(cs);
     }

@@ -1,8 +1,8 @@
 /* Completion queues, the holding read: receive completions wait in a FIFO
  * per CQ until natural arrival + L + (k-1)G (due.h), and until the receive
  * gap g + (k-1)G after the previous one allows; the completions of
- * rendezvous sends wait there until the emulated network has delivered them
- * (send_post.c). */
+ * rendezvous sends wait in a FIFO of their own until the emulated network has
+ * delivered them (send_post.c), so that neither waits for the other. */
 #include <string.h>
 
 #include "layer.h"
@@ -103,10 +103,34 @@ static inline uint64_t entry_due(uint64_t due, uint64_t gap_ns, uint64_t gap_g_n
     return floor > due ? floor : due;
 }
 
+/* Receives (and multi-receive releases) held: the entries of the first FIFO. */
+static inline size_t receives_held(const cq_state *cs)
+{
+    return atomic_load_explicit(&cs->count, memory_order_relaxed) - cs->send_count;
+}
+
 static inline uint64_t head_due(const cq_state *cs, uint64_t released_at)
 {
     const held_entry *h = &cs->ring[cs->head];
     return entry_due(h->due, h->gap_ns, h->gap_g_ns, h->hand_ns, h->take_ns, released_at);
+}
+
+/* When the first held send may go (sends owe no gap). */
+static inline uint64_t send_head_due(const cq_state *cs)
+{
+    return entry_due(cs->send_ring[cs->send_head].due, 0, 0, 0, 0, 0);
+}
+
+/* The soonest either FIFO's head may go, or UINT64_MAX with nothing held. */
+static inline uint64_t next_due(const cq_state *cs, uint64_t released_at)
+{
+    uint64_t due = receives_held(cs) ? head_due(cs, released_at) : UINT64_MAX;
+    if (cs->send_count) {
+        uint64_t send_due = send_head_due(cs);
+        if (send_due < due)
+            due = send_due;
+    }
+    return due;
 }
 
 /* Splits time a reception waited for the gap into g's share and (k-1)G's, for the profile. */
@@ -117,11 +141,22 @@ static inline void count_gap_wait(cq_state *cs, uint64_t waited, uint64_t gap_g_
     cs->gap_waited_ns[1] += waited - for_g;
 }
 
-/* Hands out held entries due by now, in order, into buf[out..count). */
+/* Hands out held entries due by now, each FIFO in order, into buf[out..count). */
 static size_t release_due(cq_state *cs, void *buf, size_t count, size_t out, fi_addr_t *src, uint64_t now,
                           size_t *receives, uint64_t *reception)
 {
-    while (out < count && cs->count) {
+    while (out < count && cs->send_count && send_head_due(cs) <= now) {
+        held_entry *h = &cs->send_ring[cs->send_head];
+        copy_out(cs, buf, out, &h->e);
+        if (src)
+            src[out] = h->src;
+        out++;
+        cs->send_head = ring_next(cs->send_head, cs->send_cap);
+        cs->send_count--;
+        atomic_store_explicit(&cs->count, cs->count - 1, memory_order_relaxed);
+        atomic_fetch_sub_explicit(&ofi_held_total, 1, memory_order_relaxed);
+    }
+    while (out < count && receives_held(cs)) {
         uint64_t due = head_due(cs, last_reception(cs, *receives, *reception));
         if (due > now)
             break;
@@ -273,12 +308,19 @@ static void hand_out_new(held_read *r, const provider_batch *b, const struct fi_
     r->out++;
 }
 
-/* Step 2d: an entry that must wait goes to the back of the ring. */
+/* Step 2d: an entry that must wait goes to the back of its FIFO (its room
+ * reserved by hold_room). */
 static void hold_new(held_read *r, const provider_batch *b, const struct fi_cq_tagged_entry *e, fi_addr_t e_src,
                      uint64_t due, uint64_t gap_ns)
 {
     cq_state *cs = r->cs;
-    held_entry *h = &cs->ring[ring_index(cs->head, cs->count, cs->cap)];
+    held_entry *h;
+    if (is_receive(e->flags)) {
+        h = &cs->ring[ring_index(cs->head, receives_held(cs), cs->cap)];
+    } else {
+        h = &cs->send_ring[ring_index(cs->send_head, cs->send_count, cs->send_cap)];
+        cs->send_count++;
+    }
     h->e = *e;
     h->src = e_src;
     h->due = due;
@@ -290,6 +332,15 @@ static void hold_new(held_read *r, const provider_batch *b, const struct fi_cq_t
         r->held_ns += due - r->now;
     atomic_store_explicit(&cs->count, cs->count + 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&ofi_held_total, 1, memory_order_relaxed);
+}
+
+/* Room at the back of the FIFO an entry waits in; 0 on success. */
+static int hold_room(cq_state *cs, uint64_t flags)
+{
+    if (is_receive(flags))
+        return ring_reserve((void **)&cs->ring, &cs->cap, &cs->head, receives_held(cs), sizeof *cs->ring);
+    return ring_reserve((void **)&cs->send_ring, &cs->send_cap, &cs->send_head, cs->send_count,
+                        sizeof *cs->send_ring);
 }
 
 /* Step 2: the i-th new entry handed out, waited for in place, or held. */
@@ -311,15 +362,16 @@ static void place_new_entry(held_read *r, const provider_batch *b, ssize_t i)
                       ? entry_due(due, gap_ns, gap_ns ? d->g : 0, b->hand_ns, b->take_ns,
                                   last_reception(cs, r->receives, r->reception))
                       : 0;
-    /* a held send keeps its place behind what is held before it;
-     * other sends pass held receives */
-    int must_wait = is_receive(e->flags) ? cs->count || go > r->now : due && (cs->count || go > r->now);
-    if (must_wait && !cs->count && go <= r->now + SPIN_INLINE_NS) {
+    /* a receive keeps its place behind the receives held before it, a held
+     * send behind the sends; a send that owes nothing passes both */
+    size_t ahead = is_receive(e->flags) ? receives_held(cs) : cs->send_count;
+    int must_wait = is_receive(e->flags) ? ahead || go > r->now : due && (ahead || go > r->now);
+    if (must_wait && !ahead && go <= r->now + SPIN_INLINE_NS) {
         wait_in_place(r, go, due, gap_ns);
         must_wait = 0;
     }
     /* with no memory to hold it, an entry is handed out rather than lost */
-    if (!must_wait || ring_reserve((void **)&cs->ring, &cs->cap, &cs->head, cs->count, sizeof *cs->ring))
+    if (!must_wait || hold_room(cs, e->flags))
         hand_out_new(r, b, e, e_src, must_wait, due, go);
     else
         hold_new(r, b, e, e_src, due, gap_ns);
@@ -331,7 +383,7 @@ static void place_new_entry(held_read *r, const provider_batch *b, ssize_t i)
 static void wait_for_head(held_read *r)
 {
     cq_state *cs = r->cs;
-    uint64_t due = head_due(cs, last_reception(cs, r->receives, r->reception));
+    uint64_t due = next_due(cs, last_reception(cs, r->receives, r->reception));
     if (due > r->now + SPIN_AHEAD_NS)
         return;
     r->now = wait_until(due);

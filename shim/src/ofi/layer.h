@@ -183,9 +183,14 @@ typedef struct {
     atomic_flag lock;
     size_t entry_size;
     int has_flags, has_data;
+    /* Held receives (and multi-receive buffer releases, which keep their place
+     * behind them) in one FIFO, held sends in another: a send's completion owes
+     * its own handshake, not the receives that happen to be held before it. */
     held_entry *ring;
     size_t cap, head;
-    _Atomic size_t count;
+    held_entry *send_ring;
+    size_t send_cap, send_head, send_count;
+    _Atomic size_t count; /* held in both */
     /* Natural transit time (first seen - send time) per size class: a windowed
      * minimum, which also absorbs a constant clock offset between hosts. */
     transit_min transit;
