@@ -117,8 +117,8 @@ def test_a_setting_is_the_first_step_adding_a_quarter_of_the_run_else_the_larges
     steps = ("a", "b", "c")
     assert ec.choose_setting(steps, {"a": 0.249, "b": 0.25, "c": 0.9}, 1.0) == ("b", 0.25)
     assert ec.choose_setting(steps, {"a": 0.3, "b": 0.6, "c": 0.9}, 1.0) == ("a", 0.3)
-    assert ec.choose_setting(steps, {"a": 0.001, "b": 0.01, "c": 0.02}, 1.0) == ("c", 0.02)
-    assert ec.choose_setting(steps, {"a": 0.001, "b": 0.01, "c": 0.0199}, 1.0) == (None, 0.0199)
+    assert ec.choose_setting(steps, {"a": 0.001, "b": 0.01, "c": 0.10}, 1.0) == ("c", 0.10)
+    assert ec.choose_setting(steps, {"a": 0.001, "b": 0.01, "c": 0.0999}, 1.0) == (None, 0.0999)
     # shares of the traced run, not seconds
     assert ec.choose_setting(steps, {"a": 0.3, "b": 0.6, "c": 0.9}, 2.0) == ("b", 0.6)
 
@@ -151,7 +151,7 @@ def test_auto_settings_are_chosen_per_program_and_a_knob_too_small_anywhere_is_n
     assert [(s.knob, s.setting) for s in checks[1].skipped] == [("o", "100us"), ("L", "1ms")]
     assert checks[1].settings == {"G": "1ns/B"}          # given: kept, however small
     text = ec.skipped_lines([s for c in checks for s in c.skipped])
-    assert "Not checked, adding under 2% of the run" in text and "ep o (+0.10 ms at 100us" in text
+    assert "Not checked, adding under 10% of the run" in text and "ep o (+0.10 ms at 100us" in text
 
 
 def test_a_settled_setting_leaves_the_rounds_and_the_others_go_on(monkeypatch, tmp_path):

@@ -8,9 +8,9 @@ init-to-finalize lengths, the same span the replay covers.
 
 Settings are chosen per program unless given: the smallest step of a 1-2-5 series whose
 predicted added time is a quarter of the traced run, so that it stands well above the
-runs' own spread (a few per cent of a run); a knob that adds under 2 % of the run even at
-its largest step is not checked on that program (its effect is below what paired runs
-resolve in minutes). Rounds go to the program with the least time spent so far, so a
+runs' own spread (a few per cent of a run, more for a short one); a knob that adds under
+10 % of the run even at its largest step is not checked on that program (its effect is
+below what paired runs resolve in minutes). Rounds go to the program with the least time spent so far, so a
 long program does not starve the others and a settled one stops.
 
 The table says, per case, the predicted and emulated added time, whether the emulated
@@ -47,7 +47,7 @@ KNOBS_CHECKED = tuple(STEPS)
 AUTO = "auto"
 MOVES = {"o": ("o_s", "o_r"), "L": ("L",), "G": ("G",)}
 TARGET_SHARE = 0.25     # a chosen setting's predicted added time, as a share of the traced run
-CHECKABLE_SHARE = 0.02  # below this share at the largest step, a knob is not checked on a program
+CHECKABLE_SHARE = 0.10  # below this share at the largest step, a knob is not checked on a program
 GOAL_MEDIAN, GOAL_WORST = 0.05, 0.15
 
 
