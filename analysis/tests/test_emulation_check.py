@@ -106,11 +106,43 @@ def fake_apparatus(monkeypatch, predicted_per_ns, emulated_s, fail=()):
     def runtime(programs, machine, **delta):
         (knob, ns), = delta.items() if delta else ((None, 0.0),)
         return 1e9 + (predicted_per_ns[programs.name][knob] * ns * 1e9 if knob else 0.0)
+    def computation_s(folder):  # a fifth of what a setting adds lands in the computation
+        return 0.5 + (traced_s(folder) - 1.0) / 5
     monkeypatch.setattr(ec, "_run", run)
     monkeypatch.setattr(ec, "_traced_s", traced_s)
+    monkeypatch.setattr(ec, "_computation_s", computation_s)
     monkeypatch.setattr(ec.predict, "load", lambda folder: _Traced(Path(folder).name.split("-")[0]))
     monkeypatch.setattr(ec.predict, "runtime", runtime)
     return calls
+
+
+def _trace(rank, init, finalize, calls):
+    import numpy as np
+    from loggp.analysis import trace
+    records = np.zeros(len(calls), dtype=trace.RECORD)
+    for i, (start, end, kind) in enumerate(calls):
+        records[i]["start_ns"], records[i]["end_ns"], records[i]["kind"] = start, end, kind
+    return trace.Trace(Path("t"), rank, 2, init, finalize, 0, ["MPI_Send"], records, 0)
+
+
+def test_the_computation_is_the_ranks_mean_time_outside_calls_completions_not_counted():
+    from loggp.analysis import trace
+    # rank 0: 1000 ns init to finalize, calls 100..300 and 500..600: 700 ns outside;
+    # a completion record inside a call adds nothing. rank 1: 2000 ns, one call of 500: 1500
+    t0 = _trace(0, 0, 1000, [(100, 300, trace.CALL), (250, 300, trace.COMPLETE), (500, 600, trace.CALL)])
+    t1 = _trace(1, 0, 2000, [(0, 500, trace.CALL)])
+    assert ec.computation_s([t0, t1]) == pytest.approx((700 + 1500) / 2 * 1e-9)
+
+
+def test_the_table_shows_what_the_setting_changed_in_the_computation(monkeypatch, tmp_path):
+    import io
+    fake_apparatus(monkeypatch, {"cg": {"L": 1e-6}}, {"cg": {"L": 0.05}})
+    check = ec.ProgramCheck(ec.Program("cg", ["x"]), 2, {"L": "50us"}, None, precision.parse_precision("5%"),
+                            tmp_path, io.StringIO())
+    cases, _ = ec.run_checks([check], 600.0, max_rounds=6, stream=io.StringIO())
+    assert cases[0].computation.estimate == pytest.approx(0.01)   # a fifth of +50 ms
+    row = [line for line in ec.table(cases, "h").splitlines() if line.startswith("| cg |")][0]
+    assert "| +10.00 [+10.00, +10.00] |" in row
 
 
 def test_a_setting_is_the_first_step_adding_a_quarter_of_the_run_else_the_largest_if_resolvable():

@@ -37,7 +37,7 @@ from loggp.knobs import FLAGS, KNOBS, parse
 from loggp.knobs.files import write_text_atomic
 from loggp.knobs.programs import which
 
-from . import predict
+from . import predict, trace
 
 KERNELS = ("cg", "mg", "ft", "is", "lu", "ep")
 # knob -> the steps a setting is chosen from (smallest first); o moves o_s and o_r together
@@ -74,6 +74,9 @@ class Case:
     emulated: precision.Interval
     outcome: str          # precision.MET / MISSED / UNRESOLVED: the emulated interval against the prediction
     budget_ran_out: bool
+    # what the setting changed in the program's own computation (the time between MPI calls,
+    # the ranks' mean), which the replay keeps as traced; None when not measured
+    computation: precision.Interval = None
 
     @property
     def resolved(self):
@@ -166,12 +169,20 @@ def _ms(seconds):
     return f"{seconds * 1e3:+.2f}"
 
 
+def _computation(case):
+    """The computation's change as the table shows it."""
+    c = case.computation
+    if c is None:
+        return "-"
+    return f"{_ms(c.estimate)} [{_ms(c.low)}, {_ms(c.high)}]" if c.bounded else f"{_ms(c.estimate)} (no interval)"
+
+
 def table(cases, header):
     """The Markdown table docs/predict.md shows, with its summary line."""
     lines = [header, "",
-             "| program | setting | predicted added (ms) | emulated added (ms) [95 % CI] | pairs | precision reached "
-             "| resolved | \\|pred - emu\\| / emu [range] | against the prediction +- 5 % |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             "| program | setting | predicted added (ms) | emulated added (ms) [95 % CI] | of which computation (ms) "
+             "| pairs | precision reached | resolved | \\|pred - emu\\| / emu [range] | against the prediction +- 5 % |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for c in cases:
         e = c.emulated
         interval = f"{_ms(e.estimate)} [{_ms(e.low)}, {_ms(e.high)}]" if e.bounded else \
@@ -180,7 +191,8 @@ def table(cases, header):
         error = (f"{100 * c.error:.1f} % [{100 * c.error_bounds[0]:.1f}, {100 * c.error_bounds[1]:.1f}]"
                  if c.error is not None else "-")
         verdict = c.outcome + (" (stopped before it settled)" if c.budget_ran_out else "")
-        lines.append(f"| {c.program} | {c.knob} = {c.setting} | {_ms(c.predicted_s)} | {interval} | {e.n} | {reached} "
+        lines.append(f"| {c.program} | {c.knob} = {c.setting} | {_ms(c.predicted_s)} | {interval} | {_computation(c)} "
+                     f"| {e.n} | {reached} "
                      f"| {'yes' if c.resolved else 'no'} | {error} | {verdict} |")
     median, worst, worst_case, goal = summary(cases)
     resolved = sum(c.resolved for c in cases)
@@ -224,6 +236,20 @@ def _programs(names, commands, klass):
 
 def _traced_s(folder):
     return predict.load(folder).traced_ns * 1e-9
+
+
+def computation_s(traces):
+    """The ranks' mean time outside MPI calls, init to finalize (seconds)."""
+    total = 0.0
+    for t in traces:
+        calls = t.records[t.records["kind"] == trace.CALL]
+        inside = float((calls["end_ns"].astype("f8") - calls["start_ns"].astype("f8")).sum())
+        total += float(t.finalize_ns - t.init_ns) - inside
+    return total / len(traces) * 1e-9 if traces else 0.0
+
+
+def _computation_s(folder):
+    return computation_s(trace.read_folder(folder))
 
 
 def _run(cmd, what):
@@ -284,6 +310,7 @@ class ProgramCheck:
         said = [f"{k} = {self.settings[k]} ({_ms(p)} ms predicted)" for k, p in self.predicted.items()]
         said += [f"{s.knob} not checked ({_ms(s.predicted_s)} ms at {s.setting})" for s in self.skipped]
         print(f"{program.name}: traced {traced_s:.2f} s; " + ", ".join(said), file=stream, flush=True)
+        self.computation = {k: [] for k in self.predicted}
         self.rounds = 0
         self.spent_s = 0.0
 
@@ -292,15 +319,16 @@ class ProgramCheck:
         return [k for k, r in self.readings.items() if not r.settled()]
 
     def _one_round(self, r, knobs):
-        lengths = {}
+        lengths, computations = {}, {}
         for knob in round_order(r, knobs):
             folder = self.scratch / f"{self.program.name}-r{r}-{knob or 'armed'}"
             values = knob_values(knob, self.settings[knob]) if knob else dict(ARMED)
             _run(run_command(self.np, self.program, values, folder),
                  f"{self.program.name} round {r + 1} {knob or 'armed'}")
             lengths[knob] = _traced_s(folder)
+            computations[knob] = _computation_s(folder)
             shutil.rmtree(folder, ignore_errors=True)
-        return lengths
+        return lengths, computations
 
     def measure_round(self):
         """One round of the active settings; a failed run repeats the round (a round is a set of
@@ -311,7 +339,7 @@ class ProgramCheck:
         try:
             for attempt in range(1, ROUND_ATTEMPTS + 1):
                 try:
-                    lengths = self._one_round(r, knobs)
+                    lengths, computations = self._one_round(r, knobs)
                     break
                 except CheckError as e:
                     if attempt == ROUND_ATTEMPTS:
@@ -321,6 +349,7 @@ class ProgramCheck:
             self.spent_s += time.monotonic() - started
         for k in knobs:
             self.readings[k].differences.append(lengths[k] - lengths[""])
+            self.computation[k].append(computations[k] - computations[""])
         print(f"{self.program.name}: round {r + 1}: " + ", ".join(
             f"{k} {_ms(lengths[k] - lengths[''])} ms" for k in knobs), file=self.stream, flush=True)
 
@@ -329,7 +358,8 @@ class ProgramCheck:
         for k, reading in self.readings.items():
             interval = reading.interval()
             out.append(Case(self.program.name, k, self.settings[k], self.predicted[k], interval,
-                            precision.verdict(interval, reading.goal), budget_ran_out and not reading.settled()))
+                            precision.verdict(interval, reading.goal), budget_ran_out and not reading.settled(),
+                            precision.median_interval(self.computation[k]) if self.computation[k] else None))
         return out
 
 
