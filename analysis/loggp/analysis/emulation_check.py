@@ -180,8 +180,9 @@ def _computation(case):
 def table(cases, header):
     """The Markdown table docs/predict.md shows, with its summary line."""
     lines = [header, "",
-             "| program | setting | predicted added (ms) | emulated added (ms) [95 % CI] | of which computation (ms) "
-             "| pairs | precision reached | resolved | \\|pred - emu\\| / emu [range] | against the prediction +- 5 % |",
+             "| program | setting | predicted added (ms) | emulated added (ms) [95 % CI] "
+             "| of which computation (ms) | pairs | precision reached | resolved "
+             "| \\|pred - emu\\| / emu [range] | against the prediction +- 5 % |",
              "|---|---|---|---|---|---|---|---|---|---|"]
     for c in cases:
         e = c.emulated
