@@ -21,6 +21,8 @@ COMMANDS = {
     "study": ("loggp.harness.study", "StudyCommand", "run, resume, inspect and report knob-sweep studies"),
     "predict": ("loggp.analysis.predict", "PredictCommand",
                 "predict a program's slowdown per knob setting from its trace (LogGOPS replay)"),
+    "explain": ("loggp.analysis.explain_command", "ExplainCommand",
+                "where a prediction and an emulation part ways, per class of MPI call, from two traces"),
     "trace": ("loggp.analysis.trace_command", "TraceCommand",
               "export a trace as a GOAL schedule (LogGOPSim) or an OTF2 archive"),
     "targets": ("loggp.experiments.target", "TargetsCommand",

@@ -122,9 +122,12 @@ def deadlock(stuck, finished):
     return DeadlockError(f"the programs cannot finish: {said}", stuck, finished)
 
 
-def simulate_reference(programs, params):
-    """The same replay in Python: the C core's test oracle."""
+def simulate_reference(programs, params, timeline=None):
+    """The same replay in Python: the C core's test oracle. timeline (a list), when given,
+    is filled with one list per rank of its clock after each of its operations."""
     ranks = [_Rank(p) for p in programs]
+    if timeline is not None:
+        timeline[:] = [[] for _ in ranks]
     channels = {}   # (src, dst, key) -> (deque of _Send, deque of _Recv)
     p = params
 
@@ -163,6 +166,7 @@ def simulate_reference(programs, params):
         True if it moved."""
         moved = False
         prog = st.program
+        stamps = timeline[me] if timeline is not None else None
         while st.pc < len(prog):
             op = prog[st.pc]
             kind = op[0]
@@ -211,6 +215,8 @@ def simulate_reference(programs, params):
                 raise ValueError(f"unknown operation {kind!r}")
             st.pc += 1
             moved = True
+            if stamps is not None:
+                stamps.append(st.t)
         return moved
 
     pending = list(range(len(ranks)))
