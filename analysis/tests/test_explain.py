@@ -191,6 +191,25 @@ def test_more_computation_on_one_rank_is_said_as_computation():
     assert r1.emulated_ns == pytest.approx(r1.in_calls_ns + r1.computation_ns)
     assert r1.predicted_ns == pytest.approx(r0.predicted_ns, abs=10_000)  # the replay keeps computation
     assert ex.totals.gap_ns == pytest.approx(calls * 2000.0, abs=30)
+    # each class on rank 1 got 2 us before each of its calls, outside the call
+    rank1 = {c for c, _ in explain.classify(base[1], M.S)}
+    outside = sum(c.emulated_ns - c.in_call_ns for c in ex.classes if (c.name, c.kind) in rank1)
+    assert outside == pytest.approx(calls * 2000.0, abs=30)
+
+
+def test_classes_sum_over_ranks_and_the_worst_calls_come_from_every_rank():
+    def calls(rank, classes, emulated, in_call, predicted):
+        zero = np.zeros(len(classes))
+        return explain.RankCalls(rank, classes, [8] * len(classes), zero, np.array(emulated, dtype="f8"), zero,
+                                 np.array(in_call, dtype="f8"), zero, np.array(predicted, dtype="f8"))
+    send, wait = ("MPI_Send", "eager"), ("MPI_Wait", "rendezvous")
+    classes, totals, worst = explain.aggregate([
+        calls(0, [send, wait, send], [10, 50, 30], [4, 50, 30], [10, 20, 30]),
+        calls(1, [wait, send], [100, 5], [100, 5], [0, 5])], top=2)
+    assert [(c.name, c.kind, c.calls, c.emulated_ns, c.in_call_ns, c.predicted_ns) for c in classes] == [
+        ("MPI_Wait", "rendezvous", 2, 150.0, 150.0, 20.0), ("MPI_Send", "eager", 3, 45.0, 39.0, 45.0)]
+    assert (totals.calls, totals.emulated_ns, totals.in_call_ns, totals.predicted_ns) == (5, 195.0, 189.0, 65.0)
+    assert [(c.rank, c.number, c.gap_ns) for c in worst] == [(1, 1, 100.0), (0, 2, 30.0)]
 
 
 def test_traces_of_different_calls_are_refused_naming_the_rank():

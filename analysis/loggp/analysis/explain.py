@@ -154,6 +154,7 @@ class ClassRow:
     kind: str
     calls: int = 0
     emulated_ns: float = 0.0
+    in_call_ns: float = 0.0    # of the emulated: inside the calls (the rest is computation before them)
     predicted_ns: float = 0.0
 
     @property
@@ -195,36 +196,52 @@ class Explanation:
     totals: ClassRow = field(default_factory=lambda: ClassRow("all calls", ""))
 
 
+@dataclass
+class RankCalls:
+    """One rank's calls as aggregate() takes them: per call its class (name, kind) and bytes, its
+    interval in the emulation at the baseline and at the setting, its own length (inside the call)
+    in both, and its interval in the replay at both."""
+    rank: int
+    classes: list
+    bytes: list
+    emulated_base: np.ndarray
+    emulated: np.ndarray
+    in_call_base: np.ndarray
+    in_call: np.ndarray
+    predicted_base: np.ndarray
+    predicted: np.ndarray
+
+
 def aggregate(per_rank, top):
-    """per_rank: per rank (rank, classes [(name, kind)], bytes, emulated intervals at baseline and
-    at the setting, predicted intervals at both): the ClassRows summed over ranks, largest
+    """per_rank: a RankCalls per rank. The ClassRows summed over ranks, largest
     |emulated - predicted| first, their totals, and the top calls with the largest |gap|."""
     rows = {}
     totals = ClassRow("all calls", "")
-    gaps, where = [], []
-    for rank, classes, nbytes, emu_a, emu_k, pred_a, pred_k in per_rank:
-        emulated = np.asarray(emu_k) - np.asarray(emu_a)
-        predicted = np.asarray(pred_k) - np.asarray(pred_a)
-        for i, cls in enumerate(classes):
+    worst = []
+    for r in per_rank:
+        emulated = r.emulated - r.emulated_base
+        in_call = r.in_call - r.in_call_base
+        predicted = r.predicted - r.predicted_base
+        for i, cls in enumerate(r.classes):
             row = rows.get(cls)
             if row is None:
                 row = rows[cls] = ClassRow(*cls)
             row.calls += 1
             row.emulated_ns += float(emulated[i])
+            row.in_call_ns += float(in_call[i])
             row.predicted_ns += float(predicted[i])
-        totals.calls += len(classes)
+        totals.calls += len(r.classes)
         totals.emulated_ns += float(emulated.sum())
+        totals.in_call_ns += float(in_call.sum())
         totals.predicted_ns += float(predicted.sum())
-        gaps.append(np.abs(emulated - predicted))
-        where.append((rank, classes, nbytes, emu_a, emu_k, pred_a, pred_k))
-    worst = []
-    for (rank, classes, nbytes, emu_a, emu_k, pred_a, pred_k), gap in zip(where, gaps):
-        for i in np.argsort(-gap, kind="stable")[:top]:
+        # a rank's own top calls: the top of all ranks is among them
+        for i in np.argsort(-np.abs(emulated - predicted), kind="stable")[:top]:
             i = int(i)
-            worst.append(CallRow(rank, i + 1, classes[i][0], classes[i][1], int(nbytes[i]), float(emu_a[i]),
-                                 float(emu_k[i]), float(pred_a[i]), float(pred_k[i])))
-    worst.sort(key=lambda r: -abs(r.gap_ns))
-    ordered = sorted(rows.values(), key=lambda r: (-abs(r.gap_ns), r.name, r.kind))
+            worst.append(CallRow(r.rank, i + 1, r.classes[i][0], r.classes[i][1], int(r.bytes[i]),
+                                 float(r.emulated_base[i]), float(r.emulated[i]), float(r.predicted_base[i]),
+                                 float(r.predicted[i])))
+    worst.sort(key=lambda c: -abs(c.gap_ns))
+    ordered = sorted(rows.values(), key=lambda c: (-abs(c.gap_ns), c.name, c.kind))
     return ordered, totals, worst[:top]
 
 
@@ -252,11 +269,13 @@ def explain(base_traces, knob_traces, machine, deltas, top=10):
         nbytes = [b for _, b in labelled]
         pred_a = predicted_ends(programs.calls[me], at_base[me], count)
         pred_k = predicted_ends(programs.calls[me], at_setting[me], count)
-        per_rank.append((me, classes, nbytes, intervals(call_times(a)[1]), intervals(call_times(k)[1]),
-                         intervals(pred_a), intervals(pred_k)))
-        end_a = at_base[me][-1] if at_base[me] else 0.0
-        end_k = at_setting[me][-1] if at_setting[me] else 0.0
-        ranks.append(rank_row(me, a, k, end_k - end_a))
+        start_a, end_a = call_times(a)
+        start_k, end_k = call_times(k)
+        per_rank.append(RankCalls(me, classes, nbytes, intervals(end_a), intervals(end_k), end_a - start_a,
+                                  end_k - start_k, intervals(pred_a), intervals(pred_k)))
+        replay_a = at_base[me][-1] if at_base[me] else 0.0
+        replay_k = at_setting[me][-1] if at_setting[me] else 0.0
+        ranks.append(rank_row(me, a, k, replay_k - replay_a))
     classes, totals, worst = aggregate(per_rank, top)
     return Explanation(classes, worst, ranks, totals)
 
@@ -271,13 +290,15 @@ def report(ex, setting):
     """The Markdown text `loggp explain` prints."""
     lines = [f"Added by {setting}, per class of call, summed over ranks (each call's interval: the computation "
              "before it and the call; largest |emulated - predicted| first)", "",
-             "| call | kind | calls | emulated added (us) | predicted added (us) | emulated - predicted (us) |",
-             "|---|---|---|---|---|---|"]
+             "| call | kind | calls | emulated added (us) | of which in the calls (us) | predicted added (us) "
+             "| emulated - predicted (us) |",
+             "|---|---|---|---|---|---|---|"]
     for r in ex.classes:
-        lines.append(f"| {r.name} | {r.kind} | {r.calls} | {_us(r.emulated_ns)} | {_us(r.predicted_ns)} "
-                     f"| {_us(r.gap_ns)} |")
+        lines.append(f"| {r.name} | {r.kind} | {r.calls} | {_us(r.emulated_ns)} | {_us(r.in_call_ns)} "
+                     f"| {_us(r.predicted_ns)} | {_us(r.gap_ns)} |")
     t = ex.totals
-    lines.append(f"| all calls | | {t.calls} | {_us(t.emulated_ns)} | {_us(t.predicted_ns)} | {_us(t.gap_ns)} |")
+    lines.append(f"| all calls | | {t.calls} | {_us(t.emulated_ns)} | {_us(t.in_call_ns)} | {_us(t.predicted_ns)} "
+                 f"| {_us(t.gap_ns)} |")
     lines += ["", "Per rank, init to finalize: the emulated added time inside MPI calls and outside them (the "
                   "program's computation, which the replay keeps as traced)", "",
               "| rank | emulated added (us) | in calls (us) | computation (us) | predicted added (us) |",
