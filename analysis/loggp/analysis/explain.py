@@ -7,7 +7,6 @@ Each call's interval runs from the previous call's end to its own end, so it hol
 computation before the call and the call; added time is the setting's interval minus
 the baseline's. The replay keeps computation as traced, so the emulated added time is
 also split per rank into time inside calls and time outside them. Docs: docs/predict.md."""
-from collections import defaultdict
 from dataclasses import dataclass, field
 
 import numpy as np
