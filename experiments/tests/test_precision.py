@@ -6,6 +6,7 @@ import random
 import pytest
 
 from loggp.experiments import precision as pr
+from tests import testkit
 
 
 def test_median_interval_uses_the_order_statistics_around_the_median():
@@ -52,6 +53,28 @@ def test_a_large_sample_gets_ranks_near_the_normal_approximation():
     interval = pr.median_interval(range(n))
     half = 1.96 * math.sqrt(n) / 2
     assert abs(interval.low - (n / 2 - half)) <= 2 and abs(interval.high - (n / 2 + half)) <= 2
+
+
+def _c_ranks(first, last):
+    """{n: j} from the C definition (loggp-knobs/core/order.c) the probe and loggp-layer-cost use."""
+    proc = testkit.run([testkit.built("loggp-knobs/loggp-test-median-ranks"), first, last])
+    assert proc.returncode == 0, proc.stderr
+    return {int(n): int(j) for n, j in (line.split() for line in proc.stdout.splitlines())}
+
+
+@pytest.mark.parametrize("first,last", [(0, 5000), (199_990, 200_010), (10**7 - 3, 10**7 + 3)])
+def test_the_c_median_interval_has_these_ranks_for_every_n(first, last):
+    c = _c_ranks(first, last)
+    assert sorted(c) == list(range(first, last + 1))
+    for n, j in c.items():
+        ranks = pr._median_ranks(n)
+        expected = 0 if ranks is None else ranks[0]   # 0: no interval, below MIN_SAMPLES
+        assert j == expected, (n, j, ranks)
+
+
+def test_the_c_median_ranks_refuse_a_bad_range():
+    proc = testkit.run([testkit.built("loggp-knobs/loggp-test-median-ranks"), 5, "x"])
+    assert proc.returncode == 2 and "usage" in proc.stderr
 
 
 def test_median_interval_covers_the_true_median_about_95_percent_of_the_time():

@@ -1,5 +1,6 @@
 #include "order.h"
 
+#include <math.h>
 #include <stdlib.h>
 
 static int ascending(const void *a, const void *b)
@@ -31,4 +32,32 @@ double loggp_quantile_sorted(const double *v, size_t n, double q)
     if (q >= 1.0)
         return v[n - 1];
     return v[(size_t)(q * (double)(n - 1))];
+}
+
+size_t loggp_median_interval_rank(size_t n)
+{
+    double tail = (1.0 - erf(1.96 / sqrt(2.0))) / 2.0;
+    /* Terms more than 20 standard deviations below n/2 add less than 1e-80: starting
+     * there keeps a large n to a few sqrt(n) steps, and no term underflows. */
+    double start = floor((double)n / 2.0 - 10.0 * sqrt((double)n));
+    size_t j = start > 0.0 ? (size_t)start : 0;
+    double term = exp(lgamma((double)n + 1.0) - lgamma((double)j + 1.0) - lgamma((double)(n - j) + 1.0) -
+                      (double)n * log(2.0)); /* P(B = j) */
+    double below = 0.0;
+    while (j < n && below + term <= tail) {
+        below += term;
+        j++;
+        term *= (double)(n - j + 1) / (double)j; /* P(B = j) from P(B = j - 1) */
+    }
+    return j;
+}
+
+int loggp_median_interval_sorted(const double *v, size_t n, double *low, double *high)
+{
+    size_t j = loggp_median_interval_rank(n);
+    if (j < 1)
+        return 0;
+    *low = v[j - 1];
+    *high = v[n - j];
+    return 1;
 }

@@ -153,23 +153,6 @@ static void arm(const mode *m)
     loggp_live_publish(&k);
 }
 
-/* 1-based rank j of the lower order statistic bounding the median's 95 % interval, the
- * upper being n - j + 1: the largest j with P(Binomial(n, 1/2) < j) within the tail of
- * +-1.96 normal deviates (exact binomial ranks, as loggp.experiments.precision computes
- * them; a test holds the two to the same ranks). 0 below 6 values: no interval. */
-static size_t median_interval_rank(size_t n)
-{
-    double tail = (1.0 - erf(1.96 / sqrt(2.0))) / 2.0;
-    double below = 0.0, term = pow(0.5, (double)n); /* P(B = 0) */
-    size_t j = 0;
-    while (j < n && below + term <= tail) {
-        below += term;
-        j++;
-        term *= (double)(n - j + 1) / (double)j; /* P(B = j) from P(B = j - 1) */
-    }
-    return j;
-}
-
 /* One figure: the median of v[0..n) and its 95 % interval; low and high NAN with none. */
 typedef struct {
     double median, low, high;
@@ -183,11 +166,7 @@ static figure figure_of(const double *v, size_t n)
         return f;
     memcpy(sorted, v, n * sizeof *sorted);
     f.median = loggp_median(sorted, n); /* sorts */
-    size_t j = median_interval_rank(n);
-    if (j >= 1) {
-        f.low = sorted[j - 1];
-        f.high = sorted[n - j];
-    }
+    loggp_median_interval_sorted(sorted, n, &f.low, &f.high); /* left NAN with no interval */
     free(sorted);
     return f;
 }
