@@ -182,7 +182,7 @@ median_ci combine_rounds(const size_result *const *rounds, int n_rounds, int siz
         const median_ci *m = size_quantity(&rounds[r][size], field);
         v[r] = m->median;
         out.n += m->n;
-        if (!(m->ci_half <= out.ci_half)) /* a NaN (too few samples) wins */
+        if (!(m->ci_half <= out.ci_half)) /* an infinite (too few samples) or NaN half-width wins */
             out.ci_half = m->ci_half;
     }
     out.median = median_with_ci(v, (size_t)(n_rounds < 100 ? n_rounds : 100)).median;

@@ -9,16 +9,10 @@ median_ci median_with_ci(double *x, size_t n)
     median_ci r = {NAN, INFINITY, n};
     if (n == 0)
         return r;
-    r.median = loggp_median(x, n); /* sorts x, which the CI's ranks need */
-    if (n < 6)
-        return r;
-    /* Ranks of the CI bounds: the count of samples below the median is Binomial(n, 1/2). */
-    double spread = 1.96 * sqrt((double)n) / 2.0;
-    double lo_rank = floor((double)n / 2.0 - spread);
-    double hi_rank = ceil((double)n / 2.0 + spread);
-    size_t lo = lo_rank < 1.0 ? 0 : (size_t)lo_rank - 1;
-    size_t hi = hi_rank > (double)n ? n - 1 : (size_t)hi_rank - 1;
-    r.ci_half = 0.5 * (x[hi] - x[lo]);
+    r.median = loggp_median(x, n); /* sorts x, which the interval's ranks need */
+    double low, high;
+    if (loggp_median_interval_sorted(x, n, &low, &high))
+        r.ci_half = 0.5 * (high - low);
     return r;
 }
 

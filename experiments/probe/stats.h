@@ -10,9 +10,11 @@ typedef struct {
     size_t n;
 } median_ci;
 
-/* Sorts x in place and returns its median with a 95 % CI from order statistics
- * (binomial/normal approximation), which needs no assumption about the noise's shape.
- * With fewer than 6 samples the CI is infinite. */
+/* Sorts x in place and returns its median with the half-width of its 95 % CI from
+ * order statistics (exact binomial ranks, order.h's loggp_median_interval_rank), which
+ * needs no assumption about the noise's shape. Too few samples for an interval (below
+ * 6): the half-width is infinite, so ci_meets_target is false and sampling goes on; no
+ * samples: the median is NaN too. */
 median_ci median_with_ci(double *x, size_t n);
 
 /* True when the CI half-width is at most max(rel * |median|, abs_tol). */

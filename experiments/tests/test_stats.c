@@ -1,5 +1,7 @@
 #include "stats.h"
 
+#include "order.h"
+
 #include <criterion/criterion.h>
 #include <math.h>
 
@@ -11,12 +13,50 @@ Test(stats, median_of_odd_and_even_counts)
     cr_expect_float_eq(median_with_ci(even, 4).median, 2.5, 1e-12);
 }
 
-Test(stats, too_few_samples_have_infinite_ci)
+Test(stats, too_few_samples_have_an_infinite_ci_so_sampling_goes_on)
 {
     double x[] = {1, 2, 3, 4, 5};
-    median_ci m = median_with_ci(x, 5);
-    cr_expect(isinf(m.ci_half));
-    cr_expect_not(ci_meets_target(m, 0.5, 100));
+    for (size_t n = 1; n <= 5; n++) { /* [min, max] of 5 covers the median only 93.75 % of the time */
+        median_ci m = median_with_ci(x, n);
+        cr_expect(isinf(m.ci_half) && m.ci_half > 0, "n %zu: ci %g", n, m.ci_half);
+        cr_expect_eq(m.n, n);
+        cr_expect_not(ci_meets_target(m, 0.5, 100), "n %zu", n);
+    }
+    cr_expect_float_eq(median_with_ci(x, 5).median, 3.0, 1e-12, "the median is there without a CI");
+    median_ci none = median_with_ci(NULL, 0);
+    cr_expect(isnan(none.median) && isinf(none.ci_half) && none.n == 0);
+}
+
+Test(stats, six_samples_are_the_first_with_a_ci_their_range)
+{
+    double x[] = {6, 1, 5, 2, 4, 3};
+    median_ci m = median_with_ci(x, 6);
+    cr_expect_float_eq(m.ci_half, 0.5 * (6 - 1), 1e-12);
+    cr_expect(ci_meets_target(m, 0, 2.5));
+}
+
+/* The CI of 1..n is [j, n - j + 1] for the exact binomial rank j. */
+static double half_width_of_first_integers(size_t n)
+{
+    double x[128];
+    for (size_t i = 0; i < n; i++)
+        x[i] = (double)(n - i); /* descending: median_with_ci sorts */
+    return median_with_ci(x, n).ci_half;
+}
+
+Test(stats, the_ci_takes_the_exact_binomial_ranks)
+{
+    /* n = 9: P(B < 2) = 10/512 <= 2.5 %, P(B < 3) = 46/512 is not: [x_2, x_8] (the normal
+     * approximation's floor and ceil gave [x_1, x_8]) */
+    cr_expect_float_eq(half_width_of_first_integers(9), 0.5 * (8 - 2), 1e-12);
+    /* n = 10: P(B < 2) = 11/1024, P(B < 3) = 56/1024: [x_2, x_9], symmetric */
+    cr_expect_float_eq(half_width_of_first_integers(10), 0.5 * (9 - 2), 1e-12);
+    /* n = 100: [x_40, x_61], as loggp.experiments.precision gives */
+    cr_expect_float_eq(half_width_of_first_integers(100), 0.5 * (61 - 40), 1e-12);
+    for (size_t n = 6; n <= 128; n++) {
+        size_t j = loggp_median_interval_rank(n);
+        cr_expect_float_eq(half_width_of_first_integers(n), 0.5 * (double)(n + 1 - 2 * j), 1e-12, "n %zu", n);
+    }
 }
 
 Test(stats, median_resists_outliers)
