@@ -14,6 +14,7 @@ enum {
     LOGGP_REQ_PERSISTENT_SEND,
     LOGGP_REQ_PERSISTENT_RECV,
     LOGGP_REQ_RECV_POSTED, /* a libfabric receive; its value is when it was posted */
+    LOGGP_REQ_PERSISTENT_SELF_SEND, /* a persistent send to the sending rank itself: never on the network */
 };
 
 typedef struct {

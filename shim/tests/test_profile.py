@@ -95,3 +95,28 @@ def test_a_reused_folder_holds_only_the_last_runs_profiles(tmp_path):
     assert sorted(p.name for p in out.iterdir()) == sorted(["libmpi.json", "outcome.json", "profile.0.json",
                                                             "profile.1.json", *kept])
     assert {json.loads((out / f"profile.{r}.json").read_text())["size"] for r in (0, 1)} == {2}
+
+
+# What loggp-test-selfsends sends on each rank, in bytes per message (its header says how).
+TO_SELF = ([100] * 3            # Send_init, three starts
+           + [200, 300]         # Ssend_init and Rsend_init, one Startall
+           + [400]              # Bsend_init
+           + [50, 60]           # Sendrecv, Sendrecv_replace
+           + [10, 20, 30, 40]   # Isend, Ibsend, Issend, Irsend
+           + [700, 800])        # Send_init and Isend on the reversed communicator
+TO_THE_OTHER = [1000] + [1500] * 2 + [3000]  # reversed Send_init to the own world rank; Send_init x 2; Sendrecv
+
+
+@pytest.mark.parametrize("engine", ["libfabric", "pmpi"])
+def test_messages_to_oneself_are_counted_apart_by_every_kind_of_send(tmp_path, engine):
+    out = tmp_path / "prof"
+    proc = run([installed("loggp"), "run", "-n", "2", "--quiet", "--engine", engine, "--profile", out, "--",
+                built("shim/tests/loggp-test-selfsends")])
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "selfsends OK" in proc.stdout, proc.stdout
+    for rank in (0, 1):
+        profile = json.loads((out / f"profile.{rank}.json").read_text())
+        sent = TO_SELF + TO_THE_OTHER
+        assert (profile["sent"]["messages"], profile["sent"]["bytes"]) == (len(sent), sum(sent)), profile["sent"]
+        assert profile["sent_to_self"] == {"messages": len(TO_SELF), "bytes": sum(TO_SELF)}, rank
+        assert profile["calls"]["MPI_Start"] == 3 + 1 + 1 + 1 + 1 + 2 and profile["calls"]["MPI_Startall"] == 1

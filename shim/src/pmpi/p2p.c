@@ -159,7 +159,8 @@ LOGGP_SEND_WRAPPER(Sendrecv_replace, (void *buf, int count, MPI_Datatype type, i
                   pmpi.Sendrecv_replace(buf, count, type, dest, sendtag, source, recvtag, comm, st))
 }
 
-/* Persistent sends remember their size (or that they go nowhere: MPI_PROC_NULL). */
+/* Persistent sends remember their size and whether they go to the rank itself
+ * (the start knows no comm nor dest), or that they go nowhere: MPI_PROC_NULL. */
 #define PERSISTENT_SEND_INIT(name)                                                                                   \
     LOGGP_WRAPPER(name, (const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,            \
                          MPI_Request *req), (buf, count, type, dest, tag, comm, req))                                \
@@ -168,7 +169,9 @@ LOGGP_SEND_WRAPPER(Sendrecv_replace, (void *buf, int count, MPI_Datatype type, i
         COUNT_CALL(loggp_my_counters(), name);                                                                       \
         int rc = pmpi.name(buf, count, type, dest, tag, comm, req);                                                  \
         if (rc == MPI_SUCCESS && dest != MPI_PROC_NULL)                                                              \
-            loggp_table_put(&loggp_requests, request_key(*req), LOGGP_REQ_PERSISTENT_SEND, type_bytes(count, type)); \
+            loggp_table_put(&loggp_requests, request_key(*req),                                                      \
+                            sends_to_self(dest, comm) ? LOGGP_REQ_PERSISTENT_SELF_SEND : LOGGP_REQ_PERSISTENT_SEND,  \
+                            type_bytes(count, type));                                                                \
         if (loggp_tracing)                                                                                           \
             loggp_trace_call(TRACE_P2P(name), t0, dest, tag, comm, type_bytes(count, type),                          \
                              rc == MPI_SUCCESS ? request_key(*req) : 0);                                             \
@@ -196,9 +199,11 @@ LOGGP_WRAPPER(Recv_init, (void *buf, int count, MPI_Datatype type, int source, i
 static int start_untraced(loggp_counters *c, MPI_Request *req)
 {
     loggp_req_info info;
-    if (!loggp_table_peek(&loggp_requests, request_key(*req), &info) || info.kind != LOGGP_REQ_PERSISTENT_SEND)
+    if (!loggp_table_peek(&loggp_requests, request_key(*req), &info) || !is_persistent_send(info.kind))
         return pmpi.Start(req);
     count_sent(c, info.bytes);
+    if (info.kind == LOGGP_REQ_PERSISTENT_SELF_SEND)
+        count_to_self(c, info.bytes);
     if (!fallback_on())
         return pmpi.Start(req);
     loggp_delays d;
@@ -218,7 +223,7 @@ static int start_one(loggp_counters *c, MPI_Request *req, int call)
     loggp_req_info info = {0, 0};
     loggp_table_peek(&loggp_requests, key, &info);
     int rc = start_untraced(c, req);
-    loggp_trace_call(call, t0, -1, -1, MPI_COMM_NULL, info.kind == LOGGP_REQ_PERSISTENT_SEND ? info.bytes : 0, key);
+    loggp_trace_call(call, t0, -1, -1, MPI_COMM_NULL, is_persistent_send(info.kind) ? info.bytes : 0, key);
     return rc;
 }
 

@@ -120,18 +120,36 @@ static inline void count_sent(loggp_counters *c, uint64_t bytes)
     c->sent_bytes[b] += bytes;
 }
 
-/* A send to the sending rank itself never reaches the network (MPI copies
- * it): counted apart too, so the profile's models leave it out of L, g and G
- * (analysis/loggp/analysis/models.py). Only on the counted path. */
-static inline void count_if_to_self(loggp_counters *c, int dest, MPI_Comm comm, uint64_t bytes)
+/* Whether a send to dest on comm goes to the sending rank itself. */
+static inline int sends_to_self(int dest, MPI_Comm comm)
 {
     int me = -1, inter = 1;
     if (pmpi.Comm_rank(comm, &me) != MPI_SUCCESS || me != dest)
-        return;
+        return 0;
     if (pmpi.Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter)
-        return; /* dest names a rank of the remote group */
+        return 0; /* dest names a rank of the remote group */
+    return 1;
+}
+
+/* A send to the sending rank itself never reaches the network (MPI copies
+ * it): counted apart too, so the profile's models leave it out of L, g and G
+ * (analysis/loggp/analysis/models.py). Only on the counted path. */
+static inline void count_to_self(loggp_counters *c, uint64_t bytes)
+{
     c->self_msgs++;
     c->self_bytes += bytes;
+}
+
+static inline void count_if_to_self(loggp_counters *c, int dest, MPI_Comm comm, uint64_t bytes)
+{
+    if (sends_to_self(dest, comm))
+        count_to_self(c, bytes);
+}
+
+/* A persistent send's entry in the request table (either kind). */
+static inline int is_persistent_send(int kind)
+{
+    return kind == LOGGP_REQ_PERSISTENT_SEND || kind == LOGGP_REQ_PERSISTENT_SELF_SEND;
 }
 
 /* Defines MPI_<name> as the pass-through and a test, and opens counted_<name>

@@ -4,7 +4,8 @@
 #include "pmpi.h"
 
 loggp_table loggp_requests =
-    LOGGP_TABLE_INIT((1 << LOGGP_REQ_PERSISTENT_SEND) | (1 << LOGGP_REQ_PERSISTENT_RECV));
+    LOGGP_TABLE_INIT((1 << LOGGP_REQ_PERSISTENT_SEND) | (1 << LOGGP_REQ_PERSISTENT_SELF_SEND) |
+                     (1 << LOGGP_REQ_PERSISTENT_RECV));
 
 loggp_req_info loggp_claim(MPI_Request r)
 {
