@@ -184,15 +184,17 @@ def test_each_knob_moves_the_half_round_trip(flag, value, size, expected_us):
     assert_close(moved, expected_us, base, f"{flag} {value} half round trip increase at {size} B")
 
 
-def test_a_message_to_oneself_pays_both_overheads():
-    # MPICH copies it without libfabric: the PMPI layer charges o_s + o_r at the send
-    moved, base, _ = side_by_side("self_us", ("self", "5600", "200"), ("--o", "20us"))
-    assert_close(moved, 40.0, base, "--o 20us, one 5600 B message to oneself")
+@pytest.mark.parametrize("mode", ["self", "selfpersistent"])
+def test_a_message_to_oneself_pays_both_overheads(mode):
+    # MPICH copies it without libfabric: the PMPI layer charges o_s + o_r at the send (or start)
+    moved, base, _ = side_by_side("self_us", (mode, "5600", "200"), ("--o", "20us"))
+    assert_close(moved, 40.0, base, f"--o 20us, one 5600 B message to oneself ({mode})")
 
 
-def test_the_profile_charges_each_message_to_oneself_both_overheads(tmp_path):
+@pytest.mark.parametrize("mode", ["self", "selfpersistent"])
+def test_the_profile_charges_each_message_to_oneself_both_overheads(tmp_path, mode):
     out = tmp_path / "prof"
-    proc = loggp_run("--o", "1us", "--profile", out, "--", built("shim/tests/loggp-test-timing"), "self", "5600", "10")
+    proc = loggp_run("--o", "1us", "--profile", out, "--", built("shim/tests/loggp-test-timing"), mode, "5600", "10")
     assert proc.returncode == 0, proc.stderr
     inj = [json.loads((out / f"profile.{r}.json").read_text())["injected_ns"] for r in range(2)]
     # every message between the ranks adds o_s at one and o_r at the other, so

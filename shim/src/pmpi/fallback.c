@@ -51,23 +51,36 @@ void loggp_received(loggp_counters *c, const MPI_Status *st)
     }
 }
 
+/* The knobs a message to oneself pays under the libfabric engine, into d;
+ * 0 when it pays nothing (another engine, or o_s and o_r zero). */
+static int self_delays(loggp_delays *d)
+{
+    if (loggp_engine != ENGINE_LIBFABRIC)
+        return 0;
+    loggp_live_get(d);
+    return d->o_s || d->o_r;
+}
+
+static void charge_self(const loggp_delays *d)
+{
+    loggp_spin_overhead_until(loggp_now_ns() + d->o_s + d->o_r);
+    loggp_counters *c = loggp_my_counters();
+    c->injected_ns[LOGGP_INJ_O_S] += d->o_s;
+    c->injected_ns[LOGGP_INJ_O_R] += d->o_r;
+}
+
 /* Both overheads of a message to oneself, which the libfabric layer never
  * sees; the fallback engine charges its own sends and receives already. */
 void loggp_self_send_slow(int dest, MPI_Comm comm)
 {
-    if (loggp_engine != ENGINE_LIBFABRIC)
-        return;
     loggp_delays d;
-    loggp_live_get(&d);
-    if (!d.o_s && !d.o_r)
-        return;
-    int me = -1, inter = 1;
-    if (pmpi.Comm_rank(comm, &me) != MPI_SUCCESS || me != dest)
-        return;
-    if (pmpi.Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter)
-        return; /* dest names a rank of the remote group: never this process */
-    loggp_spin_overhead_until(loggp_now_ns() + d.o_s + d.o_r);
-    loggp_counters *c = loggp_my_counters();
-    c->injected_ns[LOGGP_INJ_O_S] += d.o_s;
-    c->injected_ns[LOGGP_INJ_O_R] += d.o_r;
+    if (self_delays(&d) && sends_to_self(dest, comm))
+        charge_self(&d);
+}
+
+void loggp_self_start_slow(void)
+{
+    loggp_delays d;
+    if (self_delays(&d))
+        charge_self(&d);
 }

@@ -160,14 +160,36 @@ LOGGP_SEND_WRAPPER(Sendrecv_replace, (void *buf, int count, MPI_Datatype type, i
 }
 
 /* Persistent sends remember their size and whether they go to the rank itself
- * (the start knows no comm nor dest), or that they go nowhere: MPI_PROC_NULL. */
+ * (the start knows no comm nor dest), or that they go nowhere: MPI_PROC_NULL.
+ * On the pass-through the libfabric engine still files those to oneself, so
+ * that their starts pay o_s + o_r once the knobs are set (loggp_self_start). */
+#define PERSISTENT_SEND_PARAMS (const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, \
+                                MPI_Request *req)
+#define PERSISTENT_SEND_ARGS (buf, count, type, dest, tag, comm, req)
 #define PERSISTENT_SEND_INIT(name)                                                                                   \
-    LOGGP_WRAPPER(name, (const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,            \
-                         MPI_Request *req), (buf, count, type, dest, tag, comm, req))                                \
+    static __attribute__((noinline)) int counted_##name PERSISTENT_SEND_PARAMS;                                     \
+    static __attribute__((noinline)) int self_filed_##name PERSISTENT_SEND_PARAMS                                   \
+    {                                                                                                                \
+        int rc = pmpi.name PERSISTENT_SEND_ARGS;                                                                     \
+        if (rc == MPI_SUCCESS && dest != MPI_PROC_NULL && sends_to_self(dest, comm))                                 \
+            loggp_table_put(&loggp_requests, request_key(*req), LOGGP_REQ_PERSISTENT_SELF_SEND,                      \
+                            type_bytes(count, type));                                                                \
+        return rc;                                                                                                   \
+    }                                                                                                                \
+    int MPI_##name PERSISTENT_SEND_PARAMS                                                                            \
+    {                                                                                                                \
+        if (loggp_pass_through()) {                                                                                  \
+            if (loggp_engine == ENGINE_LIBFABRIC)                                                                    \
+                return self_filed_##name PERSISTENT_SEND_ARGS;                                                       \
+            return pmpi.name PERSISTENT_SEND_ARGS;                                                                   \
+        }                                                                                                            \
+        return counted_##name PERSISTENT_SEND_ARGS;                                                                  \
+    }                                                                                                                \
+    static __attribute__((noinline)) int counted_##name PERSISTENT_SEND_PARAMS                                      \
     {                                                                                                                \
         uint64_t t0 = loggp_trace_now();                                                                             \
         COUNT_CALL(loggp_my_counters(), name);                                                                       \
-        int rc = pmpi.name(buf, count, type, dest, tag, comm, req);                                                  \
+        int rc = pmpi.name PERSISTENT_SEND_ARGS;                                                                     \
         if (rc == MPI_SUCCESS && dest != MPI_PROC_NULL)                                                              \
             loggp_table_put(&loggp_requests, request_key(*req),                                                      \
                             sends_to_self(dest, comm) ? LOGGP_REQ_PERSISTENT_SELF_SEND : LOGGP_REQ_PERSISTENT_SEND,  \
@@ -204,8 +226,11 @@ static int start_untraced(loggp_counters *c, MPI_Request *req)
     count_sent(c, info.bytes);
     if (info.kind == LOGGP_REQ_PERSISTENT_SELF_SEND)
         count_to_self(c, info.bytes);
-    if (!fallback_on())
+    if (!fallback_on()) {
+        if (info.kind == LOGGP_REQ_PERSISTENT_SELF_SEND)
+            loggp_self_start();
         return pmpi.Start(req);
+    }
     loggp_delays d;
     loggp_fallback_before_send(c, &d);
     int rc = pmpi.Start(req);
@@ -227,10 +252,29 @@ static int start_one(loggp_counters *c, MPI_Request *req, int call)
     return rc;
 }
 
+/* On the pass-through under the libfabric engine with a knob set: a start of
+ * a persistent send to oneself pays o_s + o_r. Handles are read only under
+ * that engine (never under another MPI's ABI, as LOGGP_SEND_WRAPPER). */
+static int self_starts_pay(void)
+{
+    return __builtin_expect(loggp_live_active(), 0) && loggp_engine == ENGINE_LIBFABRIC;
+}
+
+static void self_start_passing_through(MPI_Request req)
+{
+    loggp_req_info info;
+    if (req != MPI_REQUEST_NULL && !nothing_tracked() &&
+        loggp_table_peek(&loggp_requests, request_key(req), &info) && info.kind == LOGGP_REQ_PERSISTENT_SELF_SEND)
+        loggp_self_start_slow();
+}
+
 int MPI_Start(MPI_Request *req)
 {
-    if (loggp_pass_through())
+    if (loggp_pass_through()) {
+        if (self_starts_pay())
+            self_start_passing_through(*req);
         return pmpi.Start(req);
+    }
     loggp_counters *c = loggp_my_counters();
     COUNT_CALL(c, Start);
     return start_one(c, req, TRACE_P2P(Start));
@@ -239,8 +283,12 @@ int MPI_Start(MPI_Request *req)
 /* MPI_Startall is equivalent to MPI_Start on each request in turn. */
 int MPI_Startall(int count, MPI_Request reqs[])
 {
-    if (loggp_pass_through())
+    if (loggp_pass_through()) {
+        if (self_starts_pay())
+            for (int i = 0; i < count; i++)
+                self_start_passing_through(reqs[i]);
         return pmpi.Startall(count, reqs);
+    }
     loggp_counters *c = loggp_my_counters();
     COUNT_CALL(c, Startall);
     for (int i = 0; i < count; i++) {
@@ -253,8 +301,20 @@ int MPI_Startall(int count, MPI_Request reqs[])
 
 int MPI_Request_free(MPI_Request *req)
 {
-    if (loggp_pass_through())
-        return pmpi.Request_free(req);
+    if (loggp_pass_through()) {
+        /* forgets a persistent send to oneself filed on the pass-through, as below */
+        if (loggp_engine != ENGINE_LIBFABRIC || nothing_tracked())
+            return pmpi.Request_free(req);
+        MPI_Request before = *req;
+        loggp_req_info info;
+        int filed = before != MPI_REQUEST_NULL && loggp_table_peek(&loggp_requests, request_key(before), &info);
+        if (filed)
+            loggp_table_remove(&loggp_requests, request_key(before));
+        int rc = pmpi.Request_free(req);
+        if (rc != MPI_SUCCESS && filed)
+            loggp_table_put(&loggp_requests, request_key(before), info.kind, info.bytes);
+        return rc;
+    }
     uint64_t t0 = loggp_trace_now();
     COUNT_CALL(loggp_my_counters(), Request_free);
     /* forgotten before the handle is freed and can be handed out again */

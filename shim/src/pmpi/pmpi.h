@@ -228,6 +228,14 @@ static inline void loggp_self_send(int dest, MPI_Comm comm)
         loggp_self_send_slow(dest, comm);
 }
 
+/* The same for the start of a persistent send filed as one to oneself. */
+void loggp_self_start_slow(void);
+static inline void loggp_self_start(void)
+{
+    if (__builtin_expect(loggp_live_active(), 0))
+        loggp_self_start_slow();
+}
+
 /* ---- outstanding requests (requests.c) ---- */
 
 /* Outstanding receives and persistent requests (persistent ones survive completion). */

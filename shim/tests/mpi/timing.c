@@ -3,7 +3,7 @@
  * windowed ping-pong for live knob changes. Rank 0 prints key=value lines.
  *   timing pingpong SIZE ITERS | stream SIZE COUNT | allreduce ITERS |
  *          rma ITERS | cpu SIZE COUNT | live SECONDS | self SIZE ITERS |
- *          send SIZE ITERS
+ *          selfpersistent SIZE ITERS | send SIZE ITERS
  * Self-contained (its own median, not loggp_core's): test_abi.py builds it
  * with Debian's mpicc.mpich and mpicc.openmpi, as a user's program is built. */
 #include <mpi.h>
@@ -67,11 +67,15 @@ static void pingpong(char *buf, int size, int iters)
 }
 
 /* Messages a rank sends itself (MPICH copies them without libfabric): the
- * median time of one Irecv + Send + Wait on rank 0, as rank 1 idles. */
-static void self_messages(char *buf, int size, int iters)
+ * median time of one Irecv + Send + Wait on rank 0, as rank 1 idles; with
+ * `persistent`, Irecv + Start + Wait + Wait of one MPI_Send_init request. */
+static void self_messages(char *buf, int size, int iters, int persistent)
 {
     double t[BATCHES];
     char *in = buf + (1 << 21);
+    MPI_Request send = MPI_REQUEST_NULL;
+    if (persistent && rank == 0)
+        MPI_Send_init(buf, size, MPI_BYTE, 0, 0, MPI_COMM_WORLD, &send);
     double cpu0 = cpu_seconds(), w0 = MPI_Wtime();
     for (int b = 0; b < BATCHES; b++) {
         MPI_Barrier(MPI_COMM_WORLD);
@@ -79,11 +83,18 @@ static void self_messages(char *buf, int size, int iters)
         for (int i = 0; rank == 0 && i < iters; i++) {
             MPI_Request req;
             MPI_Irecv(in, size, MPI_BYTE, 0, 0, MPI_COMM_WORLD, &req);
-            MPI_Send(buf, size, MPI_BYTE, 0, 0, MPI_COMM_WORLD);
+            if (persistent) {
+                MPI_Start(&send);
+                MPI_Wait(&send, MPI_STATUS_IGNORE);
+            } else {
+                MPI_Send(buf, size, MPI_BYTE, 0, 0, MPI_COMM_WORLD);
+            }
             MPI_Wait(&req, MPI_STATUS_IGNORE);
         }
         t[b] = (MPI_Wtime() - s) / iters;
     }
+    if (send != MPI_REQUEST_NULL)
+        MPI_Request_free(&send);
     if (rank == 0)
         printf("self_us=%.4f\ncpu_s=%.6f\nwall_s=%.6f\n", median(t, BATCHES) * 1e6, cpu_seconds() - cpu0,
                MPI_Wtime() - w0); /* the CPU share tells a loaded run */
@@ -292,6 +303,7 @@ static void usage(FILE *out)
             "  cpu SIZE COUNT        CPU time spent sending COUNT SIZE-byte messages\n"
             "  live SECONDS          windowed ping-pong for SECONDS, for live knob changes\n"
             "  self SIZE ITERS       ITERS SIZE-byte messages rank 0 sends itself\n"
+            "  selfpersistent SIZE ITERS   the same by one persistent send (MPI_Send_init, MPI_Start)\n"
             "  send SIZE ITERS       time in a blocking send to a posted receive, ITERS sends\n"
             "Rank 0 prints key=value lines.\n"
             "example:\n  mpiexec -n 2 loggp-timing pingpong 8 1000\n");
@@ -319,7 +331,9 @@ int main(int argc, char **argv)
     else if (!strcmp(mode, "cpu") && argc == 4)
         cpu(buf, (int)arg(argv, 2, "size"), (int)arg(argv, 3, "count"));
     else if (!strcmp(mode, "self") && argc == 4 && arg(argv, 2, "size") <= (1 << 21))
-        self_messages(buf, (int)arg(argv, 2, "size"), (int)arg(argv, 3, "iterations"));
+        self_messages(buf, (int)arg(argv, 2, "size"), (int)arg(argv, 3, "iterations"), 0);
+    else if (!strcmp(mode, "selfpersistent") && argc == 4 && arg(argv, 2, "size") <= (1 << 21))
+        self_messages(buf, (int)arg(argv, 2, "size"), (int)arg(argv, 3, "iterations"), 1);
     else if (!strcmp(mode, "send") && argc == 4)
         blocking_send(buf, (int)arg_within(argv, 2, "size", 0, 1 << 22),
                       (int)arg_within(argv, 3, "iterations", 1, 10000000));
