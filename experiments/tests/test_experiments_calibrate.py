@@ -187,6 +187,9 @@ def test_known_defects_explain_a_bounded_deviation_in_one_direction():
     assert known_defect("G", "G", 0.02 * 2.0, 2.0) and not known_defect("G", "G", 0.04 * 2.0, 2.0)
     assert not known_defect("G", "G", -0.01, 2.0) and not known_defect("G", "L", 0.01, 2.0)
     assert known_defect("L", "g", -0.15, 10.0) and not known_defect("L", "g", -0.151, 10.0)
+    # o_r high at a large o: up to 2 % of the setting, never below, never a tenth too much
+    assert known_defect("o", "o_r", 0.148, 10.0) and not known_defect("o", "o_r", 0.201, 10.0)
+    assert not known_defect("o", "o_r", -0.148, 10.0) and not known_defect("o", "o_r", 1.0, 10.0)
 
 
 @pytest.mark.parametrize("apparatus", [{"scale": {"L": 0.9}}, {"leak": {("L", "o_r"): 0.2}}, {}])
