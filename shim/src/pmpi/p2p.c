@@ -299,25 +299,10 @@ int MPI_Startall(int count, MPI_Request reqs[])
     return MPI_SUCCESS;
 }
 
-int MPI_Request_free(MPI_Request *req)
+/* Frees *req, forgetting its entry in the request table first (the handle can
+ * be handed out again once freed); the entry comes back if the free fails. */
+static int free_forgetting(MPI_Request *req)
 {
-    if (loggp_pass_through()) {
-        /* forgets a persistent send to oneself filed on the pass-through, as below */
-        if (loggp_engine != ENGINE_LIBFABRIC || nothing_tracked())
-            return pmpi.Request_free(req);
-        MPI_Request before = *req;
-        loggp_req_info info;
-        int filed = before != MPI_REQUEST_NULL && loggp_table_peek(&loggp_requests, request_key(before), &info);
-        if (filed)
-            loggp_table_remove(&loggp_requests, request_key(before));
-        int rc = pmpi.Request_free(req);
-        if (rc != MPI_SUCCESS && filed)
-            loggp_table_put(&loggp_requests, request_key(before), info.kind, info.bytes);
-        return rc;
-    }
-    uint64_t t0 = loggp_trace_now();
-    COUNT_CALL(loggp_my_counters(), Request_free);
-    /* forgotten before the handle is freed and can be handed out again */
     MPI_Request before = *req;
     loggp_req_info info;
     int tracked = before != MPI_REQUEST_NULL && loggp_table_peek(&loggp_requests, request_key(before), &info);
@@ -326,6 +311,21 @@ int MPI_Request_free(MPI_Request *req)
     int rc = pmpi.Request_free(req);
     if (rc != MPI_SUCCESS && tracked)
         loggp_table_put(&loggp_requests, request_key(before), info.kind, info.bytes);
+    return rc;
+}
+
+int MPI_Request_free(MPI_Request *req)
+{
+    if (loggp_pass_through()) {
+        /* forgets a persistent send to oneself filed on the pass-through, as below */
+        if (loggp_engine != ENGINE_LIBFABRIC || nothing_tracked())
+            return pmpi.Request_free(req);
+        return free_forgetting(req);
+    }
+    uint64_t t0 = loggp_trace_now();
+    COUNT_CALL(loggp_my_counters(), Request_free);
+    MPI_Request before = *req;
+    int rc = free_forgetting(req);
     if (loggp_tracing)
         loggp_trace_call(TRACE_P2P(Request_free), t0, -1, -1, MPI_COMM_NULL, 0, request_key(before));
     return rc;
