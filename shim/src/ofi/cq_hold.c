@@ -141,39 +141,44 @@ static inline void count_gap_wait(cq_state *cs, uint64_t waited, uint64_t gap_g_
     cs->gap_waited_ns[1] += waited - for_g;
 }
 
-/* Hands out held entries due by now, each FIFO in order, into buf[out..count). */
+/* Hands one held entry to buf[out]: the entry leaves the hold. */
+static void hand_held(cq_state *cs, void *buf, size_t out, fi_addr_t *src, const held_entry *h)
+{
+    copy_out(cs, buf, out, &h->e);
+    if (src)
+        src[out] = h->src;
+    atomic_store_explicit(&cs->count, cs->count - 1, memory_order_relaxed);
+    atomic_fetch_sub_explicit(&ofi_held_total, 1, memory_order_relaxed);
+}
+
+/* Hands out held entries due by now into buf[out..count): each FIFO in its
+ * order, the two merged by due time (so entries that fell due while the
+ * caller was away leave as they would have one by one). */
 static size_t release_due(cq_state *cs, void *buf, size_t count, size_t out, fi_addr_t *src, uint64_t now,
                           size_t *receives, uint64_t *reception)
 {
-    while (out < count && cs->send_count && send_head_due(cs) <= now) {
-        held_entry *h = &cs->send_ring[cs->send_head];
-        copy_out(cs, buf, out, &h->e);
-        if (src)
-            src[out] = h->src;
-        out++;
-        cs->send_head = ring_next(cs->send_head, cs->send_cap);
-        cs->send_count--;
-        atomic_store_explicit(&cs->count, cs->count - 1, memory_order_relaxed);
-        atomic_fetch_sub_explicit(&ofi_held_total, 1, memory_order_relaxed);
-    }
-    while (out < count && receives_held(cs)) {
-        uint64_t due = head_due(cs, last_reception(cs, *receives, *reception));
+    while (out < count && cs->count) {
+        uint64_t due = receives_held(cs) ? head_due(cs, last_reception(cs, *receives, *reception)) : UINT64_MAX;
+        uint64_t send_due = cs->send_count ? send_head_due(cs) : UINT64_MAX;
+        if (send_due < due) {
+            if (send_due > now)
+                break;
+            hand_held(cs, buf, out++, src, &cs->send_ring[cs->send_head]);
+            cs->send_head = ring_next(cs->send_head, cs->send_cap);
+            cs->send_count--;
+            continue;
+        }
         if (due > now)
             break;
         held_entry *h = &cs->ring[cs->head];
         if (due > h->due) /* held longer for the gap than for L and (k-1)G */
             count_gap_wait(cs, due - h->due < h->gap_ns ? due - h->due : h->gap_ns, h->gap_g_ns, h->gap_ns);
-        copy_out(cs, buf, out, &h->e);
-        if (src)
-            src[out] = h->src;
         if (h->e.flags & FI_RECV) {
             *reception = loggp_reception_at(h->due, due, now);
             (*receives)++;
         }
-        out++;
+        hand_held(cs, buf, out++, src, h);
         cs->head = ring_next(cs->head, cs->cap);
-        atomic_store_explicit(&cs->count, cs->count - 1, memory_order_relaxed);
-        atomic_fetch_sub_explicit(&ofi_held_total, 1, memory_order_relaxed);
     }
     return out;
 }
