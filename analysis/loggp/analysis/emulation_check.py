@@ -235,8 +235,9 @@ def _programs(names, commands, klass):
     return out
 
 
-def _traced_s(folder):
-    return predict.load(folder).traced_ns * 1e-9
+def traced_s(traces):
+    """The run's length as the replay takes it: the slowest rank, init to finalize (seconds)."""
+    return max(float(t.finalize_ns - t.init_ns) for t in traces) * 1e-9
 
 
 def computation_s(traces):
@@ -249,8 +250,10 @@ def computation_s(traces):
     return total / len(traces) * 1e-9 if traces else 0.0
 
 
-def _computation_s(folder):
-    return computation_s(trace.read_folder(folder))
+def _run_figures(folder):
+    """(length, computation) of one emulated run, in seconds, from one read of its traces."""
+    traces = trace.read_folder(folder)
+    return traced_s(traces), computation_s(traces)
 
 
 def _run(cmd, what):
@@ -326,8 +329,7 @@ class ProgramCheck:
             values = knob_values(knob, self.settings[knob]) if knob else dict(ARMED)
             _run(run_command(self.np, self.program, values, folder),
                  f"{self.program.name} round {r + 1} {knob or 'armed'}")
-            lengths[knob] = _traced_s(folder)
-            computations[knob] = _computation_s(folder)
+            lengths[knob], computations[knob] = _run_figures(folder)
             shutil.rmtree(folder, ignore_errors=True)
         return lengths, computations
 
