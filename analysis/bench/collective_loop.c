@@ -88,8 +88,8 @@ int main(int argc, char **argv)
         prev = now;
     }
     qsort(took, iters, sizeof *took, by_value);
-    if (me == 0)
-        printf("%.0f\n", took[iters / 2] * 1e9);
+    for (int i = 0; me == 0 && i < iters; i++) /* every call: the caller takes the median and its interval */
+        printf("%.0f\n", took[i] * 1e9);
     free(a), free(b), free(counts), free(displs), free(took);
     MPI_Finalize();
     return 0;

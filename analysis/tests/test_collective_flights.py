@@ -55,3 +55,14 @@ def test_the_table_has_a_row_a_case_and_a_column_a_rank_count():
     assert lines[0] == "| collective | bytes | type | barrier after each | np = 2 | np = 3 |"
     assert lines[2] == "| Allreduce | 16 | d | no | 2.03 / 2.00 | 4.10 / 4.00 |"
     assert lines[3] == "| Alltoall | 8 a rank | c | yes | 2.10 / 2.00 | 3.20 / 3.00 |"
+
+
+def test_a_measured_cell_gives_the_median_call_and_its_interval():
+    from loggp.experiments import precision
+    calls = [2.0 * L + i * 1000 for i in range(40)]   # 2.00-2.195 L
+    cell = cf.table([cf.parse_case("Allreduce:16:d")], [2], {(0, 2): (precision.median_interval(calls), 2 * L)}, L)
+    interval = precision.median_interval(calls)
+    assert f"| {interval.estimate / L:.2f} [{interval.low / L:.2f}, {interval.high / L:.2f}] / 2.00 |" in cell
+    assert interval.low < interval.estimate < interval.high
+    few = precision.median_interval(calls[:3])
+    assert "(no interval) / 2.00" in cf.table([cf.parse_case("Allreduce:16:d")], [2], {(0, 2): (few, 2 * L)}, L)

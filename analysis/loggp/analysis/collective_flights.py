@@ -21,6 +21,7 @@ from loggp.knobs.files import write_text_atomic
 from loggp.knobs.params import LogGP
 from loggp.knobs.programs import MissingProgram, find_program
 
+from loggp.experiments import precision
 from loggp.harness.runner import loggp_command
 
 from . import loggops, schedules
@@ -121,17 +122,29 @@ def measured_per_call_ns(exe, name, np_, nbytes, kind, iters, sync, latency):
                           env={**os.environ, **YIELDING})
     if proc.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} failed: {proc.stderr.strip()}")
-    return float(proc.stdout.split()[-1])
+    calls = [float(v) for v in proc.stdout.split()]
+    if len(calls) != iters:
+        raise RuntimeError(f"{' '.join(cmd)} printed {len(calls)} call times, expected {iters}")
+    return precision.median_interval(calls)
+
+
+def _measured(value, latency):
+    """The measured L a call: a median with its 95 % interval (precision.Interval), or a number."""
+    if isinstance(value, precision.Interval):
+        if not value.bounded:
+            return f"{value.estimate / latency:.2f} (no interval)"
+        return f"{value.estimate / latency:.2f} [{value.low / latency:.2f}, {value.high / latency:.2f}]"
+    return f"{value / latency:.2f}"
 
 
 def table(cases, sizes, results, latency):
-    """One row a case, one column a rank count: measured / replayed L a call.
-    results: {(case index, np): (measured ns, replayed ns)}."""
+    """One row a case, one column a rank count: measured [95 % interval] / replayed L a call.
+    results: {(case index, np): (measured ns or Interval, replayed ns)}."""
     lines = ["| collective | bytes | type | barrier after each | " + " | ".join(f"np = {n}" for n in sizes) + " |",
              "|---|---|---|---|" + "---|" * len(sizes)]
     for k, (name, size, kind, sync) in enumerate(cases):
         label = f"{size[:-2]} a rank" if isinstance(size, str) else str(size)
-        cells = [f"{results[(k, n)][0] / latency:.2f} / {results[(k, n)][1] / latency:.2f}" for n in sizes]
+        cells = [f"{_measured(results[(k, n)][0], latency)} / {results[(k, n)][1] / latency:.2f}" for n in sizes]
         lines.append(f"| {name} | {label} | {kind} | {'yes' if sync else 'no'} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
@@ -140,7 +153,7 @@ def _parser():
     ap = argparse.ArgumentParser(prog="collective_flights.py", description=__doc__.split("\n\n")[0])
     ap.add_argument("--np", default="2,3,4", help="rank counts, comma-separated (default 2,3,4)")
     ap.add_argument("--L", default="200us", help="the latency both sides use (default 200us)")
-    ap.add_argument("--iters", type=int, default=40, help="calls per loop; the median one is taken (default 40)")
+    ap.add_argument("--iters", type=int, default=40, help="calls per loop; their median and its 95 %% interval are taken (default 40)")
     ap.add_argument("--case", action="append", default=[], metavar="NAME:BYTES[:TYPE]",
                     help="a collective and size (repeatable; BYTES may be Nnp, N per rank); default: "
                          "both sides of every switch")
@@ -174,7 +187,7 @@ def main(argv=None, stream=sys.stdout):
                     measured = measured_per_call_ns(exe, name, n, nbytes, kind, args.iters, sync, args.L)
                     replayed = replayed_per_call_ns(name, n, nbytes, args.iters, sync, params)
                     results[(k, n)] = measured, replayed
-                    print(f"{name} np={n} {nbytes} B: {measured / latency_ns:.2f} L measured, "
+                    print(f"{name} np={n} {nbytes} B: {_measured(measured, latency_ns)} L measured, "
                           f"{replayed / latency_ns:.2f} replayed", file=sys.stderr, flush=True)
     except (RuntimeError, MissingProgram, subprocess.TimeoutExpired) as err:
         print(f"collective_flights.py: {err}", file=sys.stderr)
@@ -182,6 +195,6 @@ def main(argv=None, stream=sys.stdout):
     text = table(cases, sizes, results, latency_ns)
     if args.out:
         write_text_atomic(args.out, text)
-    off = statistics.median(abs(m - r) for m, r in results.values()) / latency_ns
+    off = statistics.median(abs(m.estimate - r) for m, r in results.values()) / latency_ns
     print(text + f"\nmedian |measured - replayed|: {off:.2f} L", file=stream)
     return 0
