@@ -7,11 +7,12 @@ from pathlib import Path
 import pytest
 
 from loggp.analysis import emulation_check as ec
+from loggp.analysis import emulation_table as et
 from loggp.experiments import precision
 
 
 def case(predicted, estimate, low, high, knob="L", n=9):
-    return ec.Case("k", knob, "50us", predicted, precision.Interval(estimate, low, high, n), "met", False)
+    return et.Case("k", knob, "50us", predicted, precision.Interval(estimate, low, high, n), "met", False)
 
 
 def test_each_setting_keeps_the_other_knobs_armed_and_adds_its_delta_over_the_armed_step():
@@ -39,15 +40,15 @@ def test_the_error_is_taken_over_resolved_cases_only():
     cases = [case(1.00, 1.02, 1.00, 1.04), case(2.0, 1.9, 1.85, 1.95),   # 2 % and 5.3 %
              case(5.0, 0.01, -0.2, 0.3)]                                 # holds zero: unresolved
     assert cases[2].error is None and not cases[2].resolved
-    median, worst, worst_case, goal = ec.summary(cases)
+    median, worst, worst_case, goal = et.summary(cases)
     assert median == pytest.approx((0.02 / 1.02 + 0.1 / 1.9) / 2)
     assert worst == pytest.approx(0.1 / 1.9) and worst_case is cases[1]
     # the median 3.6 % on the estimates, but up to 6 % within the intervals: not yet met
     assert goal == "unresolved"
     # the goal wants the median within 5 % AND no case above 15 %: one 16 % case misses it
-    assert ec.summary([case(1.0, 1.0, 0.999, 1.001)] * 4 + [case(1.16, 1.0, 0.999, 1.001)])[3] == "missed"
-    assert ec.summary([case(1.0, 1.0, 0.999, 1.001)] * 4 + [case(1.14, 1.0, 0.999, 1.001)])[3] == "met"
-    assert ec.summary([cases[2]]) == (None, None, None, None)
+    assert et.summary([case(1.0, 1.0, 0.999, 1.001)] * 4 + [case(1.16, 1.0, 0.999, 1.001)])[3] == "missed"
+    assert et.summary([case(1.0, 1.0, 0.999, 1.001)] * 4 + [case(1.14, 1.0, 0.999, 1.001)])[3] == "met"
+    assert et.summary([cases[2]]) == (None, None, None, None)
 
 
 def test_the_goal_is_judged_on_the_errors_the_intervals_allow_never_on_the_estimates_alone():
@@ -55,17 +56,17 @@ def test_the_goal_is_judged_on_the_errors_the_intervals_allow_never_on_the_estim
     wide = case(1.14, 1.0, 0.98, 1.015)
     low, high = wide.error_bounds
     assert low == pytest.approx(1.14 / 1.015 - 1) and high == pytest.approx(1.14 / 0.98 - 1)
-    assert ec.summary([case(1.0, 1.0, 0.999, 1.001)] * 4 + [wide])[3] == "unresolved"
+    assert et.summary([case(1.0, 1.0, 0.999, 1.001)] * 4 + [wide])[3] == "unresolved"
     # a prediction inside the interval: the error may be zero
     assert case(1.0, 1.02, 0.99, 1.04).error_bounds[0] == 0.0
     # the median's range goes into the summary line
-    text = ec.table([case(1.0, 1.0, 0.999, 1.001)] * 4 + [wide], "header")
+    text = et.table([case(1.0, 1.0, 0.999, 1.001)] * 4 + [wide], "header")
     assert "Goal (median within 5 %, none above 15 %): unresolved." in text
     assert "| 14.0 % [12.3, 16.3] |" in text
 
 
 def test_the_table_says_resolved_or_not_and_the_precision_reached():
-    text = ec.table([case(1.0, 1.02, 1.00, 1.04), case(5.0, 0.01, -0.2, 0.3),
+    text = et.table([case(1.0, 1.02, 1.00, 1.04), case(5.0, 0.01, -0.2, 0.3),
                      case(1.0, 0.5, -math.inf, math.inf, n=3)], "header")
     rows = [line for line in text.splitlines() if line.startswith("| k |")]
     assert "| 9 | 2.0 % | yes | 2.0 % [0.0, 3.8] | met |" in rows[0]
@@ -142,7 +143,7 @@ def test_the_table_shows_what_the_setting_changed_in_the_computation(monkeypatch
                             tmp_path, io.StringIO())
     cases, _ = ec.run_checks([check], 600.0, max_rounds=6, stream=io.StringIO())
     assert cases[0].computation.estimate == pytest.approx(0.01)   # a fifth of +50 ms
-    row = [line for line in ec.table(cases, "h").splitlines() if line.startswith("| cg |")][0]
+    row = [line for line in et.table(cases, "h").splitlines() if line.startswith("| cg |")][0]
     assert "| +10.00 [+10.00, +10.00] |" in row
 
 

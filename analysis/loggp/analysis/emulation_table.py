@@ -1,0 +1,125 @@
+"""Prediction against emulation, the results: each case (a program and a knob's setting)
+with its predicted and emulated added time, the error over the resolved cases against the
+goal, and the Markdown table docs/predict.md shows (loggp.analysis.emulation_check
+measures them)."""
+import math
+import statistics
+from dataclasses import dataclass
+
+from loggp.experiments import precision
+
+GOAL_MEDIAN, GOAL_WORST = 0.05, 0.15
+
+
+@dataclass
+class Case:
+    program: str
+    knob: str
+    setting: str
+    predicted_s: float
+    emulated: precision.Interval
+    outcome: str          # precision.MET / MISSED / UNRESOLVED: the emulated interval against the prediction
+    budget_ran_out: bool
+    # what the setting changed in the program's own computation (the time between MPI calls,
+    # the ranks' mean), which the replay keeps as traced; None when not measured
+    computation: precision.Interval = None
+
+    @property
+    def resolved(self):
+        return precision.sign(self.emulated) != 0
+
+    @property
+    def error(self):
+        """|predicted - emulated| / emulated, for a resolved case (else None)."""
+        if not self.resolved:
+            return None
+        return abs(self.predicted_s - self.emulated.estimate) / abs(self.emulated.estimate)
+
+    @property
+    def error_bounds(self):
+        """(low, high) of |predicted - e| / |e| over e in the emulated interval, for a resolved
+        case (else None): the error's range that the interval allows."""
+        if not self.resolved:
+            return None
+        e = self.emulated
+        ends = [abs(self.predicted_s - x) / abs(x) for x in (e.low, e.high)]
+        low = 0.0 if e.low <= self.predicted_s <= e.high else min(ends)
+        return low, max(ends)
+
+    @property
+    def reached(self):
+        """The emulated interval's half-width over its estimate (inf while unbounded)."""
+        if not self.emulated.bounded or self.emulated.estimate == 0:
+            return math.inf
+        return self.emulated.half_width / abs(self.emulated.estimate)
+
+
+def summary(cases):
+    """(median error over resolved cases or None, worst error or None, the worst case, the
+    goal's verdict or None). The goal is met when the errors' upper ends meet it (median
+    within GOAL_MEDIAN, none above GOAL_WORST), missed when their lower ends already miss
+    it, unresolved between: the cases' intervals allow both."""
+    resolved = [c for c in cases if c.error is not None]
+    if not resolved:
+        return None, None, None, None
+    median = statistics.median(c.error for c in resolved)
+    worst_case = max(resolved, key=lambda c: c.error)
+
+    def meets(errors):
+        return statistics.median(errors) <= GOAL_MEDIAN and max(errors) <= GOAL_WORST
+    if meets([c.error_bounds[1] for c in resolved]):
+        goal = precision.MET
+    elif not meets([c.error_bounds[0] for c in resolved]):
+        goal = precision.MISSED
+    else:
+        goal = precision.UNRESOLVED
+    return median, worst_case.error, worst_case, goal
+
+
+def median_error_bounds(cases):
+    """(low, high) of the median error that the resolved cases' intervals allow."""
+    bounds = [c.error_bounds for c in cases if c.error_bounds is not None]
+    return statistics.median(b[0] for b in bounds), statistics.median(b[1] for b in bounds)
+
+
+def _ms(seconds):
+    return f"{seconds * 1e3:+.2f}"
+
+
+def _computation(case):
+    """The computation's change as the table shows it."""
+    c = case.computation
+    if c is None:
+        return "-"
+    return f"{_ms(c.estimate)} [{_ms(c.low)}, {_ms(c.high)}]" if c.bounded else f"{_ms(c.estimate)} (no interval)"
+
+
+def table(cases, header):
+    """The Markdown table docs/predict.md shows, with its summary line."""
+    lines = [header, "",
+             "| program | setting | predicted added (ms) | emulated added (ms) [95 % CI] "
+             "| of which computation (ms) | pairs | precision reached | resolved "
+             "| \\|pred - emu\\| / emu [range] | against the prediction +- 5 % |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for c in cases:
+        e = c.emulated
+        interval = f"{_ms(e.estimate)} [{_ms(e.low)}, {_ms(e.high)}]" if e.bounded else \
+            f"{_ms(e.estimate)} (too few pairs for an interval)"
+        reached = f"{100 * c.reached:.1f} %" if math.isfinite(c.reached) else "-"
+        error = (f"{100 * c.error:.1f} % [{100 * c.error_bounds[0]:.1f}, {100 * c.error_bounds[1]:.1f}]"
+                 if c.error is not None else "-")
+        verdict = c.outcome + (" (stopped before it settled)" if c.budget_ran_out else "")
+        lines.append(f"| {c.program} | {c.knob} = {c.setting} | {_ms(c.predicted_s)} | {interval} | {_computation(c)} "
+                     f"| {e.n} | {reached} "
+                     f"| {'yes' if c.resolved else 'no'} | {error} | {verdict} |")
+    median, worst, worst_case, goal = summary(cases)
+    resolved = sum(c.resolved for c in cases)
+    if median is None:
+        lines += ["", f"No case resolved ({len(cases)} cases): no error to summarise; the goal is not judged."]
+    else:
+        low, high = median_error_bounds(cases)
+        lines += ["", f"{resolved} of {len(cases)} cases resolved. Median |predicted - emulated| / emulated over them: "
+                      f"{100 * median:.1f} % [{100 * low:.1f}, {100 * high:.1f}] (the range the cases' 95 % intervals "
+                      f"allow); worst {100 * worst:.1f} % ({worst_case.program} {worst_case.knob}). "
+                      f"Goal (median within {100 * GOAL_MEDIAN:g} %, none above {100 * GOAL_WORST:g} %): {goal}."]
+    return "\n".join(lines) + "\n"
