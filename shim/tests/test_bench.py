@@ -7,6 +7,7 @@ import json
 import re
 import shutil
 import statistics
+import tempfile
 
 import pytest
 
@@ -661,3 +662,11 @@ def test_knobs_on_open_mpi_run_its_own_patterns_through_its_ofi_mtl(tmp_path):
     assert "openmpi, libfabric provider tcp" in proc.stdout
     # 100 us against a ~10-20 us tcp round trip: L reached the messages, not half of it
     assert 0.75 * 100e3 <= pingpong["measured_increase_ns"] <= 1.5 * 100e3, pingpong
+
+
+def test_a_patterns_run_leaves_no_record_folder_behind(tmp_path, monkeypatch):
+    # `loggp run` removes the run's record folder after the run; a bench run is its own launcher
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    out = patterns_run.run_patterns([("pingpong", 8, 2)], reps=1, timeout=120)
+    assert len(patterns_run.parse_lines(out, [("pingpong", 8, 2)], 1)[("pingpong", 8, None)]) == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == []

@@ -3,6 +3,7 @@ flags of `loggp run`, its JSON lines read back; the machine's noise beside the
 figures (host detours, load); and the interleaved order of runs."""
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import tempfile
@@ -10,6 +11,7 @@ import tempfile
 from loggp.knobs.programs import MissingProgram, find_program
 
 from . import run as runmod
+from . import run_record
 
 NP = 2
 PROGRAM = "loggp-patterns"
@@ -72,7 +74,13 @@ def run_patterns(specs, knobs=(), preload=True, provider=None, reps=5, compute_n
         else:
             env.update({name: value for name, value in additions.items()
                         if name != "LD_PRELOAD" and not name.startswith("LOGGP_")})
-        proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
+        try:
+            proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
+        finally:
+            # build() made the run's record folder for `loggp run` to remove; this caller runs it itself
+            record = additions.get(run_record.VARIABLE)
+            if record:
+                shutil.rmtree(record, ignore_errors=True)
     if proc.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stderr.strip()}")
     return proc.stdout
