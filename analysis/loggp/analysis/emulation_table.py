@@ -39,12 +39,7 @@ class Case:
     def error_bounds(self):
         """(low, high) of |predicted - e| / |e| over e in the emulated interval, for a resolved
         case (else None): the error's range that the interval allows."""
-        if not self.resolved:
-            return None
-        e = self.emulated
-        ends = [abs(self.predicted_s - x) / abs(x) for x in (e.low, e.high)]
-        low = 0.0 if e.low <= self.predicted_s <= e.high else min(ends)
-        return low, max(ends)
+        return error_range(self.predicted_s, self.emulated)
 
     @property
     def reached(self):
@@ -52,6 +47,23 @@ class Case:
         if not self.emulated.bounded or self.emulated.estimate == 0:
             return math.inf
         return self.emulated.half_width / abs(self.emulated.estimate)
+
+
+def error_range(predicted, emulated):
+    """(low, high) of |predicted - e| / |e| over e in the emulated interval, or None when the
+    interval holds zero (no effect resolved, so no error to take)."""
+    if precision.sign(emulated) == 0:
+        return None
+    ends = [abs(predicted - x) / abs(x) for x in (emulated.low, emulated.high)]
+    low = 0.0 if emulated.low <= predicted <= emulated.high else min(ends)
+    return low, max(ends)
+
+
+def decided_against_worst(predicted, emulated):
+    """True when the error's range lies wholly on one side of GOAL_WORST: more pairs would
+    not change whether this case keeps the goal's "none above" part."""
+    bounds = error_range(predicted, emulated)
+    return bounds is not None and (bounds[1] <= GOAL_WORST or bounds[0] > GOAL_WORST)
 
 
 def summary(cases):
