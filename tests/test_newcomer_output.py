@@ -126,6 +126,7 @@ def test_a_calibration_verdict_says_why_in_words():
     assert "noise" in advice("L", "L", "primary", "unresolved", False) and "--budget" in advice(
         "L", "L", "primary", "unresolved", False)
     assert advice("L", "L", "primary", "met", False) == ""
+    assert "did not repeat" in advice("L", "o_r", "crosstalk", "unresolved", True, repeated=False)
 
 
 def test_report_words_define_their_terms():

@@ -162,6 +162,53 @@ def test_latency_leaking_a_fifth_into_receive_overhead_is_missed_cross_talk():
     assert any("o_r (cross-talk)" in r and "also moved o_r" in r for r in L["reasons"])
 
 
+def test_a_miss_counts_only_once_a_second_run_repeats_it():
+    # the same leak in every launch: missed, and the knob ran twice to show it
+    summary, _ = run_analysis({"L": [0, 1, 10]}, leak={("L", "o_r"): 0.2}, noise_us=0.002)
+    assert summary["knobs"]["L"]["runs"] == 2 and verdicts(summary, "L", "o_r") == [pr.MISSED, pr.MISSED]
+
+
+def test_a_miss_in_one_launch_that_the_next_does_not_show_is_unresolved():
+    # one launch of the apparatus carries a fifth of L into o_r (its memory placement, the
+    # host's state): its eight rounds agree, so pooled it misses; the next launches do not
+    made, clock = [], Clock()
+
+    def runner(knob_sets, probe_args):
+        made.append(1)
+        leak = {("L", "o_r"): 0.2} if len(made) == 2 else None   # the noise run, then L's first run
+        return fake_runner(leak=leak, noise_us=0.002, clock=clock, seed=len(made))(knob_sets, probe_args)
+    # a budget for two runs of L: the first misses on its own, so the second is run, and pooled
+    # the two are not a miss
+    summary, rows, _ = cal.calibrate({"L": [0, 1, 10]}, runner, [], None, pr.KNOB_PRECISION, 25, clock=clock,
+                                     log=lambda *_: None)
+    L = summary["knobs"]["L"]
+    assert L["runs"] == 2 and L["crosstalk"]["o_r"]["verdicts"] == [pr.UNRESOLVED, pr.UNRESOLVED]
+    assert summary["verdict"] != pr.MISSED
+    # run alone, the same launch is not settled: a second run is asked for
+    collected = cal.Collected({"L": [0, 1, 10]})
+    first = fake_runner(leak={("L", "o_r"): 0.2}, noise_us=0.002)
+    collected.add_run("L", first(cal.sweep_sets("L", [0, 1, 10]), []))
+    _, _, unsettled = cal.judge(collected)
+    assert unsettled == ["L"]
+
+
+def test_split_runs_and_repeated_miss_count_runs_apart():
+    from loggp.experiments import calibration_verdict as cv
+    assert cv.split_runs([1, 2, 3, 4, 5], [2, 3]) == [[1, 2], [3, 4, 5]]
+    goal = pr.Goal(0.0, 1.0)
+    pooled = pr.Interval(2.0, 1.5, 2.5, 16)
+    assert cv.repeated_miss(pooled, goal, [[2.0] * 8, [2.0] * 8])[:2] == (pr.MISSED, True)
+    assert cv.repeated_miss(pooled, goal, [[2.0] * 8])[:2] == (pr.UNRESOLVED, False)
+    assert cv.repeated_miss(pooled, goal, [[2.0] * 8, [0.5] * 8])[:2] == (pr.UNRESOLVED, True)
+    assert "beyond the goal in 1 of 2 runs apart only" in cv.repeated_miss(pooled, goal, [[2.0] * 8, [0.5] * 8])[2]
+    # two of three beyond: most runs, and at least two
+    assert cv.repeated_miss(pooled, goal, [[2.0] * 8, [0.5] * 8, [1.2] * 8])[0] == pr.MISSED
+    # below the goal, on the pooled side only
+    low = pr.Interval(-2.0, -2.5, -1.5, 16)
+    assert cv.repeated_miss(low, goal, [[-2.0] * 8, [2.0] * 8, [-2.0] * 8])[0] == pr.MISSED
+    assert cv.repeated_miss(low, goal, [[-2.0] * 8, [2.0] * 8, [2.0] * 8])[0] == pr.UNRESOLVED
+
+
 def test_a_known_defect_stays_missed_and_is_named_in_one_line():
     summary, _ = run_analysis({"L": [0, 2, 10]}, leak={("L", "g"): -0.012}, noise_us=0.002)
     L = summary["knobs"]["L"]

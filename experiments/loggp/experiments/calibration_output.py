@@ -23,11 +23,15 @@ def reading_defect(knob, param, series, i):
     return known_defect(knob, param, series["measured"][i] - series["expected"][i], series["set"][i])
 
 
-def advice(knob, param, role, verdict, above, defect=None):
+def advice(knob, param, role, verdict, above, defect=None, repeated=True):
     """What a reading's verdict means, in words, and what to do (empty when met); a known
-    defect (reading_defect) that explains a miss is named instead."""
+    defect (reading_defect) that explains a miss is named instead; repeated False: a miss
+    the runs apart did not all show (calibration_verdict.repeated_miss)."""
     if verdict == MET:
         return ""
+    if verdict == UNRESOLVED and not repeated:
+        return ("a miss that did not repeat from run to run is not counted as one: rerun to see whether it comes "
+                "back, with a longer --budget for more runs")
     if verdict == UNRESOLVED:
         return ("the machine's noise left the interval wider than the goal or across its edge: rerun on a quiet "
                 "machine, or with a longer --budget")

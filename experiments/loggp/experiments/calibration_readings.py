@@ -172,6 +172,8 @@ class Collected:
         self.points = {k: {v: {p: [] for p in PRIMARY[k] + CROSSTALK[k]} for v in sweep_points(vals)}
                        for k, vals in sweeps.items()}
         self.runs = {k: 0 for k in sweeps}
+        # per knob, how many rounds each run added: a miss must show in the runs apart
+        self.run_rounds = {k: [] for k in sweeps}
         self.armed_results, self.zero_results = [], []
 
     def add_noise(self, results):
@@ -181,6 +183,7 @@ class Collected:
 
     def add_run(self, knob, results):
         cost, read = run_readings(knob, results, self.sweeps[knob])
+        self.run_rounds[knob].append(len(next(iter(cost.values()))))
         for p, values in cost.items():
             self.armed_cost[p] += values
         for v, params in read.items():
