@@ -221,6 +221,27 @@ def test_a_settled_setting_leaves_the_rounds_and_the_others_go_on(monkeypatch, t
     assert sum(c.endswith(" L") for c in calls) == precision.MIN_SAMPLES
 
 
+def test_the_machine_noise_is_each_programs_baseline_spread_from_round_to_round():
+    assert ec.baseline_spread([1.0]) is None
+    # consecutive differences 0.02, 0.01, 0.03: their median
+    assert ec.baseline_spread([1.00, 1.02, 1.01, 1.04]) == pytest.approx(0.02)
+
+    class C:
+        program, baseline_s = ec.Program("cg", ["x"]), [1.00, 1.02, 1.01, 1.04]
+    assert "cg 20.0 ms (2.0 %)" in ec.noise_lines([C()]) and ec.noise_lines([]) == ""
+
+
+def test_the_host_detours_and_the_noise_are_said_before_and_beside_the_table(monkeypatch, capsys):
+    fake_apparatus(monkeypatch, {"cg": {"L": 1e-6}}, {"cg": {"L": 0.05}})
+    monkeypatch.setattr(ec, "host_detours", lambda: {"per_second": 1234.0, "median_us": 2.5, "lost_fraction": 0.01})
+    assert ec.main(["cg", "--o", "none", "--G", "none", "--L", "50us", "--max-rounds", "8"]) == 0
+    captured = capsys.readouterr()
+    assert "host detours: 1234 a second" in captured.err
+    out = captured.out
+    assert out.startswith("host detours: 1234 a second") and out.index("host detours") < out.index("| cg |")
+    assert "Machine noise: the armed baseline runs of consecutive rounds differ by a median of cg 0.0 ms" in out
+
+
 @pytest.mark.parametrize("emulated_G, status", [(0.05, 0), (0.0, 3)])
 def test_a_missed_case_exits_3_as_every_measuring_command(monkeypatch, capsys, emulated_G, status):
     fake_apparatus(monkeypatch, {"cg": {"L": 1e-6, "G": 0.05}}, {"cg": {"L": 0.05, "G": emulated_G}})

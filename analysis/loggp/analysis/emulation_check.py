@@ -21,6 +21,7 @@ import argparse
 import os
 import shlex
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -34,6 +35,8 @@ from loggp.harness.units import ARMED
 from loggp.knobs import FLAGS, KNOBS, parse
 from loggp.knobs.files import write_text_atomic
 from loggp.knobs.programs import which
+from loggp.shim import machine_load
+from loggp.shim.patterns_run import detours_text, host_detours
 
 from . import predict, trace
 from .emulation_table import Case, _ms, decided_against_worst, summary, table
@@ -174,6 +177,28 @@ def choose_setting(steps, added_s, traced_s):
     return (last if added_s[last] >= CHECKABLE_SHARE * traced_s else None), added_s[last]
 
 
+def baseline_spread(lengths):
+    """The machine's run-to-run noise on one program: the median |difference| between the
+    armed baseline runs of consecutive rounds (seconds), or None before two rounds."""
+    if len(lengths) < 2:
+        return None
+    return statistics.median(abs(b - a) for a, b in zip(lengths, lengths[1:]))
+
+
+def noise_lines(checks):
+    """One line: each program's baseline spread, in ms and as a share of its run."""
+    parts = []
+    for c in checks:
+        spread = baseline_spread(c.baseline_s)
+        if spread is not None:
+            run = statistics.median(c.baseline_s)
+            parts.append(f"{c.program.name} {spread * 1e3:.1f} ms ({100 * spread / run:.1f} %)")
+    if not parts:
+        return ""
+    return ("\nMachine noise: the armed baseline runs of consecutive rounds differ by a median of "
+            + ", ".join(parts) + ".\n")
+
+
 @dataclass
 class Skipped:
     """A knob not checked on a program: even its largest step adds too little to resolve."""
@@ -216,6 +241,7 @@ class ProgramCheck:
         self.computation = {k: [] for k in self.predicted}
         self.rounds = 0
         self.spent_s = 0.0
+        self.baseline_s = []   # the armed run's length, per round
 
     def active(self):
         """The settings still worth a round: not settled, or too few pairs yet."""
@@ -249,6 +275,7 @@ class ProgramCheck:
                     print(f"predict_vs_emulation: {e}; round {r + 1} run again", file=self.stream, flush=True)
         finally:
             self.spent_s += time.monotonic() - started
+        self.baseline_s.append(lengths[""])
         for k in knobs:
             self.readings[k].differences.append(lengths[k] - lengths[""])
             self.computation[k].append(computations[k] - computations[""])
@@ -352,6 +379,9 @@ def main(argv=None, stream=None):
     except CheckError as e:
         print(f"predict_vs_emulation: {e}", file=sys.stderr)
         return 2
+    watch = machine_load.LoadWatch().start()
+    host = host_detours()
+    print(detours_text(host), file=stream, flush=True)
     started = time.monotonic()
     checks, failed = [], []
     with tempfile.TemporaryDirectory(prefix="loggp-predict-check-") as tmp:
@@ -374,7 +404,10 @@ def main(argv=None, stream=None):
                                                  f"{TARGET_SHARE:.0%} of the run)"]))
     header = (f"np = {args.np}, class {args.klass} for our kernels; settings {chosen}, against an armed "
               f"baseline; precision {goal.text()}, budget {args.budget}; {time.monotonic() - started:.0f} s")
-    text = table(cases, header) + skipped_lines(skipped)
+    watch.end()
+    shared = watch.line()
+    text = (f"{detours_text(host)}\n" + (f"{shared}\n" if shared else "") + "\n" + table(cases, header)
+            + noise_lines(checks) + skipped_lines(skipped))
     if failed:
         text += f"\nNot measured, a run failed (above): {', '.join(failed)}.\n"
     print(text, end="")
