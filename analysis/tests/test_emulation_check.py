@@ -101,8 +101,12 @@ def fake_apparatus(monkeypatch, predicted_per_ns, emulated_s, fail=()):
             raise ec.CheckError(f"{what} failed (exit 11)")
 
     def traced_s(folder):
-        name, _, knob = Path(folder).name.split("-")
-        return 1.0 + (emulated_s[name][knob] if knob != "armed" else 0.0)
+        name, r, knob = Path(folder).name.split("-")
+        added = emulated_s[name].get(knob, 0.0)
+        if callable(added):       # a function of the round
+            added = added(int(r.lstrip("r")))
+        # the armed layer costs 2 ms a run over zero knobs
+        return {"armed": 1.0, "zero": 0.998}.get(knob, 1.0 + added)
 
     def runtime(programs, machine, **delta):
         (knob, ns), = delta.items() if delta else ((None, 0.0),)
@@ -174,6 +178,8 @@ def test_a_missed_case_goes_on_until_its_error_is_decided_against_the_worst_case
     # and a miss wholly under the limit ([1.06, 1.17]: 6-15 %) is decided too, as wide
     assert ec.case_settled(reading([1.06, 1.08, 1.10, 1.11, 1.12, 1.14, 1.17]), 1.0)
     assert not ec.case_settled(reading([1.06, 1.08, 1.10, 1.11, 1.12, 1.14, 1.18]), 1.0)
+    # no effect resolved where 1.0 was predicted: missed, with no error to take, so settled
+    assert ec.case_settled(reading([-0.2, -0.1, 0.0, 0.05, 0.1, 0.15, 0.2]), 1.0)
 
 
 def test_rounds_go_to_the_program_with_the_least_time_spent_among_those_not_settled():
@@ -240,6 +246,21 @@ def test_the_host_detours_and_the_noise_are_said_before_and_beside_the_table(mon
     out = captured.out
     assert out.startswith("host detours: 1234 a second") and out.index("host detours") < out.index("| cg |")
     assert "Machine noise: the armed baseline runs of consecutive rounds differ by a median of cg 0.0 ms" in out
+    # the layer's own cost, armed minus zero knobs, paired in as many rounds as an interval needs
+    assert "The armed layer's own cost" in out and "cg +2.00 ms [+2.00, +2.00] (+0.2 %)" in out
+
+
+def test_zero_knob_runs_join_the_first_rounds_only(monkeypatch, tmp_path):
+    import io
+    # 0.03 and 0.07 in turn about the predicted 0.05: never settles, so the rounds go on
+    calls = fake_apparatus(monkeypatch, {"cg": {"L": 1e-6}}, {"cg": {"L": lambda r: 0.03 + 0.04 * (r % 2)}})
+    check = ec.ProgramCheck(ec.Program("cg", ["x"]), 2, {"L": "50us"}, None, precision.parse_precision("5%"),
+                            tmp_path, io.StringIO())
+    ec.run_checks([check], 600.0, max_rounds=precision.MIN_SAMPLES + 3, stream=io.StringIO())
+    assert sum(c.endswith(" zero") for c in calls) == precision.MIN_SAMPLES
+    assert check.armed_cost == pytest.approx([0.002] * precision.MIN_SAMPLES)
+    # the zero-knob run is paired with nothing else: the setting's differences stay armed-based
+    assert check.readings["L"].differences == pytest.approx([0.03, 0.07] * 4 + [0.03])
 
 
 @pytest.mark.parametrize("emulated_G, status", [(0.05, 0), (0.0, 3)])

@@ -155,14 +155,16 @@ def case_settled(reading, predicted_s):
     """A setting's rounds can stop: it has the pairs an interval needs and its interval is
     met against the prediction, or as narrow as the precision asks, or missed with the
     error's range wholly on one side of the goal's worst-case limit (a miss of 12 % [9, 30]
-    may yet be under 15 %: it goes on)."""
+    may yet be under 15 %: it goes on), or missed with no effect resolved."""
     if len(reading.differences) < precision.MIN_SAMPLES:
         return False
     interval = reading.interval()
     verdict = precision.verdict(interval, reading.goal)
     if verdict == precision.MET or interval.half_width <= reading.goal.tolerance:
         return True
-    return verdict == precision.MISSED and decided_against_worst(predicted_s, interval)
+    # a miss with no effect resolved has no error to take: it is settled as missed
+    return verdict == precision.MISSED and (precision.sign(interval) == 0
+                                            or decided_against_worst(predicted_s, interval))
 
 
 def choose_setting(steps, added_s, traced_s):
@@ -183,6 +185,26 @@ def baseline_spread(lengths):
     if len(lengths) < 2:
         return None
     return statistics.median(abs(b - a) for a, b in zip(lengths, lengths[1:]))
+
+
+ZERO = "zero"   # a run at zero knobs, beside the armed baseline, for the layer's own cost
+
+
+def armed_cost_line(checks):
+    """One line: each program's armed layer cost (armed baseline minus zero knobs, paired in
+    its first rounds) with its interval and share of the run: what the armed baseline
+    cancels from every setting's added time."""
+    parts = []
+    for c in checks:
+        if c.armed_cost:
+            cost = precision.median_interval(c.armed_cost)
+            run = statistics.median(c.baseline_s)
+            ci = f" [{_ms(cost.low)}, {_ms(cost.high)}]" if cost.bounded else " (too few pairs for an interval)"
+            parts.append(f"{c.program.name} {_ms(cost.estimate)} ms{ci} ({100 * cost.estimate / run:+.1f} %)")
+    if not parts:
+        return ""
+    return ("\nThe armed layer's own cost (the armed baseline minus zero knobs, paired in the first rounds; "
+            "it cancels from every added time above): " + ", ".join(parts) + ".\n")
 
 
 def noise_lines(checks):
@@ -242,6 +264,7 @@ class ProgramCheck:
         self.rounds = 0
         self.spent_s = 0.0
         self.baseline_s = []   # the armed run's length, per round
+        self.armed_cost = []   # armed minus zero knobs, in the first rounds
 
     def active(self):
         """The settings still worth a round: not settled, or too few pairs yet."""
@@ -251,7 +274,7 @@ class ProgramCheck:
         lengths, computations = {}, {}
         for knob in round_order(r, knobs):
             folder = self.scratch / f"{self.program.name}-r{r}-{knob or 'armed'}"
-            values = knob_values(knob, self.settings[knob]) if knob else dict(ARMED)
+            values = None if knob == ZERO else knob_values(knob, self.settings[knob]) if knob else dict(ARMED)
             _run(run_command(self.np, self.program, values, folder),
                  f"{self.program.name} round {r + 1} {knob or 'armed'}")
             lengths[knob], computations[knob] = _run_figures(folder)
@@ -263,11 +286,12 @@ class ProgramCheck:
         pairs: a failed run leaves none of it), ROUND_ATTEMPTS failures raise CheckError."""
         started = time.monotonic()
         r, knobs = self.rounds, self.active()
+        with_zero = knobs + ([ZERO] if len(self.armed_cost) < precision.MIN_SAMPLES else [])
         self.rounds += 1
         try:
             for attempt in range(1, ROUND_ATTEMPTS + 1):
                 try:
-                    lengths, computations = self._one_round(r, knobs)
+                    lengths, computations = self._one_round(r, with_zero)
                     break
                 except CheckError as e:
                     if attempt == ROUND_ATTEMPTS:
@@ -276,6 +300,8 @@ class ProgramCheck:
         finally:
             self.spent_s += time.monotonic() - started
         self.baseline_s.append(lengths[""])
+        if ZERO in lengths:
+            self.armed_cost.append(lengths[""] - lengths[ZERO])
         for k in knobs:
             self.readings[k].differences.append(lengths[k] - lengths[""])
             self.computation[k].append(computations[k] - computations[""])
@@ -407,7 +433,7 @@ def main(argv=None, stream=None):
     watch.end()
     shared = watch.line()
     text = (f"{detours_text(host)}\n" + (f"{shared}\n" if shared else "") + "\n" + table(cases, header)
-            + noise_lines(checks) + skipped_lines(skipped))
+            + noise_lines(checks) + armed_cost_line(checks) + skipped_lines(skipped))
     if failed:
         text += f"\nNot measured, a run failed (above): {', '.join(failed)}.\n"
     print(text, end="")
