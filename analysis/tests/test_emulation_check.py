@@ -69,7 +69,7 @@ def test_the_table_says_resolved_or_not_and_the_precision_reached():
     text = et.table([case(1.0, 1.02, 1.00, 1.04), case(5.0, 0.01, -0.2, 0.3),
                      case(1.0, 0.5, -math.inf, math.inf, n=3)], "header")
     rows = [line for line in text.splitlines() if line.startswith("| k |")]
-    assert "| 9 | 2.0 % | yes | 2.0 % [0.0, 3.8] | met |" in rows[0]
+    assert "| 9 | 2.0 % | yes | 2.0 % [0.0, 3.8] | - | met |" in rows[0]
     assert "| no | - |" in rows[1] and "too few pairs for an interval" in rows[2]
     assert "1 of 3 cases resolved" in text and "Goal (median within 5 %, none above 15 %): met" in text
     assert "over them: 2.0 % [0.0, 3.8]" in text
@@ -149,6 +149,15 @@ def test_the_table_shows_what_the_setting_changed_in_the_computation(monkeypatch
     assert cases[0].computation.estimate == pytest.approx(0.01)   # a fifth of +50 ms
     row = [line for line in et.table(cases, "h").splitlines() if line.startswith("| cg |")][0]
     assert "| +10.00 [+10.00, +10.00] |" in row
+    # less the computation's change, +40 ms against +50 predicted: 25 % off on what the replay models
+    assert cases[0].communication.estimate == pytest.approx(0.04)
+    assert "| 25.0 % [25.0, 25.0] |" in row
+    text = et.table(cases, "h")
+    assert "Without the change in the programs' own computation (which the replay keeps as traced): median " \
+           "25.0 %, worst 25.0 % (cg L), over 1 cases." in text
+    # not measured: a dash, and no line
+    bare = case(1.0, 1.02, 1.00, 1.04)
+    assert bare.communication_error is None and "Without the change" not in et.table([bare], "h")
 
 
 def test_a_setting_is_the_first_step_adding_a_quarter_of_the_run_else_the_largest_if_resolvable():

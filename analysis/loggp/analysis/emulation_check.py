@@ -315,7 +315,10 @@ class ProgramCheck:
             out.append(Case(self.program.name, k, self.settings[k], self.predicted[k], interval,
                             precision.verdict(interval, reading.goal),
                             budget_ran_out and not case_settled(reading, self.predicted[k]),
-                            precision.median_interval(self.computation[k]) if self.computation[k] else None))
+                            precision.median_interval(self.computation[k]) if self.computation[k] else None,
+                            precision.median_interval([d - c for d, c in zip(reading.differences,
+                                                                              self.computation[k])])
+                            if self.computation[k] else None))
         return out
 
 
