@@ -55,6 +55,45 @@ Test(receive_due, from_a_stamp_the_least_transit_and_the_knobs)
     cr_assert_eq(due, sent + 1500 + 20 * US);
 }
 
+Test(transit_least, a_receive_that_waited_for_its_message_is_a_sample)
+{
+    transit_min t;
+    transit_min_init(&t, 0);
+    cr_assert_eq(transit_least(&t, 10, 3 * US, 1, 10, UINT64_MAX), 3 * US);
+    cr_assert_eq(transit_least(&t, 10, 2 * US, 1, 20, UINT64_MAX), 2 * US);
+}
+
+Test(transit_least, a_late_post_reads_the_least_but_adds_nothing)
+{
+    /* a rank that always posts after its peer sent: each message waited
+     * about L = 200 us for its post; that wait is no transit */
+    transit_min t;
+    transit_min_init(&t, 0);
+    cr_assert_eq(transit_least(&t, 10, 200 * US, 0, 10, UINT64_MAX), 0);
+    cr_assert_eq(transit_least(&t, 10, 201 * US, 0, 20, UINT64_MAX), 0);
+    /* a receive that did wait gives the class its transit, which late ones then read */
+    cr_assert_eq(transit_least(&t, 10, 4 * US, 1, 30, UINT64_MAX), 4 * US);
+    cr_assert_eq(transit_least(&t, 10, 199 * US, 0, 40, UINT64_MAX), 4 * US);
+    /* other size classes keep their own */
+    cr_assert_eq(transit_least(&t, 11, 150 * US, 0, 50, UINT64_MAX), 0);
+}
+
+Test(receive_due, a_late_post_of_a_message_sent_L_before_is_due_at_once)
+{
+    /* eager: sent at 100 us, posted and seen at 300 us with L = 200 us; its
+     * arrival is the send (no transit known), so it is due at 300 us, not a
+     * second L later */
+    transit_min t;
+    transit_min_init(&t, 0);
+    uint64_t sent = 100 * US, now = 300 * US;
+    loggp_delays d = {.L = 200 * US};
+    uint64_t least = transit_least(&t, 10, now - sent, 0, now, UINT64_MAX);
+    cr_assert_eq(receive_arrival(sent, least, now, 0, now - 1, 1) + receive_hold_ns(&d, 1024), now);
+    /* rendezvous (delay.h): the pull and the data, 2L from the post, not from a second L */
+    cr_assert_eq(loggp_rendezvous_due(receive_arrival(sent, least, now, 0, now - 1, 1), now, d.L, 0),
+                 now + 2 * d.L);
+}
+
 Test(transit_min, keeps_the_least_per_size_class)
 {
     transit_min t;

@@ -51,14 +51,13 @@ static uint64_t receive_due(cq_state *cs, struct fi_cq_tagged_entry *e, const lo
     strip_stamp(&e->flags, &e->data);
     if (!extra && !d->g)
         return 0;
-    /* Measured from the send even when the receive came later: a late post
-     * only lengthens a sample, so the minimum stays a true transit. */
+    /* a sample only from a receive that waited for its message (transit_least) */
     uint64_t observed = now > sent ? now - sent : 0;
     int bucket = loggp_bucket(e->len);
     if (bucket >= TRANSIT_BUCKETS)
         bucket = TRANSIT_BUCKETS - 1;
     uint64_t window = atomic_load_explicit(&ofi_transit_window_ns, memory_order_relaxed);
-    uint64_t least = transit_min_update(&cs->transit, bucket, observed, now, window);
+    uint64_t least = transit_least(&cs->transit, bucket, observed, posted_before, now, window);
     uint64_t arrival = receive_arrival(sent, least, now, posted_before, drained_at, polling);
     if (extra && e->len > RENDEZVOUS_MIN_BYTES && e->len > rendezvous_above())
         return loggp_rendezvous_due(arrival, posted_at, L, loggp_bytes_delay_ns(d->G_ps_per_byte, e->len));

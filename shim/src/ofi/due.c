@@ -23,6 +23,14 @@ uint64_t transit_min_update(transit_min *t, int bucket, uint64_t observed, uint6
     return t->now[bucket] < t->prev[bucket] ? t->now[bucket] : t->prev[bucket];
 }
 
+uint64_t transit_least(transit_min *t, int bucket, uint64_t observed, int posted_before, uint64_t now,
+                       uint64_t window_ns)
+{
+    /* UINT64_MAX never lowers a minimum: the late receive only reads it */
+    uint64_t least = transit_min_update(t, bucket, posted_before ? observed : UINT64_MAX, now, window_ns);
+    return least == UINT64_MAX ? 0 : least;
+}
+
 uint64_t receive_hold_ns(const loggp_delays *d, uint64_t len)
 {
     return d->L + loggp_bytes_delay_ns(d->G_ps_per_byte, len);

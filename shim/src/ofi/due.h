@@ -27,6 +27,15 @@ void transit_min_init(transit_min *t, uint64_t now);
  * window_ns. */
 uint64_t transit_min_update(transit_min *t, int bucket, uint64_t observed, uint64_t now, uint64_t window_ns);
 
+/* The least transit to take for a receive seen `observed` after its send.
+ * Only a receive posted before the CQ was last found drained (posted_before)
+ * adds its time as a sample: its message was not there yet. One posted later
+ * may have found its message waiting since long before, so its time holds the
+ * wait for the post (about L, on a rank that always posts after its peer
+ * sends) and is no transit; it only reads the least seen, 0 when none. */
+uint64_t transit_least(transit_min *t, int bucket, uint64_t observed, int posted_before, uint64_t now,
+                       uint64_t window_ns);
+
 /* What a receive of `len` bytes is held beyond its natural arrival. */
 uint64_t receive_hold_ns(const loggp_delays *d, uint64_t len);
 
