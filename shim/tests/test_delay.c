@@ -36,6 +36,19 @@ Test(bytes_delay, picoseconds_round_to_the_nearest_ns_half_up)
                  ((UINT64_C(1) << 32) - 1) * UINT64_C(10000000000));
 }
 
+Test(bytes_delay, the_64_bit_path_agrees_with_128_bit_arithmetic_at_its_edges)
+{
+    /* either side of the largest product done in 64 bits */
+    uint64_t sizes[] = {UINT64_C(1) << 32, (UINT64_C(1) << 32) + 1, (UINT64_C(1) << 32) + 2, 3000000001u};
+    int64_t rates[] = {INT32_MAX, (int64_t)INT32_MAX + 1, 999, 1};
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++)
+        for (size_t j = 0; j < sizeof rates / sizeof *rates; j++) {
+            unsigned __int128 ps = (unsigned __int128)(sizes[i] - 1) * (uint64_t)rates[j] + 500;
+            cr_assert_eq(loggp_bytes_delay_ns(rates[j], sizes[i]), (uint64_t)(ps / 1000), "k=%llu G=%lld",
+                         (unsigned long long)sizes[i], (long long)rates[j]);
+        }
+}
+
 Test(gap_next, counts_from_when_the_injector_was_free)
 {
     cr_assert_eq(loggp_gap_next(1000000, 7 * US), 1000000 + 7 * US);
