@@ -37,13 +37,10 @@ static ssize_t cq_read_overhead_only(cq_state *cs, const struct fi_ops_cq *o, st
     return rc;
 }
 
-/* The read path shared by read and readfrom. */
-static ssize_t cq_read_common(struct fid_cq *cq, void *buf, size_t count, int from, fi_addr_t *src)
+/* The read path shared by read and readfrom, once past the entry checks. */
+static __attribute__((noinline)) ssize_t cq_read_hooked(cq_state *cs, const struct fi_ops_cq *o, struct fid_cq *cq,
+                                                        void *buf, size_t count, int from, fi_addr_t *src)
 {
-    cq_state *cs = cq_state_of(cq);
-    const struct fi_ops_cq *o = ORIG(cs->ops, struct fi_ops_cq);
-    if (!cs->has_flags || ofi_in_hook)
-        return inner_read(o, cq, buf, count, from, src);
     if (!atomic_load_explicit(&cs->count, memory_order_relaxed) && !loggp_live_active()) {
         cq_switch_home(cs); /* the knobs went to zero: nothing of ours is needed */
         return inner_read(o, cq, buf, count, from, src);
@@ -56,6 +53,19 @@ static ssize_t cq_read_common(struct fid_cq *cq, void *buf, size_t count, int fr
                      : cq_read_held(cs, o, cq, buf, count, from, src, &d);
     ofi_in_hook--;
     return rc;
+}
+
+/* A read from inside the layer (libfabric's own read calls readfrom through
+ * the CQ's table, so every hooked poll comes back here once) goes straight
+ * to the provider: kept small so that costs a handful of instructions, not
+ * the holding read's frame. */
+static inline ssize_t cq_read_common(struct fid_cq *cq, void *buf, size_t count, int from, fi_addr_t *src)
+{
+    cq_state *cs = cq_state_of(cq);
+    const struct fi_ops_cq *o = ORIG(cs->ops, struct fi_ops_cq);
+    if (ofi_in_hook || !cs->has_flags)
+        return inner_read(o, cq, buf, count, from, src);
+    return cq_read_hooked(cs, o, cq, buf, count, from, src);
 }
 
 static ssize_t h_cq_read(struct fid_cq *cq, void *buf, size_t count)
