@@ -436,6 +436,13 @@ ssize_t cq_read_held(cq_state *cs, const struct fi_ops_cq *o, struct fid_cq *cq,
     if (r.out < count) {
         provider_batch b;
         inner_rc = read_provider(&r, &b, o, cq, from);
+        if (inner_rc <= 0 && !r.out && !cs->count) {
+            /* an empty poll with nothing held, the read that runs most
+             * often: it handed out, spun and counted nothing */
+            spin_unlock(&cs->lock);
+            atomic_store_explicit(&cs->returned_at, r.returned, memory_order_relaxed);
+            return inner_rc < 0 ? inner_rc : -FI_EAGAIN;
+        }
         for (ssize_t i = 0; i < inner_rc; i++)
             place_new_entry(&r, &b, i);
     }
