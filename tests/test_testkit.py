@@ -2,7 +2,9 @@
 never a fixed number of microseconds, so a machine twice as slow (or fast) is judged alike."""
 import pytest
 
-from tests.testkit import LOAD_RATIO, MIN_CPU_SHARE, load_reason, spread, stretch_share, tolerance
+import subprocess
+
+from tests.testkit import LOAD_RATIO, MIN_CPU_SHARE, failure, figures, load_reason, spread, stretch_share, tolerance
 
 
 def test_spread_is_the_slowest_over_the_quickest():
@@ -59,3 +61,15 @@ def test_a_machine_busy_with_other_work_skips_and_a_quiet_one_does_not():
 def test_the_busy_share_is_a_share():
     from tests.testkit import others_busy_share
     assert 0.0 <= others_busy_share(0.2) <= 1.0
+
+
+def test_a_run_a_signal_ended_fails_naming_the_rank_first():
+    crashed = subprocess.CompletedProcess([], 11, "halfrtt_us=1.0\n",
+                                          "noise\nloggp run: rank 1 was killed by signal 11 (SIGSEGV)\n")
+    with pytest.raises(AssertionError) as raised:
+        figures(crashed)
+    assert str(raised.value).startswith("CRASHED: rank 1 was killed by signal 11 (SIGSEGV) (exit 11)\n")
+    # an exit of its own is no crash
+    exited = subprocess.CompletedProcess([], 11, "", "loggp: rank 1: cannot write\n")
+    assert failure(exited).startswith("exited 11\n") and "cannot write" in failure(exited)
+    assert figures(subprocess.CompletedProcess([], 0, "a=1.5\nnot a figure\n", "")) == {"a": 1.5}

@@ -38,13 +38,27 @@ def run(cmd, timeout=120, env=None, check=False, **kw):
         full_env.update(env)
     proc = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, timeout=timeout, env=full_env, **kw)
     if check and proc.returncode != 0:
-        raise AssertionError(f"{cmd} exited {proc.returncode}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}")
+        raise AssertionError(f"{cmd} {failure(proc)}")
     return proc
+
+
+def killed_ranks(proc):
+    """The lines in which `loggp run` names a rank a signal killed (shim/loggp/shim/exit_status.py)."""
+    return [line for line in proc.stderr.splitlines() if line.startswith("loggp run: ") and " killed by signal " in line]
+
+
+def failure(proc):
+    """How a run failed, for an assertion: a rank a signal killed leads, so a crash is never read as a
+    wrong figure (and never retried away)."""
+    killed = killed_ranks(proc)
+    head = f"CRASHED: {'; '.join(line.removeprefix('loggp run: ') for line in killed)} (exit {proc.returncode})" \
+        if killed else f"exited {proc.returncode}"
+    return f"{head}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
 
 
 def figures(proc):
     """The `name = value` lines a test program (loggp-timing) prints, after checking it succeeded."""
-    assert proc.returncode == 0, f"exit {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
+    assert proc.returncode == 0, failure(proc)
     out = {}
     for line in proc.stdout.splitlines():
         key, sep, value = line.partition("=")

@@ -15,7 +15,7 @@ from loggp.knobs.vocabulary import knobs_of
 from loggp.knobs.command import EXIT_USAGE, Command, CommandError, Parser, positive_int
 from loggp.knobs.programs import find_program, prefix_path, which
 
-from . import abi, machine_load, open_mpi, run_env, run_record, topology, trace_record
+from . import abi, exit_status, machine_load, open_mpi, run_env, run_record, topology, trace_record
 from .child import run_program
 
 # Command-line knob flags and the environment variables they set.
@@ -98,7 +98,8 @@ def provider_environment(provider, default, base_env, single_host):
 
 def launcher_command(launcher, np, program, hostfile):
     if launcher == "mpiexec":
-        cmd = [find_program("mpiexec"), "-n", str(np)]
+        # every process's wait status, so a rank a signal killed can be named (exit_status.py)
+        cmd = [find_program("mpiexec"), exit_status.FLAG, "-n", str(np)]
         if hostfile:
             cmd += ["-f", hostfile]
         return cmd + program
