@@ -74,3 +74,20 @@ def test_the_launcher_command_asks_hydra_for_every_status():
     assert proc.returncode == 0, proc.stderr
     words = proc.stdout.split()
     assert os.path.basename(words[words.index(exit_status.FLAG) - 1]) == "mpiexec", proc.stdout
+
+
+def test_a_reader_that_stops_early_does_not_hang_the_run():
+    """`loggp run ... | head -1`: the launcher's output is still drained, so the run ends."""
+    import subprocess
+    proc = subprocess.Popen([installed("loggp"), "run", "-n", "2", "--quiet", "--",
+                             built("shim/tests/loggp-test-timing"), "pingpong", "8", "10"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    first = proc.stdout.readline()
+    proc.stdout.close()
+    try:
+        proc.wait(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert first.startswith(b"halfrtt_us="), first
+    assert proc.returncode == 0, proc.stderr.read()

@@ -40,12 +40,19 @@ def _pass_on_output(stream, statuses):
         if out is not None:
             out.flush()
 
-    try:
-        while data := os.read(stream.fileno(), 65536):
-            write(statuses.feed(data))
-        write(statuses.finish())
-    except OSError:
-        pass  # our own stream is gone: nothing left to say it on
+    said = True
+    while data := os.read(stream.fileno(), 65536):
+        passed = statuses.feed(data)
+        if said:
+            try:
+                write(passed)
+            except OSError:
+                said = False  # our own output is gone (`| head`): keep reading, so the launcher never blocks
+    if said:
+        try:
+            write(statuses.finish())
+        except OSError:
+            pass
 
 
 def run_program(cmd, env):
