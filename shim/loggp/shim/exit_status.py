@@ -15,6 +15,11 @@ _LINE = re.compile(r"^\[mpiexec@[^\]]*\] Exit codes: (.*)$")
 _HOST = re.compile(r"\[([^\]]*)\] ([0-9]+(?:,[0-9]+)*)")
 
 
+def asking_statuses(cmd):
+    """Hydra's command line asking for the exit-codes line (the launcher is cmd[0])."""
+    return [cmd[0], FLAG, *cmd[1:]] if FLAG not in cmd else list(cmd)
+
+
 def parse(line):
     """[(host, [wait status, ...]), ...] from Hydra's exit-codes line, or None for any other line."""
     match = _LINE.match(line.rstrip("\r\n"))

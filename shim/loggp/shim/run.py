@@ -98,8 +98,7 @@ def provider_environment(provider, default, base_env, single_host):
 
 def launcher_command(launcher, np, program, hostfile):
     if launcher == "mpiexec":
-        # every process's wait status, so a rank a signal killed can be named (exit_status.py)
-        cmd = [find_program("mpiexec"), exit_status.FLAG, "-n", str(np)]
+        cmd = [find_program("mpiexec"), "-n", str(np)]
         if hostfile:
             cmd += ["-f", hostfile]
         return cmd + program
@@ -447,6 +446,9 @@ def execute(args, testbed_plan=None, target_plan=None):
     env.update(additions)
     sys.stdout.flush()
     sys.stderr.flush()
+    if args.launcher == "mpiexec" and cmd[0] == find_program("mpiexec"):
+        # Hydra run here: every process's wait status, so a rank a signal killed is named (exit_status.py)
+        cmd = exit_status.asking_statuses(cmd)
     if run_record.VARIABLE in additions:
         return run_record.launch(cmd, env, args.np, args.profile, args.trace)
     return run_program(cmd, env)
