@@ -12,6 +12,9 @@
 /* What changes a folder's entry for the file: written in place, replaced by
  * rename (loggp-knobs writes a temporary file and renames it), created,
  * removed; for an ancestor, the next folder down appearing. */
+/* Without an eventfd, how often a wait looks for a stop. */
+#define STOP_SLICE_MS 20
+
 #define FOLDER_EVENTS                                                                                       \
     (IN_CLOSE_WRITE | IN_MODIFY | IN_ATTRIB | IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO |         \
      IN_DELETE_SELF | IN_MOVE_SELF)
@@ -50,6 +53,7 @@ void knob_watch_open(knob_watch *w, const char *path)
 {
     w->inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
     w->stop_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    atomic_store(&w->stopped, 0);
     w->watch = -1;
     w->depth = 0;
     arm(w, path);
@@ -82,8 +86,16 @@ int knob_watch_wait(knob_watch *w, const char *path, int timeout_ms)
 {
     struct pollfd fds[2] = {{.fd = w->stop_fd, .events = POLLIN}, {.fd = w->inotify_fd, .events = POLLIN}};
     int nfds = w->inotify_fd >= 0 ? 2 : 1;
+    if (atomic_load(&w->stopped))
+        return KNOB_WATCH_STOPPED;
     if (w->stop_fd < 0) {
-        usleep((useconds_t)timeout_ms * 1000u);
+        /* no eventfd (descriptors ran out): sleep in slices, so a stop is seen within one and
+         * MPI_Finalize, which joins this thread, never waits for ever */
+        for (int slept = 0; slept < timeout_ms; slept += STOP_SLICE_MS) {
+            usleep(STOP_SLICE_MS * 1000u);
+            if (atomic_load(&w->stopped))
+                return KNOB_WATCH_STOPPED;
+        }
         return KNOB_WATCH_TIMEOUT;
     }
     int rc;
@@ -105,6 +117,7 @@ int knob_watch_wait(knob_watch *w, const char *path, int timeout_ms)
 
 void knob_watch_stop(knob_watch *w)
 {
+    atomic_store(&w->stopped, 1);
     if (w->stop_fd >= 0) {
         uint64_t one = 1;
         ssize_t n = write(w->stop_fd, &one, sizeof one);

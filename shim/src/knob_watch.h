@@ -5,9 +5,12 @@
 #ifndef LOGGP_KNOB_WATCH_H
 #define LOGGP_KNOB_WATCH_H
 
+#include <stdatomic.h>
+
 typedef struct {
     int inotify_fd; /* -1: inotify unavailable, waits are plain sleeps */
-    int stop_fd;    /* eventfd: knob_watch_stop wakes a wait at once */
+    int stop_fd;    /* eventfd: knob_watch_stop wakes a wait at once (-1: none could be made) */
+    _Atomic int stopped; /* set by knob_watch_stop: read by waits without an eventfd */
     int watch;      /* the watch on the folder now watched, or -1 */
     int depth;      /* how many path components that folder lacks; 0: the file's own folder */
 } knob_watch;

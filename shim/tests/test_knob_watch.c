@@ -110,3 +110,23 @@ Test(knob_watch, a_stop_ends_the_wait_at_once)
     pthread_join(t, NULL);
     knob_watch_close(&w);
 }
+
+/* Descriptors ran out at the open (no eventfd): a stop must still end the wait, since
+ * MPI_Finalize joins the watcher thread. */
+Test(knob_watch, a_stop_ends_the_wait_without_an_eventfd)
+{
+    snprintf(path, sizeof path, "%s/knobs", root);
+    knob_watch w;
+    knob_watch_open(&w, path);
+    close(w.stop_fd);
+    w.stop_fd = -1;
+    pthread_t t;
+    cr_assert_eq(pthread_create(&t, NULL, stop_later, &w), 0);
+    double start = now_s();
+    cr_assert_eq(knob_watch_wait(&w, path, 10000), KNOB_WATCH_STOPPED);
+    cr_assert_lt(now_s() - start, 5.0);
+    pthread_join(t, NULL);
+    /* and every later wait */
+    cr_assert_eq(knob_watch_wait(&w, path, 10000), KNOB_WATCH_STOPPED);
+    knob_watch_close(&w);
+}
