@@ -124,6 +124,39 @@ def test_g_is_a_minimum_spacing_of_injections_that_computation_overlaps():
     assert run([overlapped, [("irecv", 0, K, 1, i) for i in range(2)]], p).end_ns[0] == pytest.approx(1500)
 
 
+@pytest.mark.parametrize("simulate", [loggops.simulate, loggops.simulate_reference], ids=["core", "python"])
+@pytest.mark.parametrize("nbytes, spacing", [(0, 100), (1, 100), (2, 101), (1001, 1100)])
+def test_back_to_back_injections_are_g_plus_k_minus_one_G_apart(simulate, nbytes, spacing):
+    # the NIC is busy g + (k - 1) G after injecting k bytes: k G (or (k - 1) G without the
+    # floor at 0) would move every second send of a stream
+    p = Params(o_s=0.0, o_r=0.0, g=100.0, G=1.0, L=0.0, S=1 << 20)
+    sends = [("isend", 1, K, nbytes, i) for i in range(3)] + [("wait", (0, 1, 2))]
+    got = simulate([sends, [("irecv", 0, K, nbytes, i) for i in range(3)] + [("wait", (0, 1, 2))]], p)
+    assert got.end_ns[0] == pytest.approx(2 * spacing)
+
+
+@pytest.mark.parametrize("simulate", [loggops.simulate, loggops.simulate_reference], ids=["core", "python"])
+@pytest.mark.parametrize("queued", ["receives", "sends"])
+def test_the_oldest_waiting_partner_is_matched_first(simulate, queued):
+    # two messages of one key, 5 us apart; whichever side waits on the channel (receives posted
+    # before any send, or sends before any receive), the first receive takes the first message:
+    # the receiver's 3 us of computation between its waits then overlap the second's flight
+    go = ("c", 9)
+    if queued == "receives":   # rank 0 sends only after rank 1 has posted both receives
+        first_send_at = 1000
+        sender = [("irecv", 1, go, 8, "go"), ("wait", ("go",))]
+        receiver_start = [("irecv", 0, K, 8, "first"), ("irecv", 0, K, 8, "second"), ("isend", 0, go, 8, "go")]
+    else:                      # both sends are queued before rank 1 posts at 10 us
+        first_send_at = 0
+        sender = []
+        receiver_start = [("calc", 10000.0), ("irecv", 0, K, 8, "first"), ("irecv", 0, K, 8, "second")]
+    sender += [("isend", 1, K, 8, "a"), ("calc", 20000.0), ("isend", 1, K, 8, "b"), ("wait", ("a", "b"))]
+    receiver = receiver_start + [("wait", ("first",)), ("calc", 3000.0), ("wait", ("second",))]
+    got = simulate([sender, receiver], Params(L=1000.0))
+    second_arrives = first_send_at + 20000 + 1000
+    assert got.end_ns[1] == pytest.approx(second_arrives)
+
+
 def test_messages_match_in_order_per_sender_and_tag():
     other = ("c", 7)
     programs = [[("isend", 1, K, 8, 0), ("calc", 3000.0), ("isend", 1, other, 8, 1), ("wait", (0, 1))],
@@ -347,6 +380,25 @@ def test_bcast_from_eight_ranks_switches_to_scatter_allgather_just_above_its_sho
     assert sorted(messages("Bcast", size, n, root=root)) == sorted(scatter + allgather)
     assert [len(schedules.bcast(r, 8, 1 << 20, 0)) for r in range(8)] == \
         [3 + 7, 1 + 7, 2 + 7, 1 + 7, 3 + 7, 1 + 7, 2 + 7, 1 + 7]  # above 512 KiB: scatter + a 7-step ring
+
+
+@pytest.mark.parametrize("size", [8, 16])
+def test_bcast_on_a_power_of_two_switches_to_a_ring_just_above_its_medium_size(size):
+    # up to BCAST_MEDIUM bytes the scatter's blocks are gathered by recursive doubling
+    # (log2 P exchanges), one byte above by a ring (P - 1 steps to the next rank)
+    medium, root = schedules.BCAST_MEDIUM, 3
+    steps = size.bit_length() - 1
+    for n, ring in ((medium - 1, False), (medium, False), (medium + 1, True)):
+        for r in range(size):
+            v = (r - root) % size
+            # the scatter's rounds: the root sends log2 P times, another rank takes its block
+            # and passes one on per trailing zero bit of its relative rank
+            scatter = steps if v == 0 else 1 + (v & -v).bit_length() - 1
+            assert len(schedules.bcast(r, size, n, root)) == scatter + (size - 1 if ring else steps), (n, r)
+        to_next = sum((t - s) % size == 1 for s, t, _ in messages("Bcast", size, n, root=root))
+        # the ring sends P - 1 blocks to the next rank from every rank; doubling's first step pairs
+        # relative ranks 2k and 2k + 1 (half of them one apart), the scatter adds a few more
+        assert (to_next >= size * (size - 1)) == ring, (n, to_next)
 
 
 @pytest.mark.parametrize("size", [2, 3, 4, 5, 8, 12])
