@@ -49,6 +49,15 @@ def test_durations_carry_their_unit(text, seconds):
     assert grammar.parse_duration(grammar.format_duration(seconds)) == pytest.approx(seconds)
 
 
+@pytest.mark.parametrize("seconds, text", [
+    (3600.0, "1h"), (3599.0, "3599s"), (90.0, "90s"), (60.0, "1min"), (59.0, "59s"), (1.0, "1s"), (0.999, "999ms"),
+    (1e-3, "1ms"), (999e-6, "999us"), (1e-6, "1us"), (999e-9, "999ns"), (1e-9, "1ns")])
+def test_a_duration_is_written_in_the_largest_unit_it_reaches(seconds, text):
+    # both sides of each unit's switch: a duration of exactly one unit is written in it (hours
+    # and minutes only when whole)
+    assert grammar.format_duration(seconds) == text
+
+
 @pytest.mark.parametrize("text, ok", [("7", False), ("8", True), ("1K", True), ("1025", False), ("1.0K", True)])
 def test_a_size_limit_holds_both_its_ends(text, ok):
     if ok:
