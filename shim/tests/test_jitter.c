@@ -129,6 +129,19 @@ Test(jitter, draws_are_truncated_at_zero)
     cr_assert_eq(jitter_apply(1000, NAN), 0);
 }
 
+Test(jitter, draws_round_to_the_nearest_ns_on_both_sides_and_stop_at_10_s)
+{
+    /* rounded, not truncated: truncation would take half a ns off every draw's mean */
+    cr_assert_eq(jitter_apply(1000, 250.49), 1250);
+    cr_assert_eq(jitter_apply(1000, 250.51), 1251);
+    cr_assert_eq(jitter_apply(1000, -250.49), 750);
+    cr_assert_eq(jitter_apply(1000, -250.51), 749);
+    cr_assert_eq(jitter_apply(0, 0.51), 1);
+    cr_assert_eq(jitter_apply(0, 9999999999999.0), UINT64_C(9999999999999));
+    cr_assert_eq(jitter_apply(0, 10000000000001.0), UINT64_C(10000000000000));
+    cr_assert_eq(jitter_apply(0, INFINITY), UINT64_C(10000000000000));
+}
+
 /* ---- the whole shape, not only mean and spread ----
  * Every kind is built to have mean 0 and sd S whatever its shape parameter,
  * so a draw from the wrong family, or with the wrong sigma or alpha, keeps
