@@ -48,7 +48,7 @@ double knob_idle_us(const loggp_knobs *set, long m)
     double per_byte = m > 1 ? (double)(m - 1) * (double)ps[LOGGP_KNOB_GAP_PER_BYTE] * 1e-6 : 0;
     double one_way = (double)(ps[LOGGP_KNOB_O_S] + ps[LOGGP_KNOB_O_R] + ps[LOGGP_KNOB_LATENCY]) * 1e-6;
     double gap = fmax((double)ps[LOGGP_KNOB_GAP], fmax((double)ps[LOGGP_KNOB_O_S], (double)ps[LOGGP_KNOB_O_R])) * 1e-6;
-    return 0.5 * (2 * one_way + per_byte) + 1.25 * (gap + per_byte);
+    return 1.5 * (2 * one_way + per_byte) + 1.25 * (gap + per_byte);
 }
 
 double idle_equalizer_us(const loggp_knobs *sets, int n_sets, int current, long m)

@@ -44,8 +44,8 @@ double pace_for_gap(double gap_us);
 double receive_wait_us(double t_zero_us, double t_m_us, double pace_us, double equalizer_us);
 
 /* LogGP's idle time before a timed receive under a knob set, for m bytes, beyond the
- * machine's own: half the knobs' added round trip (T(0) + T(m)) and 1.25 of their
- * added gap (the pace), as receive_wait_us has it. */
+ * machine's own: 1.5 times the knobs' added T(0) + T(m) (each T one way, so 2 (o_s +
+ * o_r + L) + (m-1)G) and 1.25 of their added gap (the pace), as receive_wait_us has it. */
 double knob_idle_us(const loggp_knobs *set, long m);
 
 /* Extra idle for set `current` so that every set idles as long as the longest one

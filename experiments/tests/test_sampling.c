@@ -65,18 +65,18 @@ Test(sampling, knob_idle_follows_the_receive_wait)
     loggp_knobs zero = knobs_us(0, 0, 0, 0, 0);
     cr_expect_float_eq(knob_idle_us(&zero, 1024), 0.0, 1e-12);
     loggp_knobs L10 = knobs_us(0, 0, 0, 0, 10);
-    cr_expect_float_eq(knob_idle_us(&L10, 8), 10.0, 1e-9); /* half of 2 x L */
+    cr_expect_float_eq(knob_idle_us(&L10, 8), 30.0, 1e-9); /* 1.5 x (T(0) + T(m)): 1.5 x 2 L */
     loggp_knobs g4 = knobs_us(0, 0, 4, 0, 0);
     cr_expect_float_eq(knob_idle_us(&g4, 8), 5.0, 1e-9); /* 1.25 g */
     loggp_knobs G1 = knobs_us(0, 0, 0, 1, 0);
-    /* (m-1)G = 1.023 us: half of it in the round trip, 1.25 of it in the pace. */
-    cr_expect_float_eq(knob_idle_us(&G1, 1024), 1.75 * 1.023, 1e-9);
+    /* (m-1)G = 1.023 us: 1.5 of it in T(m), 1.25 of it in the pace. */
+    cr_expect_float_eq(knob_idle_us(&G1, 1024), 2.75 * 1.023, 1e-9);
 }
 
 Test(sampling, every_set_idles_as_long_as_the_longest)
 {
     loggp_knobs sets[2] = {knobs_us(0, 0, 0, 0, 0), knobs_us(0, 0, 0, 0, 10)};
-    cr_expect_float_eq(idle_equalizer_us(sets, 2, 0, 8), 10.0, 1e-9);
+    cr_expect_float_eq(idle_equalizer_us(sets, 2, 0, 8), 30.0, 1e-9);
     cr_expect_float_eq(idle_equalizer_us(sets, 2, 1, 8), 0.0, 1e-9);
     cr_expect_float_eq(idle_equalizer_us(sets, 2, -1, 8), 0.0, 1e-9);
 }
