@@ -13,20 +13,20 @@ SEGV, EXIT_11 = signal.SIGSEGV, 11 << 8  # wait statuses: killed by signal 11, e
 
 
 def test_the_exit_codes_line_is_read_host_by_host():
-    assert exit_status.parse("[mpiexec@vm] Exit codes: [vm] 0,11,0\n") == [("vm", [0, 11, 0])]
+    assert exit_status.parse("[mpiexec@node1] Exit codes: [node1] 0,11,0\n") == [("node1", [0, 11, 0])]
     assert exit_status.parse("[mpiexec@a] Exit codes: [a] 0,2816 [b] 139") == [("a", [0, 2816]), ("b", [139])]
-    for other in ("halfrtt_us=1.2", "[mpiexec@vm] Exit codes:", "[proxy:0@vm] Exit codes: [vm] 0",
-                  " [mpiexec@vm] Exit codes: [vm] 0"):
+    for other in ("halfrtt_us=1.2", "[mpiexec@node1] Exit codes:", "[proxy:0@node1] Exit codes: [node1] 0",
+                  " [mpiexec@node1] Exit codes: [node1] 0"):
         assert exit_status.parse(other) is None, other
 
 
 def test_only_the_ranks_a_signal_ended_are_named_with_their_signal():
-    assert exit_status.killed_lines([("vm", [0, SEGV, 0, EXIT_11])]) == [
+    assert exit_status.killed_lines([("node1", [0, SEGV, 0, EXIT_11])]) == [
         "rank 1 was killed by signal 11 (SIGSEGV)"]
     # a core dump sets 0x80 in the status
-    assert exit_status.killed_lines([("vm", [SEGV | 0x80, signal.SIGKILL])]) == [
+    assert exit_status.killed_lines([("node1", [SEGV | 0x80, signal.SIGKILL])]) == [
         "rank 0 was killed by signal 11 (SIGSEGV) (core dumped)", "rank 1 was killed by signal 9 (SIGKILL)"]
-    assert exit_status.killed_lines([("vm", [0, EXIT_11, 1 << 8])]) == []
+    assert exit_status.killed_lines([("node1", [0, EXIT_11, 1 << 8])]) == []
     # across hosts a position is the host's, not a rank
     assert exit_status.killed_lines([("a", [0]), ("b", [0, signal.SIGBUS])]) == [
         "process 1 on host b was killed by signal 7 (SIGBUS)"]
@@ -38,7 +38,7 @@ def passed(filt, chunks):
 
 @pytest.mark.parametrize("cut", range(1, 60, 3))
 def test_the_filter_drops_the_exit_codes_line_wherever_the_stream_is_cut(cut):
-    stream = b"halfrtt_us=1.5\n[mpiexec@vm] Exit codes: [vm] 0,11\ncpu_s=0.2\n"
+    stream = b"halfrtt_us=1.5\n[mpiexec@node1] Exit codes: [node1] 0,11\ncpu_s=0.2\n"
     filt = exit_status.Filter()
     assert passed(filt, [stream[:cut], stream[cut:]]) == b"halfrtt_us=1.5\ncpu_s=0.2\n"
     assert filt.lines() == ["rank 1 was killed by signal 11 (SIGSEGV)"]
@@ -50,9 +50,9 @@ def test_the_filter_passes_a_partial_line_on_at_once_unless_it_may_be_the_exit_c
     assert filt.feed(b"[mpi") == b""  # may still become the exit-codes line
     assert filt.feed(b"ch rank 0] note\n") == b"[mpich rank 0] note\n"
     # the last line without its newline
-    assert passed(filt, [b"[mpiexec@vm] Exit codes: [vm] 9,0"]) == b""
+    assert passed(filt, [b"[mpiexec@node1] Exit codes: [node1] 9,0"]) == b""
     assert filt.lines() == ["rank 0 was killed by signal 9 (SIGKILL)"]
-    assert passed(exit_status.Filter(), [b"[mpiexec@vm] no"]) == b"[mpiexec@vm] no"
+    assert passed(exit_status.Filter(), [b"[mpiexec@node1] no"]) == b"[mpiexec@node1] no"
 
 
 def test_a_run_names_the_rank_a_signal_killed_and_keeps_the_programs_output():

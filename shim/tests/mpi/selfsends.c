@@ -68,32 +68,43 @@ static void startall_to_self(void)
     MPI_Request_free(&sends[1]);
 }
 
-static void bsend_init_to_self(void)
+/* Attaches a buffer for one buffered send of `bytes`; detach_and_free ends it. */
+static void attach_for(int bytes)
 {
-    int me, size = 0;
-    MPI_Comm_rank(MPI_COMM_WORLD, &me);
-    MPI_Pack_size(400, MPI_BYTE, MPI_COMM_WORLD, &size);
+    int size = 0;
+    MPI_Pack_size(bytes, MPI_BYTE, MPI_COMM_WORLD, &size);
     size += MPI_BSEND_OVERHEAD;
     char *buffer = malloc((size_t)size);
     MPI_Buffer_attach(buffer, size);
+}
+
+static void detach_and_free(void)
+{
+    char *buffer;
+    int size;
+    MPI_Buffer_detach(&buffer, &size);
+    free(buffer);
+}
+
+static void bsend_init_to_self(void)
+{
+    int me;
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    attach_for(400);
     MPI_Request send;
     MPI_Bsend_init(out, 400, MPI_BYTE, me, 400, MPI_COMM_WORLD, &send);
     MPI_Start(&send);
     MPI_Recv(in, 400, MPI_BYTE, me, 400, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     MPI_Wait(&send, MPI_STATUS_IGNORE);
     MPI_Request_free(&send);
-    MPI_Buffer_detach(&buffer, &size);
-    free(buffer);
+    detach_and_free();
 }
 
 static void nonblocking_to_self(void)
 {
-    int me, size = 0;
+    int me;
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
-    MPI_Pack_size(20, MPI_BYTE, MPI_COMM_WORLD, &size);
-    size += MPI_BSEND_OVERHEAD;
-    char *buffer = malloc((size_t)size);
-    MPI_Buffer_attach(buffer, size);
+    attach_for(20);
     MPI_Request recvs[4], sends[4];
     for (int i = 0; i < 4; i++)
         MPI_Irecv(in + 1000 * i, 10 * (i + 1), MPI_BYTE, me, i, MPI_COMM_WORLD, &recvs[i]);
@@ -103,8 +114,7 @@ static void nonblocking_to_self(void)
     MPI_Irsend(out, 40, MPI_BYTE, me, 3, MPI_COMM_WORLD, &sends[3]); /* its receive is posted */
     MPI_Waitall(4, sends, MPI_STATUSES_IGNORE);
     MPI_Waitall(4, recvs, MPI_STATUSES_IGNORE);
-    MPI_Buffer_detach(&buffer, &size);
-    free(buffer);
+    detach_and_free();
 }
 
 int main(int argc, char **argv)
