@@ -59,8 +59,24 @@ Test(transit_least, a_receive_that_waited_for_its_message_is_a_sample)
 {
     transit_min t;
     transit_min_init(&t, 0);
-    cr_assert_eq(transit_least(&t, 10, 3 * US, 1, 10, UINT64_MAX), 3 * US);
-    cr_assert_eq(transit_least(&t, 10, 2 * US, 1, 20, UINT64_MAX), 2 * US);
+    /* the class's first pays the provider's first touch: not taken */
+    cr_assert_eq(transit_least(&t, 10, 130 * US, 1, 10, UINT64_MAX), 0);
+    cr_assert_eq(transit_least(&t, 10, 3 * US, 1, 20, UINT64_MAX), 3 * US);
+    cr_assert_eq(transit_least(&t, 10, 2 * US, 1, 30, UINT64_MAX), 2 * US);
+    cr_assert_eq(transit_least(&t, 10, 5 * US, 1, 40, UINT64_MAX), 2 * US);
+    /* each class has its own first */
+    cr_assert_eq(transit_least(&t, 11, 4 * US, 1, 50, UINT64_MAX), 0);
+}
+
+Test(transit_least, a_first_touch_then_only_late_posts_leaves_the_send_time)
+{
+    /* a rank whose first 1 KiB receive waited 131 us (first touch) and
+     * whose later ones all came late: their arrival is their send */
+    transit_min t;
+    transit_min_init(&t, 0);
+    transit_least(&t, 11, 131 * US, 1, 10, UINT64_MAX);
+    for (int i = 0; i < 5; i++)
+        cr_assert_eq(transit_least(&t, 11, 200 * US, 0, 20 + i, UINT64_MAX), 0);
 }
 
 Test(transit_least, a_late_post_reads_the_least_but_adds_nothing)
@@ -71,7 +87,8 @@ Test(transit_least, a_late_post_reads_the_least_but_adds_nothing)
     transit_min_init(&t, 0);
     cr_assert_eq(transit_least(&t, 10, 200 * US, 0, 10, UINT64_MAX), 0);
     cr_assert_eq(transit_least(&t, 10, 201 * US, 0, 20, UINT64_MAX), 0);
-    /* a receive that did wait gives the class its transit, which late ones then read */
+    /* receives that did wait give the class its transit (past the first), which late ones then read */
+    transit_least(&t, 10, 6 * US, 1, 25, UINT64_MAX);
     cr_assert_eq(transit_least(&t, 10, 4 * US, 1, 30, UINT64_MAX), 4 * US);
     cr_assert_eq(transit_least(&t, 10, 199 * US, 0, 40, UINT64_MAX), 4 * US);
     /* other size classes keep their own */
@@ -92,6 +109,24 @@ Test(receive_due, a_late_post_of_a_message_sent_L_before_is_due_at_once)
     /* rendezvous (delay.h): the pull and the data, 2L from the post, not from a second L */
     cr_assert_eq(loggp_rendezvous_due(receive_arrival(sent, least, now, 0, now - 1, 1), now, d.L, 0),
                  now + 2 * d.L);
+}
+
+Test(receive_due, a_late_rendezvous_counts_from_its_send_whatever_transit_was_seen)
+{
+    /* the receives of 8 KiB that waited were the burst's first (120 us and more);
+     * the next, sent at 100 us and posted at 140 us with L = 20 us, found its
+     * request there: the pull and the data, 2L from the post */
+    transit_min t;
+    transit_min_init(&t, 0);
+    uint64_t L = 20 * US, sent = 100 * US, posted = 140 * US, now = posted + US;
+    transit_least(&t, 14, 130 * US, 1, 40 * US, UINT64_MAX);
+    transit_least(&t, 14, 120 * US, 1, 50 * US, UINT64_MAX);
+    uint64_t least = transit_least(&t, 14, now - sent, 0, now, UINT64_MAX);
+    cr_assert_eq(least, 120 * US);
+    uint64_t arrival = receive_arrival(sent, arrival_transit(least, 1), now, 0, now - 1, 1);
+    cr_assert_eq(loggp_rendezvous_due(arrival, posted, L, 0), posted + 2 * L);
+    /* an eager message still counts its size class's least */
+    cr_assert_eq(receive_arrival(sent, arrival_transit(30 * US, 0), now, 0, 0, 0), sent + 30 * US);
 }
 
 Test(transit_min, keeps_the_least_per_size_class)

@@ -58,8 +58,10 @@ static uint64_t receive_due(cq_state *cs, struct fi_cq_tagged_entry *e, const lo
         bucket = TRANSIT_BUCKETS - 1;
     uint64_t window = atomic_load_explicit(&ofi_transit_window_ns, memory_order_relaxed);
     uint64_t least = transit_least(&cs->transit, bucket, observed, posted_before, now, window);
-    uint64_t arrival = receive_arrival(sent, least, now, posted_before, drained_at, polling);
-    if (extra && e->len > RENDEZVOUS_MIN_BYTES && e->len > rendezvous_above())
+    int rendezvous = extra && e->len > RENDEZVOUS_MIN_BYTES && e->len > rendezvous_above();
+    uint64_t arrival = receive_arrival(sent, arrival_transit(least, rendezvous), now, posted_before, drained_at,
+                                       polling);
+    if (rendezvous)
         return loggp_rendezvous_due(arrival, posted_at, L, loggp_bytes_delay_ns(d->G_ps_per_byte, e->len));
     /* g alone: no hold, but the arrival the next reception's gap counts from */
     return arrival + extra;

@@ -7,6 +7,7 @@ void transit_min_init(transit_min *t, uint64_t now)
 {
     for (int i = 0; i < TRANSIT_BUCKETS; i++)
         t->now[i] = t->prev[i] = UINT64_MAX;
+    memset(t->sampled, 0, sizeof t->sampled);
     t->window_start = now;
 }
 
@@ -26,8 +27,11 @@ uint64_t transit_min_update(transit_min *t, int bucket, uint64_t observed, uint6
 uint64_t transit_least(transit_min *t, int bucket, uint64_t observed, int posted_before, uint64_t now,
                        uint64_t window_ns)
 {
-    /* UINT64_MAX never lowers a minimum: the late receive only reads it */
-    uint64_t least = transit_min_update(t, bucket, posted_before ? observed : UINT64_MAX, now, window_ns);
+    int sample = posted_before && t->sampled[bucket];
+    if (posted_before)
+        t->sampled[bucket] = 1;
+    /* UINT64_MAX never lowers a minimum: the receive only reads it */
+    uint64_t least = transit_min_update(t, bucket, sample ? observed : UINT64_MAX, now, window_ns);
     return least == UINT64_MAX ? 0 : least;
 }
 

@@ -16,6 +16,7 @@
 typedef struct {
     uint64_t now[TRANSIT_BUCKETS], prev[TRANSIT_BUCKETS];
     uint64_t window_start;
+    unsigned char sampled[TRANSIT_BUCKETS]; /* has the class seen its first sample (transit_least) */
 } transit_min;
 
 #pragma GCC visibility push(hidden)
@@ -32,9 +33,25 @@ uint64_t transit_min_update(transit_min *t, int bucket, uint64_t observed, uint6
  * adds its time as a sample: its message was not there yet. One posted later
  * may have found its message waiting since long before, so its time holds the
  * wait for the post (about L, on a rank that always posts after its peer
- * sends) and is no transit; it only reads the least seen, 0 when none. */
+ * sends) and is no transit; it only reads the least seen, 0 when none.
+ * A class's first such sample is not taken either: the first message of a
+ * size pays the provider's first touch of its buffers (130 us measured
+ * against 1 us after), and a rank whose later receives of that size all come
+ * late would hold each of them that much too long. */
 uint64_t transit_least(transit_min *t, int bucket, uint64_t observed, int posted_before, uint64_t now,
                        uint64_t window_ns);
+
+/* The transit to count for a receive's message: its size class's least, or
+ * none for a message the provider moves by rendezvous. What lands first of
+ * such a message is its request to send, a control message whose transit is
+ * a small message's; the class's least is the whole natural handshake of a
+ * receive that waited (up to a first contact's 100 us and more), and taken
+ * for the request it moved a late-posted receive's hold from its post to its
+ * completion: a third flight, 3L where a blocking burst pays 2L. */
+static inline uint64_t arrival_transit(uint64_t least, int rendezvous)
+{
+    return rendezvous ? 0 : least;
+}
 
 /* What a receive of `len` bytes is held beyond its natural arrival. */
 uint64_t receive_hold_ns(const loggp_delays *d, uint64_t len);
