@@ -214,13 +214,16 @@ static inline uint64_t loggp_reception_at(uint64_t arrival_bound, uint64_t gap_d
  * leaves the sender only after the receiver matched; docs/protocols.md)
  * completes on the emulated network: its request to send lands L after the
  * message's natural arrival, the handshake starts once that has landed and
- * the receive is posted (posted: 0 if unknown), and costs two more flights,
- * the pull and the data, plus (k-1)G. A pre-posted receive so pays 3L after
- * the send, a late one 2L after its post. */
-static inline uint64_t loggp_rendezvous_due(uint64_t arrival, uint64_t posted, uint64_t L_ns, uint64_t bytes_ns)
+ * the receive is posted (posted: 0 if unknown), and takes the machine's own
+ * handshake (handshake_ns: what the provider took after a late post; 0 when
+ * the arrival is its completion already) and two more flights, the pull and
+ * the data, plus (k-1)G. A pre-posted receive so pays 3L after the send, a
+ * late one 2L after its post and its own copy. */
+static inline uint64_t loggp_rendezvous_due(uint64_t arrival, uint64_t posted, uint64_t L_ns, uint64_t bytes_ns,
+                                            uint64_t handshake_ns)
 {
     uint64_t landed = arrival + L_ns;
-    return (landed > posted ? landed : posted) + 2 * L_ns + bytes_ns;
+    return (landed > posted ? landed : posted) + handshake_ns + 2 * L_ns + bytes_ns;
 }
 
 /* When the sender's completion of such a send appears on the emulated

@@ -239,22 +239,28 @@ Test(logp_receive, computation_overlaps_the_receive_gap)
 Test(rendezvous_due, a_pre_posted_receive_pays_three_flights)
 {
     /* posted before the message arrived at 1 ms: RTS, pull, data */
-    cr_assert_eq(loggp_rendezvous_due(1000000, 900000, 10 * US, 0), 1000000 + 30 * US);
+    cr_assert_eq(loggp_rendezvous_due(1000000, 900000, 10 * US, 0, 0), 1000000 + 30 * US);
     /* unknown post time (a multi-receive buffer): posted all along */
-    cr_assert_eq(loggp_rendezvous_due(1000000, 0, 10 * US, 0), 1000000 + 30 * US);
+    cr_assert_eq(loggp_rendezvous_due(1000000, 0, 10 * US, 0, 0), 1000000 + 30 * US);
 }
 
 Test(rendezvous_due, a_late_receive_pays_two_flights_after_its_post)
 {
-    cr_assert_eq(loggp_rendezvous_due(1000000, 1500000, 10 * US, 0), 1500000 + 20 * US);
+    cr_assert_eq(loggp_rendezvous_due(1000000, 1500000, 10 * US, 0, 0), 1500000 + 20 * US);
     /* posted while the RTS is in flight: the handshake waits for it */
-    cr_assert_eq(loggp_rendezvous_due(1000000, 1000000 + 4 * US, 10 * US, 0), 1000000 + 30 * US);
+    cr_assert_eq(loggp_rendezvous_due(1000000, 1000000 + 4 * US, 10 * US, 0, 0), 1000000 + 30 * US);
+}
+
+Test(rendezvous_due, a_late_receive_keeps_the_machines_own_handshake)
+{
+    /* the provider took 3 us after the post: the held flights come on top */
+    cr_assert_eq(loggp_rendezvous_due(1000000, 1500000, 10 * US, 8 * US, 3 * US), 1500000 + 31 * US);
 }
 
 Test(rendezvous_due, the_data_carries_its_per_byte_time)
 {
-    cr_assert_eq(loggp_rendezvous_due(1000000, 1500000, 10 * US, 8 * US), 1500000 + 28 * US);
-    cr_assert_eq(loggp_rendezvous_due(1000000, 1500000, 0, 8 * US), 1500000 + 8 * US);
+    cr_assert_eq(loggp_rendezvous_due(1000000, 1500000, 10 * US, 8 * US, 0), 1500000 + 28 * US);
+    cr_assert_eq(loggp_rendezvous_due(1000000, 1500000, 0, 8 * US, 0), 1500000 + 8 * US);
 }
 
 Test(rendezvous_due, a_blocking_burst_runs_at_two_flights_per_message)
@@ -266,7 +272,7 @@ Test(rendezvous_due, a_blocking_burst_runs_at_two_flights_per_message)
     for (int i = 0; i < 6; i++) {
         uint64_t matched = posted > arrival ? posted : arrival;
         prev = released;
-        released = loggp_rendezvous_due(arrival, posted, L, 0);
+        released = loggp_rendezvous_due(arrival, posted, L, 0, 0);
         arrival = matched + 700;
         posted = released;
     }

@@ -107,7 +107,7 @@ Test(receive_due, a_late_post_of_a_message_sent_L_before_is_due_at_once)
     uint64_t least = transit_least(&t, 10, now - sent, 0, now, UINT64_MAX);
     cr_assert_eq(receive_arrival(sent, least, now, 0, now - 1, 1) + receive_hold_ns(&d, 1024), now);
     /* rendezvous (delay.h): the pull and the data, 2L from the post, not from a second L */
-    cr_assert_eq(loggp_rendezvous_due(receive_arrival(sent, least, now, 0, now - 1, 1), now, d.L, 0),
+    cr_assert_eq(loggp_rendezvous_due(receive_arrival(sent, least, now, 0, now - 1, 1), now, d.L, 0, 0),
                  now + 2 * d.L);
 }
 
@@ -124,9 +124,37 @@ Test(receive_due, a_late_rendezvous_counts_from_its_send_whatever_transit_was_se
     uint64_t least = transit_least(&t, 14, now - sent, 0, now, UINT64_MAX);
     cr_assert_eq(least, 120 * US);
     uint64_t arrival = receive_arrival(sent, arrival_transit(least, 1), now, 0, now - 1, 1);
-    cr_assert_eq(loggp_rendezvous_due(arrival, posted, L, 0), posted + 2 * L);
+    transit_min handshake;
+    transit_min_init(&handshake, 0);
+    cr_assert_eq(loggp_rendezvous_due(arrival, posted, L, 0,
+                                      rendezvous_handshake_ns(&handshake, 14, now, posted, arrival, UINT64_MAX)),
+                 now + 2 * L);
     /* an eager message still counts its size class's least */
     cr_assert_eq(receive_arrival(sent, arrival_transit(30 * US, 0), now, 0, 0, 0), sent + 30 * US);
+}
+
+Test(rendezvous_handshake, the_least_a_late_receive_of_its_size_took_after_its_post)
+{
+    transit_min t;
+    transit_min_init(&t, 0);
+    /* posted at 140 us, its request there since 100 us, completed at 143 us */
+    cr_assert_eq(rendezvous_handshake_ns(&t, 16, 143 * US, 140 * US, 100 * US, UINT64_MAX), 3 * US);
+    /* a caller that computed after its post and read at 200 us: the least stands */
+    cr_assert_eq(rendezvous_handshake_ns(&t, 16, 200 * US, 150 * US, 120 * US, UINT64_MAX), 3 * US);
+    cr_assert_eq(rendezvous_handshake_ns(&t, 16, 302 * US, 300 * US, 250 * US, UINT64_MAX), 2 * US);
+    /* another size has its own */
+    cr_assert_eq(rendezvous_handshake_ns(&t, 14, 401 * US, 400 * US, 350 * US, UINT64_MAX), 1 * US);
+}
+
+Test(rendezvous_handshake, none_when_the_arrival_is_the_completion)
+{
+    transit_min t;
+    transit_min_init(&t, 0);
+    /* pre-posted (the arrival is the completion), or its post time unknown */
+    cr_assert_eq(rendezvous_handshake_ns(&t, 16, 143 * US, 90 * US, 143 * US, UINT64_MAX), 0);
+    cr_assert_eq(rendezvous_handshake_ns(&t, 16, 143 * US, 0, 100 * US, UINT64_MAX), 0);
+    /* and neither adds a sample: a late one afterwards reads only its own */
+    cr_assert_eq(rendezvous_handshake_ns(&t, 16, 205 * US, 200 * US, 100 * US, UINT64_MAX), 5 * US);
 }
 
 Test(transit_min, keeps_the_least_per_size_class)

@@ -176,6 +176,7 @@ void patch_cq(struct fid_cq *cq, enum fi_cq_format format)
     cs->has_data = format != FI_CQ_FORMAT_MSG;
     transit_min_init(&cs->transit, clock_ns());
     transit_min_init(&cs->hand, clock_ns());
+    transit_min_init(&cs->handshake, clock_ns());
     struct fi_ops_cq *ops = patch_table(&cq->ops, sizeof(struct fi_ops_cq), cs);
     if (!ops) {
         free(cs);

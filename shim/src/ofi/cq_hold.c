@@ -62,7 +62,8 @@ static uint64_t receive_due(cq_state *cs, struct fi_cq_tagged_entry *e, const lo
     uint64_t arrival = receive_arrival(sent, arrival_transit(least, rendezvous), now, posted_before, drained_at,
                                        polling);
     if (rendezvous)
-        return loggp_rendezvous_due(arrival, posted_at, L, loggp_bytes_delay_ns(d->G_ps_per_byte, e->len));
+        return loggp_rendezvous_due(arrival, posted_at, L, loggp_bytes_delay_ns(d->G_ps_per_byte, e->len),
+                                    rendezvous_handshake_ns(&cs->handshake, bucket, now, posted_at, arrival, window));
     /* g alone: no hold, but the arrival the next reception's gap counts from */
     return arrival + extra;
 }

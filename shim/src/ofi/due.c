@@ -35,6 +35,14 @@ uint64_t transit_least(transit_min *t, int bucket, uint64_t observed, int posted
     return least == UINT64_MAX ? 0 : least;
 }
 
+uint64_t rendezvous_handshake_ns(transit_min *t, int bucket, uint64_t now, uint64_t posted, uint64_t arrival,
+                                 uint64_t window_ns)
+{
+    if (!posted || posted <= arrival || now <= posted)
+        return 0;
+    return transit_min_update(t, bucket, now - posted, now, window_ns);
+}
+
 uint64_t receive_hold_ns(const loggp_delays *d, uint64_t len)
 {
     return d->L + loggp_bytes_delay_ns(d->G_ps_per_byte, len);

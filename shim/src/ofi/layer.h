@@ -197,6 +197,9 @@ typedef struct {
     /* The least per-entry time of a read lately (bucket 0): the provider's
      * own hand-over time, which g's spacing counts on top of (delay.h). */
     transit_min hand;
+    /* Least time shm took for a rendezvous after a late post, per size class
+     * (rendezvous_handshake_ns). */
+    transit_min handshake;
     /* End of the last read through this layer that left the CQ drained
      * (0: unknown). A receive posted before then and seen later was not there
      * yet, which bounds its natural arrival from below even when transit times
