@@ -308,3 +308,45 @@ def test_a_round_that_keeps_failing_stops_its_program_only(monkeypatch, capsys):
     out, err = capsys.readouterr()
     assert "| mg |" in out and "| cg |" not in out and "Not measured, a run failed (above): cg." in out
     assert "exit 11" in err and "3 attempts at this round failed" in err
+
+
+def test_the_cases_that_can_decide_the_goal_hold_one_of_its_limits():
+    # errors' ranges: [1, 4] % and [6, 9] % are decided against both limits; [3, 7] holds
+    # the median's 5 %, [12, 18] the worst case's 15 %; unresolved cases have no error
+    cases = [case(1.0, x, lo, hi) for x, lo, hi in
+             ((1.02, 1.01, 1.04), (1.075, 1.06, 1.09), (1.05, 1.03, 1.07), (1.15, 1.12, 1.18))]
+    assert et.goal_deciding(cases) == [cases[2], cases[3]]
+    assert et.goal_deciding([case(1.0, 0.0, -0.1, 0.1)]) == []
+
+
+def test_settled_cases_that_can_decide_an_unresolved_goal_go_on(monkeypatch, tmp_path):
+    import io
+    # +50 ms predicted, emulated 0.049 and 0.0535 in turn: settled by itself (as narrow as 5 %
+    # asks) with an error's range of [0, 6.5] %, which holds the median's 5 %: the goal is
+    # unresolved and the setting goes on to the last round
+    calls = fake_apparatus(monkeypatch, {"cg": {"L": 1e-6}}, {"cg": {"L": lambda r: 0.049 + 0.0045 * (r % 2)}})
+    check = ec.ProgramCheck(ec.Program("cg", ["x"]), 2, {"L": "50us"}, None, precision.parse_precision("5%"),
+                            tmp_path, io.StringIO())
+    ec.run_checks([check], 600.0, max_rounds=12, stream=io.StringIO())
+    assert check.unsettled() == [] and check.deciding == {"L"}
+    assert sum(c.endswith(" L") for c in calls) == 12
+
+
+def test_a_decided_goal_keeps_nothing_on(monkeypatch, tmp_path):
+    import io
+    calls = fake_apparatus(monkeypatch, {"cg": {"L": 1e-6}}, {"cg": {"L": 0.05}})
+    check = ec.ProgramCheck(ec.Program("cg", ["x"]), 2, {"L": "50us"}, None, precision.parse_precision("5%"),
+                            tmp_path, io.StringIO())
+    ec.run_checks([check], 600.0, max_rounds=12, stream=io.StringIO())
+    assert check.deciding == set() and check.rounds == precision.MIN_SAMPLES
+
+
+@pytest.mark.parametrize("make, named", [(lambda p: p.mkdir(), "a folder"),
+                                         (lambda p: p.parent.write_text("x"), "its folder cannot be made")])
+def test_an_out_that_cannot_be_written_is_refused_before_any_run(monkeypatch, tmp_path, capsys, make, named):
+    calls = fake_apparatus(monkeypatch, {"cg": {"L": 1e-6}}, {"cg": {"L": 0.05}})
+    out = tmp_path / "in" / "predict.md" if "cannot" in named else tmp_path / "predict.md"
+    make(out)
+    assert ec.main(["cg", "--o", "none", "--G", "none", "--L", "50us", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert f"--out {out}" in err and named in err and calls == []

@@ -39,7 +39,7 @@ from loggp.shim import machine_load
 from loggp.shim.patterns_run import detours_text, host_detours
 
 from . import predict, trace
-from .emulation_table import Case, _ms, decided_against_worst, summary, table
+from .emulation_table import Case, _ms, decided_against_worst, goal_deciding, summary, table
 
 KERNELS = ("cg", "mg", "ft", "is", "lu", "ep")
 # knob -> the steps a setting is chosen from (smallest first); o moves o_s and o_r together
@@ -262,13 +262,18 @@ class ProgramCheck:
         print(f"{program.name}: traced {traced_s:.2f} s; " + ", ".join(said), file=stream, flush=True)
         self.computation = {k: [] for k in self.predicted}
         self.rounds = 0
+        self.deciding = set()  # settled settings kept on because they can decide the goal
         self.spent_s = 0.0
         self.baseline_s = []   # the armed run's length, per round
         self.armed_cost = []   # armed minus zero knobs, in the first rounds
 
-    def active(self):
-        """The settings still worth a round: not settled, or too few pairs yet."""
+    def unsettled(self):
+        """The settings not settled yet, or with too few pairs."""
         return [k for k, r in self.readings.items() if not case_settled(r, self.predicted[k])]
+
+    def active(self):
+        """The settings still worth a round: not settled, or kept on to decide the goal."""
+        return [k for k in self.readings if k in self.deciding or k in self.unsettled()]
 
     def _one_round(self, r, knobs):
         lengths, computations = {}, {}
@@ -329,14 +334,29 @@ def next_check(checks, max_rounds=None):
     return min(open_, key=lambda c: c.spent_s) if open_ else None
 
 
+def keep_deciding(checks):
+    """Once every setting has settled by itself, the goal may still be unresolved: the
+    settings whose error's range holds one of its limits then go on (ProgramCheck.deciding),
+    the others stay settled; while any setting is unsettled, none is kept on."""
+    settled = not any(c.unsettled() for c in checks)
+    cases = [case for c in checks for case in c.cases(False)] if settled else []
+    deciding = set()
+    if cases and summary(cases)[3] == precision.UNRESOLVED:
+        deciding = {(c.program, c.knob) for c in goal_deciding(cases)}
+    for c in checks:
+        c.deciding = {k for p, k in deciding if p == c.program.name}
+
+
 def run_checks(checks, budget_s, max_rounds=None, stream=None, clock=time.monotonic):
-    """Rounds to the programs (next_check) until each is settled or the budget is spent; a
-    program whose round keeps failing stops, named. Returns ([Case], [failed program name])."""
+    """Rounds to the programs (next_check) until each is settled, and the goal is decided or
+    no more pairs can decide it (keep_deciding), or the budget is spent; a program whose round
+    keeps failing stops, named. Returns ([Case], [failed program name])."""
     stream = stream or sys.stderr
     started = clock()
     failed = []
     live = list(checks)
     while clock() - started < budget_s:
+        keep_deciding(live)
         check = next_check(live, max_rounds)
         if check is None:
             break
@@ -348,6 +368,17 @@ def run_checks(checks, budget_s, max_rounds=None, stream=None, clock=time.monoto
             live.remove(check)
     ran_out = clock() - started >= budget_s
     return [case for c in live for case in c.cases(ran_out)], failed
+
+
+def check_out(out):
+    """--out names a file whose folder exists or can be made: said before the minutes of runs,
+    not after them."""
+    if out.is_dir():
+        raise CheckError(f"--out {out}: a folder; name the file to write, e.g. {out / 'predict.md'}")
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise CheckError(f"--out {out}: its folder cannot be made ({e.strerror})") from None
 
 
 def _parser():
@@ -403,6 +434,8 @@ def main(argv=None, stream=None):
                     raise CheckError(f"--{k} {v}: a setting must exceed the armed baseline's {ARMED[MOVES[k][0]]}")
             except ValueError as e:
                 raise CheckError(f"--{k} {v}: {e}") from None
+        if args.out:
+            check_out(Path(args.out))
         programs = _programs(args.programs or ([] if args.program else list(KERNELS)), args.program, args.klass)
         machine = predict.machine_from_probe(args.machine) if args.machine else predict.DEFAULT_MACHINE
     except CheckError as e:
@@ -441,5 +474,10 @@ def main(argv=None, stream=None):
         text += f"\nNot measured, a run failed (above): {', '.join(failed)}.\n"
     print(text, end="")
     if args.out:
-        write_text_atomic(args.out, text)
+        try:
+            write_text_atomic(args.out, text)
+        except OSError as e:  # the table is printed above: nothing measured is lost
+            print(f"predict_vs_emulation: --out {args.out}: not written ({e.strerror}); the table is above",
+                  file=sys.stderr)
+            return 1
     return 1 if failed else precision.exit_status([c.outcome for c in cases] + [summary(cases)[3]])

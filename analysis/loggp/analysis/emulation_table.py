@@ -80,6 +80,13 @@ def decided_against_worst(predicted, emulated):
     return bounds is not None and (bounds[1] <= GOAL_WORST or bounds[0] > GOAL_WORST)
 
 
+def goal_deciding(cases):
+    """The resolved cases whose error's range holds one of the goal's limits (GOAL_MEDIAN,
+    GOAL_WORST): more pairs of these, and of no other, can move the goal's verdict."""
+    return [c for c in cases if c.error_bounds is not None
+            and any(c.error_bounds[0] <= limit < c.error_bounds[1] for limit in (GOAL_MEDIAN, GOAL_WORST))]
+
+
 def summary(cases):
     """(median error over resolved cases or None, worst error or None, the worst case, the
     goal's verdict or None). The goal is met when the errors' upper ends meet it (median
