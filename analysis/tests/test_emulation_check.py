@@ -317,6 +317,12 @@ def test_the_cases_that_can_decide_the_goal_hold_one_of_its_limits():
              ((1.02, 1.01, 1.04), (1.075, 1.06, 1.09), (1.05, 1.03, 1.07), (1.15, 1.12, 1.18))]
     assert et.goal_deciding(cases) == [cases[2], cases[3]]
     assert et.goal_deciding([case(1.0, 0.0, -0.1, 0.1)]) == []
+    # the median's part decided (three ranges wholly under 5 %): only the 15 % straddler goes on
+    low = [case(1.0, 1.02, 1.01, 1.04)] * 3
+    assert et.goal_deciding(low + [cases[2], cases[3]]) == [cases[3]]
+    # the worst case's part decided (one case wholly above 15 %): only the 5 % straddlers
+    high = case(1.0, 1.3, 1.25, 1.35)
+    assert et.goal_deciding([cases[0], cases[2], high]) == [cases[2]]
 
 
 def test_settled_cases_that_can_decide_an_unresolved_goal_go_on(monkeypatch, tmp_path):

@@ -81,10 +81,18 @@ def decided_against_worst(predicted, emulated):
 
 
 def goal_deciding(cases):
-    """The resolved cases whose error's range holds one of the goal's limits (GOAL_MEDIAN,
-    GOAL_WORST): more pairs of these, and of no other, can move the goal's verdict."""
-    return [c for c in cases if c.error_bounds is not None
-            and any(c.error_bounds[0] <= limit < c.error_bounds[1] for limit in (GOAL_MEDIAN, GOAL_WORST))]
+    """The resolved cases more pairs of which can move the goal's verdict: while the median's
+    part is undecided (its cases' ranges allow a median on both sides of GOAL_MEDIAN), those
+    whose range holds GOAL_MEDIAN; while the worst case's part is, those whose range holds
+    GOAL_WORST. A part already decided keeps nothing on."""
+    resolved = [c for c in cases if c.error_bounds is not None]
+    if not resolved:
+        return []
+    lows, highs = [c.error_bounds[0] for c in resolved], [c.error_bounds[1] for c in resolved]
+    limits = [limit for limit, low, high in ((GOAL_MEDIAN, statistics.median(lows), statistics.median(highs)),
+                                             (GOAL_WORST, max(lows), max(highs)))
+              if low <= limit < high]
+    return [c for c in resolved if any(c.error_bounds[0] <= limit < c.error_bounds[1] for limit in limits)]
 
 
 def summary(cases):
