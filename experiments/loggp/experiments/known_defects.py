@@ -23,8 +23,9 @@ class KnownDefect:
 
 KNOWN_DEFECTS = (
     KnownDefect("o", "g_excess", True, 0.1, 0.0,
-                "o on both sides lengthens a receiver-bound stream by ~65 ns a message beyond o_r "
-                "(o_r alone adds 0.98 us to an 8 B stream, o_s and o_r together 1.04); cause not yet found"),
+                "the machine's, not the apparatus's: plain MPICH with 1 us spun before each send and after "
+                "each receive streams 8 B 0.12 us a message slower than with the receive spin alone, the o "
+                "knobs 0.11 (analysis/bench/spun_stream.c); LogP's max(o_s, o_r) leaves it out"),
     KnownDefect("o", "o_r", True, 0.0, 0.02,
                 "o_r's reading at a large o grows with the host's detours, about the share of a CPU they "
                 "take: +0.064 us over 10 us at 2,238 detours a second, +0.148 at 3,922 (2.1 % of a CPU), "

@@ -1,0 +1,66 @@
+/* A one-way 8 B stream of blocking sends and receives whose ranks spend CPU
+ * time of their own: rank 0 spins S us before each send, rank 1 R us after
+ * each receive. Run under plain MPI it shows what LogP's max(o_s, o_r) leaves
+ * out on this machine, with no emulation involved (docs/benchmarks.md, "Known
+ * defects"). Prints the median interval per message over the batches, in us.
+ *   spun_stream S_US R_US MESSAGES BATCHES */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#define MAX_BATCHES 1000
+
+static void spin_us(double us)
+{
+    double end = MPI_Wtime() + us * 1e-6;
+    while (us > 0 && MPI_Wtime() < end)
+        ;
+}
+
+static int by_value(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    int messages = argc == 5 ? atoi(argv[3]) : 0, batches = argc == 5 ? atoi(argv[4]) : 0;
+    if (size != 2 || messages < 1 || batches < 1 || batches > MAX_BATCHES) {
+        if (rank == 0)
+            fprintf(stderr, "usage: mpiexec -n 2 spun_stream S_US R_US MESSAGES BATCHES (1-%d batches)\n",
+                    MAX_BATCHES);
+        MPI_Finalize();
+        return 2;
+    }
+    double send_spin = atof(argv[1]), receive_spin = atof(argv[2]), interval[MAX_BATCHES];
+    char message[8] = {0}, ack = 0;
+    for (int b = 0; b < batches; b++) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        double start = MPI_Wtime();
+        if (rank == 0) {
+            for (int i = 0; i < messages; i++) {
+                spin_us(send_spin);
+                MPI_Send(message, sizeof message, MPI_BYTE, 1, 1, MPI_COMM_WORLD);
+            }
+            MPI_Recv(&ack, 1, MPI_BYTE, 1, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        } else {
+            for (int i = 0; i < messages; i++) {
+                MPI_Recv(message, sizeof message, MPI_BYTE, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                spin_us(receive_spin);
+            }
+            MPI_Send(&ack, 1, MPI_BYTE, 0, 2, MPI_COMM_WORLD);
+        }
+        interval[b] = (MPI_Wtime() - start) * 1e6 / messages;
+    }
+    if (rank == 0) {
+        qsort(interval, (size_t)batches, sizeof *interval, by_value);
+        printf("%.4f\n", interval[batches / 2]);
+    }
+    MPI_Finalize();
+    return 0;
+}
