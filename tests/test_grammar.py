@@ -101,8 +101,11 @@ def test_the_exit_codes_are_the_documented_ones():
 
 
 def test_ctrl_c_during_loggp_run_exits_130():
+    # as from a terminal: a suite started in the background (`cmd &`) runs with SIGINT ignored,
+    # which its children would inherit
     proc = subprocess.Popen([installed("loggp"), "run", "-n", "1", "--quiet", "--", "sleep", "30"],
-                            start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     time.sleep(2)
     os.killpg(proc.pid, signal.SIGINT)
     _, err = proc.communicate(timeout=60)
