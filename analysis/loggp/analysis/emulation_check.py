@@ -273,7 +273,8 @@ class ProgramCheck:
 
     def active(self):
         """The settings still worth a round: not settled, or kept on to decide the goal."""
-        return [k for k in self.readings if k in self.deciding or k in self.unsettled()]
+        unsettled = self.unsettled()
+        return [k for k in self.readings if k in self.deciding or k in unsettled]
 
     def _one_round(self, r, knobs):
         lengths, computations = {}, {}
