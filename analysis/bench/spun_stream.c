@@ -17,6 +17,14 @@ static void spin_us(double us)
         ;
 }
 
+/* The number `text` spells if it is at least `least`, else -1. */
+static double parsed(const char *text, double least)
+{
+    char *end;
+    double value = strtod(text, &end);
+    return end != text && !*end && value >= least ? value : -1;
+}
+
 static int by_value(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -29,15 +37,16 @@ int main(int argc, char **argv)
     int rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    int messages = argc == 5 ? atoi(argv[3]) : 0, batches = argc == 5 ? atoi(argv[4]) : 0;
-    if (size != 2 || messages < 1 || batches < 1 || batches > MAX_BATCHES) {
+    double send_spin = argc == 5 ? parsed(argv[1], 0) : -1, receive_spin = argc == 5 ? parsed(argv[2], 0) : -1;
+    int messages = argc == 5 ? (int)parsed(argv[3], 1) : -1, batches = argc == 5 ? (int)parsed(argv[4], 1) : -1;
+    if (size != 2 || send_spin < 0 || receive_spin < 0 || messages < 1 || batches < 1 || batches > MAX_BATCHES) {
         if (rank == 0)
             fprintf(stderr, "usage: mpiexec -n 2 spun_stream S_US R_US MESSAGES BATCHES (1-%d batches)\n",
                     MAX_BATCHES);
         MPI_Finalize();
         return 2;
     }
-    double send_spin = atof(argv[1]), receive_spin = atof(argv[2]), interval[MAX_BATCHES];
+    double interval[MAX_BATCHES];
     char message[8] = {0}, ack = 0;
     for (int b = 0; b < batches; b++) {
         MPI_Barrier(MPI_COMM_WORLD);
