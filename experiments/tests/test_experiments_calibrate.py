@@ -490,3 +490,26 @@ def test_calibrate_smoke_through_loggp_run(tmp_path, capsys):
         # judged by the CPU share others took, not by any time: such readings are not results
         pytest.skip(f"{summary['load']['line']} ({len(misses)} smoke bounds missed)")
     assert not misses, "\n".join(misses) + "\n" + text
+
+
+@pytest.mark.parametrize("lost, named", [(0.036, True), (0.009, False), (0.015, False), (0.0151, True)])
+def test_a_miss_on_a_host_losing_much_of_a_cpu_to_detours_says_so(lost, named):
+    summary, _ = run_analysis({"L": [0, 1, 10]}, scale={"L": 0.9}, noise_us=0.002)
+    summary["detours"] = {"per_second": 9320, "median_us": 2.4, "lost_fraction": lost}
+    sentence = cal.closing_sentence(summary)
+    assert ("of a CPU in detours" in sentence) == named
+    if named:
+        assert f"{100 * lost:.1f} % of a CPU in detours (9320 a second)" in sentence
+
+
+def test_a_noisy_host_is_not_blamed_when_nothing_missed_or_other_work_ran():
+    detours = {"per_second": 9320, "median_us": 2.4, "lost_fraction": 0.036}
+    summary, _ = run_analysis({"L": [0, 1, 10]}, noise_us=0.002)
+    summary["detours"] = detours
+    assert "detours" not in cal.closing_sentence(summary)
+    missed, _ = run_analysis({"L": [0, 1, 10]}, scale={"L": 0.9}, noise_us=0.002)
+    missed["detours"], missed["load"] = detours, {"line": "other work shares the cores"}
+    sentence = cal.closing_sentence(missed)
+    assert "other work shared the cores" in sentence and "detours" not in sentence
+    missed["detours"], missed["load"] = None, {}
+    assert "detours" not in cal.closing_sentence(missed)

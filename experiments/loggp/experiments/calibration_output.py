@@ -327,7 +327,24 @@ def closing_sentence(summary):
         head += f"; the noise ({noise}) hid nothing the goal asks for"
     if (summary.get("load") or {}).get("line"):
         head += "; other work shared the cores, so rerun alone before trusting a miss"
+    elif by[MISSED] and noisy_host(summary.get("detours")):
+        d = summary["detours"]
+        head += (f"; the host took {100 * d['lost_fraction']:.1f} % of a CPU in detours "
+                 f"({d['per_second']:.0f} a second), over a quiet host's {100 * QUIET_HOST_SHARE:g} %: "
+                 "o's readings and cross-talk move with that share (docs/benchmarks.md), so rerun on a "
+                 "quiet host before blaming the knobs")
     return head + "."
+
+
+# Quiet hosts of our kind lose about 1 % of a CPU to their detours; at 2-4 % the o readings
+# and their cross-talk move by several percent (docs/benchmarks.md, "Known defects").
+QUIET_HOST_SHARE = 0.015
+
+
+def noisy_host(detours):
+    """Did the host's detours take more of a CPU than a quiet host's (a share, so the same
+    limit holds on a fast machine and a slow one)?"""
+    return bool(detours) and detours.get("lost_fraction", 0) > QUIET_HOST_SHARE
 
 
 def time_text(us):
