@@ -1,9 +1,11 @@
 /* Jitter's pure parts (src/jitter.c; the parser is in loggp-knobs/core/
  * jitter_spec.c): the PRNG against the published xoshiro256** reference, the
  * parser's errors, and each distribution's mean, standard deviation and
- * truncation over many draws. */
+ * truncation over many draws; then the draws as the layer takes them
+ * (jitter.h, src/jitter_live.c). */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -337,4 +339,59 @@ Test(jitter, a_uniform_draw_is_never_0_so_every_log_is_finite)
     jitter_spec exp_spec = spec_of("exp:1us");
     double x = jitter_offset(&exp_spec, &again);
     cr_assert(isfinite(x) && x > 30000.0, "exp offset %g from the smallest uniform", x);
+}
+
+Test(jitter, another_seed_gives_another_sequence_on_the_same_stream)
+{
+    /* docs/jitter.md: the stream is seeded from --seed and the rank; a new seed must change the draws */
+    jitter_rng a, b;
+    jitter_seed(&a, 7, 3);
+    jitter_seed(&b, 8, 3);
+    int same = 0;
+    for (int i = 0; i < 100; i++)
+        same += jitter_next(&a) == jitter_next(&b);
+    cr_assert_eq(same, 0, "%d of 100 outputs shared by seeds 7 and 8", same);
+}
+
+/* ---- the process's jitter as the layer applies it (jitter.h, jitter_live.c) ---- */
+
+static void start_jitter(void)
+{
+    char err[256];
+    setenv("LOGGP_L_JITTER", "normal:1us", 1);
+    setenv("LOGGP_O_JITTER", "exp:1us", 1);
+    setenv("LOGGP_SEED", "5", 1);
+    cr_assert_eq(loggp_jitter_start(err, sizeof err), 0, "%s", err);
+    cr_assert(loggp_jitter_L_on && loggp_jitter_o_on);
+}
+
+Test(jitter_live, draws_move_a_set_value_but_never_a_zero_one)
+{
+    /* docs/jitter.md: jitter draws around the set value and never moves a zero one */
+    start_jitter();
+    int moved_L = 0, moved_o = 0;
+    for (int i = 0; i < 1000; i++) {
+        cr_assert_eq(loggp_jittered_L(0), 0, "L = 0 drawn as nonzero");
+        cr_assert_eq(loggp_jittered_o(0), 0, "o = 0 drawn as nonzero");
+        moved_L += loggp_jittered_L(10000) != 10000;
+        moved_o += loggp_jittered_o(10000) != 10000;
+    }
+    cr_assert_gt(moved_L, 900);
+    cr_assert_gt(moved_o, 900);
+}
+
+Test(jitter_live, held_jitter_gives_the_set_value_exactly)
+{
+    /* held (armed steps only, or the layer's own messages): no draw at all */
+    start_jitter();
+    atomic_store(&loggp_jitter_held, 1);
+    for (int i = 0; i < 1000; i++) {
+        cr_assert_eq(loggp_jittered_L(10000), 10000);
+        cr_assert_eq(loggp_jittered_o(10000), 10000);
+    }
+    atomic_store(&loggp_jitter_held, 0);
+    int moved = 0;
+    for (int i = 0; i < 100; i++)
+        moved += loggp_jittered_L(10000) != 10000;
+    cr_assert_gt(moved, 90, "released, L is drawn again");
 }

@@ -214,3 +214,15 @@ def test_bench_knobs_L_jitter_exits_3_when_a_figure_is_missed(monkeypatch, capsy
     assert code == status, out
     assert ("6 of 6 figures met" in out) is (status == 0), out
     assert "MISS" not in out and " ok" not in out
+
+
+def test_each_difference_interval_covers_95_percent():
+    """The bootstrap interval of the mean's difference is a 95 % one: for two samples of n
+    (no trim below 200), about 2 x 1.96 standard errors wide, sqrt((s1^2 + s2^2) / n)."""
+    rng = random.Random(21)
+    n = 199
+    a = [rng.gauss(10000.0, 1000.0) for _ in range(n)]
+    b = [rng.gauss(10000.0, 2000.0) for _ in range(n)]
+    low, high = jc.difference_intervals(a, b, seed=3, resamples=4000)["mean"]
+    se = math.sqrt((jc.summary(a, trim=0.0)["var"] + jc.summary(b, trim=0.0)["var"]) / n)
+    assert (high - low) == pytest.approx(2 * 1.96 * se, rel=0.06)
