@@ -62,6 +62,9 @@ Test(injector_free_at, a_later_send_completion_that_has_happened)
     cr_assert_eq(loggp_injector_free_at(100, 600, 500), 100);
     /* an older completion does not move the free time back */
     cr_assert_eq(loggp_injector_free_at(100, 50, 500), 100);
+    /* a completion at this very ns has happened: both sides of now */
+    cr_assert_eq(loggp_injector_free_at(100, 500, 500), 500);
+    cr_assert_eq(loggp_injector_free_at(100, 501, 500), 100);
 }
 
 Test(post_go, o_s_and_the_gap_overlap)
@@ -76,6 +79,8 @@ Test(receive_gap_due, g_counts_from_the_last_release_plus_the_providers_hand_ove
     cr_assert_eq(loggp_receive_gap_due(10000, 5 * US, 0, 120, 4000), 10000 + 120 + 5 * US);
     cr_assert_eq(loggp_receive_gap_due(10000, 0, 0, 120, 4000), 0);
     cr_assert_eq(loggp_receive_gap_due(0, 5 * US, 0, 120, 4000), 0); /* first reception */
+    /* no G: a read slower than hand-over plus g (a copy inside it) owes nothing for bytes */
+    cr_assert_eq(loggp_receive_gap_due(10000, 1 * US, 0, 120, 4000), 10000 + 120 + 1 * US);
 }
 
 Test(receive_gap_due, bytes_add_to_the_machines_own_time_for_the_message)
@@ -340,6 +345,17 @@ Test(pacer, the_gap_counts_from_a_later_send_completion)
     cr_assert_eq(plan.waits.g_ns, 90 * US);
 }
 
+Test(pacer, an_older_send_completion_handed_later_keeps_the_latest)
+{
+    loggp_pacer p = {0};
+    loggp_pacer_done_at(&p, 1000000, 100 * US, 0);
+    /* two sends' completions handed over out of order (another CQ, another thread) */
+    loggp_send_completed(3000000);
+    loggp_send_completed(2000000);
+    loggp_post_plan plan = loggp_pacer_plan(&p, 3000000 + 10 * US, 0);
+    cr_assert_eq(plan.go_ns, 3000000 + 100 * US, "the injector was busy until 3 ms, not 2 ms");
+}
+
 /* ---- the o spins' credit for time the host took past their ends ---- */
 
 Test(spin_credit, a_preempted_spin_is_given_back_by_the_next_ones)
@@ -367,6 +383,9 @@ Test(spin_credit, part_of_a_spin_pays_what_is_left)
     credit = 4000;
     cr_assert_eq(loggp_credit_target(9000, 10000, &credit), 9000, "a target already past uses nothing");
     cr_assert_eq(credit, 0, "and a spin too short to pay anything back drops what was owed");
+    credit = 4000;
+    cr_assert_eq(loggp_credit_target(10000, 10000, &credit), 10000);
+    cr_assert_eq(credit, 0, "a target at now leaves no room either");
 }
 
 Test(spin_credit, the_loops_own_granularity_is_not_owed)
