@@ -35,6 +35,14 @@ Test(receive_arrival, not_before_a_drained_read_after_the_post)
     cr_assert_eq(receive_arrival(100 * US, 2 * US, 150 * US, 1, 120 * US, 1), 150 * US);
 }
 
+Test(receive_arrival, a_drained_read_before_the_send_moves_nothing)
+{
+    /* found drained at 90 us, before the message was sent at 100 us: it still came at 102 us */
+    cr_assert_eq(receive_arrival(100 * US, 2 * US, 150 * US, 1, 90 * US, 0), 102 * US);
+    /* and at the arrival itself, the same */
+    cr_assert_eq(receive_arrival(100 * US, 2 * US, 150 * US, 1, 102 * US, 0), 102 * US);
+}
+
 Test(receive_arrival, a_receive_posted_after_the_drained_read_may_have_found_it_waiting)
 {
     cr_assert_eq(receive_arrival(100 * US, 2 * US, 150 * US, 0, 120 * US, 1), 102 * US);
@@ -77,6 +85,19 @@ Test(transit_least, a_first_touch_then_only_late_posts_leaves_the_send_time)
     transit_least(&t, 11, 131 * US, 1, 10, UINT64_MAX);
     for (int i = 0; i < 5; i++)
         cr_assert_eq(transit_least(&t, 11, 200 * US, 0, 20 + i, UINT64_MAX), 0);
+}
+
+Test(transit_least, late_posts_before_it_do_not_make_a_first_touch_a_sample)
+{
+    /* the class's first receives came late (read only); the first that waited
+     * is still the class's first such sample, and pays the first touch */
+    transit_min t;
+    transit_min_init(&t, 0);
+    cr_assert_eq(transit_least(&t, 12, 200 * US, 0, 10, UINT64_MAX), 0);
+    cr_assert_eq(transit_least(&t, 12, 200 * US, 0, 20, UINT64_MAX), 0);
+    cr_assert_eq(transit_least(&t, 12, 130 * US, 1, 30, UINT64_MAX), 0);
+    cr_assert_eq(transit_least(&t, 12, 200 * US, 0, 40, UINT64_MAX), 0, "late ones still see no transit");
+    cr_assert_eq(transit_least(&t, 12, 2 * US, 1, 50, UINT64_MAX), 2 * US);
 }
 
 Test(transit_least, a_late_post_reads_the_least_but_adds_nothing)
@@ -155,6 +176,17 @@ Test(rendezvous_handshake, none_when_the_arrival_is_the_completion)
     cr_assert_eq(rendezvous_handshake_ns(&t, 16, 143 * US, 0, 100 * US, UINT64_MAX), 0);
     /* and neither adds a sample: a late one afterwards reads only its own */
     cr_assert_eq(rendezvous_handshake_ns(&t, 16, 205 * US, 200 * US, 100 * US, UINT64_MAX), 5 * US);
+}
+
+Test(rendezvous_handshake, none_at_the_edges_and_no_zero_sample)
+{
+    transit_min t;
+    transit_min_init(&t, 0);
+    /* posted at the arrival itself: not after it, so not late */
+    cr_assert_eq(rendezvous_handshake_ns(&t, 16, 143 * US, 100 * US, 100 * US, UINT64_MAX), 0);
+    /* completed at its post (no time taken): no sample, least of all a 0 that would stand for the window */
+    cr_assert_eq(rendezvous_handshake_ns(&t, 16, 140 * US, 140 * US, 100 * US, UINT64_MAX), 0);
+    cr_assert_eq(rendezvous_handshake_ns(&t, 16, 205 * US, 200 * US, 150 * US, UINT64_MAX), 5 * US);
 }
 
 Test(transit_min, keeps_the_least_per_size_class)

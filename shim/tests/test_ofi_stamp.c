@@ -81,3 +81,26 @@ Test(stamp, carries_the_pair_class_without_touching_the_time_or_data)
     /* a class beyond two bits cannot spill into the marks */
     cr_assert_eq(stamp_encode(0, 1, sent, 7) & STAMP_NO_DATA, 0);
 }
+
+Test(stamp, the_callers_upper_bits_never_reach_the_stamp)
+{
+    /* bits 32-63 are the stamp's whatever the caller passed there */
+    uint64_t sent = 4242 * UNIT, caller = UINT64_C(0xffffffff00001234);
+    uint64_t data = stamp_encode(caller, 1, sent, 1);
+    cr_assert_eq(stamp_class(data), 1);
+    cr_assert_eq(data & STAMP_NO_DATA, 0, "the caller had data");
+    cr_assert_eq(stamp_send_time(data, sent + 100), sent);
+    uint64_t flags = FI_REMOTE_CQ_DATA | FI_RECV;
+    strip_stamp(&flags, &data);
+    cr_assert_eq(data, 0x1234);
+    cr_assert_eq(flags, FI_REMOTE_CQ_DATA | FI_RECV);
+}
+
+Test(stamp, never_decodes_a_time_after_now)
+{
+    /* the latest time <= now: now one ns short of a period after the send, inside a unit */
+    uint64_t sent = 5000 * UNIT;
+    uint64_t data = stamp_encode(0, 1, sent, 0);
+    cr_assert_eq(stamp_send_time(data, sent + PERIOD - 1), sent);
+    cr_assert_eq(stamp_send_time(data, sent + UNIT / 2), sent);
+}
