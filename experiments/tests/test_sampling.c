@@ -18,6 +18,8 @@ Test(sampling, stops_when_precise_with_enough_samples)
     median_ci precise = {10.0, 0.1, 12};
     cr_expect(sampling_done(precise, 12, 0.0, &t));
     cr_expect_not(sampling_done(precise, 8, 0.0, &t), "min_samples wins over a narrow CI");
+    cr_expect(sampling_done(precise, 11, 0.0, &t), "exactly min_samples is enough");
+    cr_expect_not(sampling_done(precise, 10, 0.0, &t), "one short of min_samples is not");
     median_ci wide = {10.0, 1.0, 12};
     cr_expect_not(sampling_done(wide, 12, 0.5, &t));
     cr_expect(sampling_done(wide, 12, 1.5, &t), "budget spent");
@@ -71,6 +73,18 @@ Test(sampling, knob_idle_follows_the_receive_wait)
     loggp_knobs G1 = knobs_us(0, 0, 0, 1, 0);
     /* (m-1)G = 1.023 us: 1.5 of it in T(m), 1.25 of it in the pace. */
     cr_expect_float_eq(knob_idle_us(&G1, 1024), 2.75 * 1.023, 1e-9);
+}
+
+Test(sampling, knob_idle_counts_both_overheads_and_logps_gap)
+{
+    /* T(0) + T(m) holds o_s and o_r twice each; the pace is LogP's gap
+     * max(g, o_s, o_r), as a burst can go no faster than either overhead */
+    loggp_knobs os2 = knobs_us(2, 0, 0, 0, 0);
+    cr_expect_float_eq(knob_idle_us(&os2, 8), 1.5 * 4 + 1.25 * 2, 1e-9);
+    loggp_knobs or3_g1 = knobs_us(0, 3, 1, 0, 0);
+    cr_expect_float_eq(knob_idle_us(&or3_g1, 8), 1.5 * 6 + 1.25 * 3, 1e-9);
+    loggp_knobs g4_os1 = knobs_us(1, 0, 4, 0, 0);
+    cr_expect_float_eq(knob_idle_us(&g4_os1, 8), 1.5 * 2 + 1.25 * 4, 1e-9);
 }
 
 Test(sampling, every_set_idles_as_long_as_the_longest)

@@ -94,6 +94,14 @@ Test(stats, target_is_relative_or_absolute_whichever_is_larger)
     cr_expect(ci_meets_target(m, 0.01, 1.5));
 }
 
+Test(stats, the_relative_target_is_of_the_medians_size)
+{
+    /* a negative reading (a difference of two times) is as precise as its positive twin */
+    median_ci m = {-100.0, 1.5, 50};
+    cr_expect(ci_meets_target(m, 0.02, 0));
+    cr_expect_not(ci_meets_target(m, 0.01, 1));
+}
+
 Test(stats, least_squares_recovers_a_line)
 {
     double x[] = {1, 2, 4, 8}, y[4];
