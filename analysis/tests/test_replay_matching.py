@@ -15,9 +15,11 @@ from loggp.analysis.loggops import Params
 NAMES = ("MPI_Bcast", "MPI_Send", "MPI_Isend", "MPI_Recv", "MPI_Irecv", "MPI_Sendrecv", "MPI_Sendrecv_replace", "MPI_Wait",
          "MPI_Waitall", "MPI_Waitany", "MPI_Waitsome", "MPI_Test", "MPI_Testall", "MPI_Testany", "MPI_Testsome",
          "MPI_Iprobe", "MPI_Probe", "MPI_Send_init", "MPI_Recv_init", "MPI_Start", "MPI_Startall",
-         "MPI_Request_free", "MPI_Allreduce")
+         "MPI_Request_free", "MPI_Allreduce", "MPI_Bsend", "MPI_Rsend", "MPI_Ssend", "MPI_Ibsend", "MPI_Irsend",
+         "MPI_Issend", "MPI_Bsend_init", "MPI_Rsend_init", "MPI_Ssend_init")
 ANY_SOURCE, ANY_TAG, PROC_NULL = -2, -1, -1
 WORLD, DUP = 0x44000000, 0x84000002   # MPI_COMM_WORLD and a duplicate of it (same ranks)
+NULL_COMM = 0x04000000   # MPICH's MPI_COMM_NULL: what a Start records, with size 0
 P = Params(o_s=100.0, o_r=200.0, L=1000.0, S=4096)
 PATH = 100 + 1000 + 200   # o_s + L + o_r: one eager message, sent and taken
 INIT = 1000
@@ -30,13 +32,15 @@ class Rank:
     def __init__(self, world):
         self.world, self.clock, self.recs = world, INIT, []
 
-    def call(self, name, peer=-1, tag=-1, nbytes=0, request=0, comm=WORLD, after=0, took=0, done=()):
-        """done: completions [(handle, (source, tag, bytes) or None)]."""
+    def call(self, name, peer=-1, tag=-1, nbytes=0, request=0, comm=WORLD, after=0, took=0, done=(), size=None):
+        """done: completions [(handle, (source, tag, bytes) or None)]; size: the communicator's
+        (the world's unless told)."""
         start = self.clock + after
         end = start + took
         self.clock = end
         call = NAMES.index(name)
-        self.recs.append((start, end, nbytes, request, peer, tag, comm, self.world, call, 0, -1))
+        size = self.world if size is None else size
+        self.recs.append((start, end, nbytes, request, peer, tag, comm, size, call, 0, -1))
         for k, (handle, status) in enumerate(done):
             src, t, b = status if status else (-1, -1, 0)
             self.recs.append((start, end, b, handle, src, t, 0, 0, call, 1, k))
@@ -188,6 +192,104 @@ def test_a_persistent_receive_by_wildcard_takes_its_completions_source(tmp_path)
     r2.call("MPI_Start", request=0xe3)
     r2.call("MPI_Wait", done=[(0xe3, (0, 0, 8))])
     assert_times(replays(tmp_path, [r0, r1, r2]), [100, 5100, 5000 + PATH + 200])
+
+
+def _start(rank, request, **kw):
+    """A Start as the layer records it: no communicator (MPI_COMM_NULL, size 0)."""
+    return rank.call("MPI_Start", request=request, comm=NULL_COMM, size=0, **kw)
+
+
+@pytest.mark.parametrize("name", ["MPI_Send_init", "MPI_Bsend_init", "MPI_Rsend_init", "MPI_Ssend_init"])
+def test_every_persistent_send_starts_a_message_on_its_inits_communicator(tmp_path, name):
+    r0, r1 = Rank(2), Rank(2)
+    r0.call(name, 1, 9, 8, request=0x51)
+    r1.call("MPI_Recv_init", 0, 9, 8, request=0x52)
+    _start(r0, 0x51, nbytes=8)
+    r0.call("MPI_Wait", after=2000, done=[(0x51, None)])
+    _start(r1, 0x52)
+    r1.call("MPI_Wait", done=[(0x52, (0, 9, 8))])
+    assert_times(replays(tmp_path, [r0, r1]), [2100, PATH])
+
+
+def test_persistent_requests_on_a_smaller_communicator_keep_their_traced_time(tmp_path):
+    sub = 0x84000003   # ranks 0 and 1 of three: its ranks cannot be mapped to world ranks
+    r0, r1, r2 = Rank(3), Rank(3), Rank(3)
+    r0.call("MPI_Send_init", 1, 9, 8, request=0x61, comm=sub, size=2)
+    r1.call("MPI_Recv_init", 0, 9, 8, request=0x62, comm=sub, size=2)
+    _start(r0, 0x61, nbytes=8, took=300)
+    r0.call("MPI_Wait", done=[(0x61, None)])
+    _start(r1, 0x62, took=50)
+    r1.call("MPI_Wait", done=[(0x62, (0, 9, 8))])
+    assert_times(replays(tmp_path, [r0, r1, r2]), [300, 50, 0])
+    assert predict.load(tmp_path).unmodelled == {"MPI_Start": 2}
+    assert replay.build(trace.read_folder(tmp_path)).unmodelled == {"MPI_Start": 2}
+
+
+def test_a_persistent_handle_made_again_sends_as_its_new_init_says(tmp_path):
+    # MPI hands a freed persistent request's handle to the next init: here one to another rank
+    r0, r1, r2 = Rank(3), Rank(3), Rank(3)
+    for dest in (1, 2):
+        r0.call("MPI_Send_init", dest, 9, 8, request=0x63)
+        _start(r0, 0x63, nbytes=8)
+        r0.call("MPI_Wait", done=[(0x63, None)])
+        r0.call("MPI_Request_free", request=0x63)
+    r1.call("MPI_Recv", 0, 9, 8, done=[(0, (0, 9, 8))])
+    r2.call("MPI_Recv", 0, 9, 8, done=[(0, (0, 9, 8))])
+    # two eager sends o_s apart
+    assert_times(replays(tmp_path, [r0, r1, r2]), [200, PATH, 100 + PATH])
+
+
+@pytest.mark.parametrize("name", ["MPI_Send", "MPI_Bsend", "MPI_Rsend", "MPI_Ssend"])
+def test_every_blocking_send_is_a_message(tmp_path, name):
+    r0, r1 = Rank(2), Rank(2)
+    r0.call(name, 1, 0, 8)
+    r1.call("MPI_Recv", 0, 0, 8, done=[(0, (0, 0, 8))])
+    assert_times(replays(tmp_path, [r0, r1]), [100, PATH])
+
+
+# (MPI_Bsend left out: MPI completes it once its buffer is copied, whatever its size)
+@pytest.mark.parametrize("name", ["MPI_Send", "MPI_Rsend", "MPI_Ssend"])
+def test_a_blocking_send_above_the_eager_limit_waits_for_the_go_ahead(tmp_path, name):
+    r0, r1 = Rank(2), Rank(2)
+    r0.call(name, 1, 0, 70000)
+    r1.call("MPI_Recv", 0, 0, 70000, after=3000, done=[(0, (0, 0, 70000))])
+    # the go-ahead leaves at the late post and takes L; the data takes L more (G = 0)
+    assert_times(replays(tmp_path, [r0, r1]), [3000 + 1000, 3000 + 1000 + 1000 + 200])
+
+
+@pytest.mark.parametrize("name", ["MPI_Isend", "MPI_Ibsend", "MPI_Irsend", "MPI_Issend"])
+def test_every_nonblocking_send_is_a_message(tmp_path, name):
+    r0, r1 = Rank(2), Rank(2)
+    r0.call(name, 1, 0, 8, request=0x41)
+    r0.call("MPI_Wait", after=2000, done=[(0x41, None)])
+    r1.call("MPI_Recv", 0, 0, 8, done=[(0, (0, 0, 8))])
+    assert_times(replays(tmp_path, [r0, r1]), [2100, PATH])
+
+
+def test_a_request_free_costs_nothing_and_is_modelled(tmp_path):
+    r0, r1 = Rank(2), Rank(2)
+    r0.call("MPI_Isend", 1, 0, 8, request=0x71)
+    r0.call("MPI_Request_free", request=0x71, took=700)
+    r1.call("MPI_Recv", 0, 0, 8, done=[(0, (0, 0, 8))])
+    assert_times(replays(tmp_path, [r0, r1]), [100, PATH])
+    assert predict.load(tmp_path).unmodelled == {}
+    assert replay.build(trace.read_folder(tmp_path)).unmodelled == {}
+
+
+def test_a_freed_receive_takes_no_later_completion_of_its_handle(tmp_path):
+    # MPI may hand the freed receive's handle to the next receive, whose completion says what
+    # that one got: the freed one takes rank 0's first message, the next rank 1's, and the last
+    # receive rank 0's second, late one
+    r0, r1, r2 = Rank(3), Rank(3), Rank(3)
+    r0.call("MPI_Send", 2, 0, 8)
+    r0.call("MPI_Send", 2, 0, 8, after=8000)
+    r1.call("MPI_Send", 2, 0, 8, after=5000)
+    r2.call("MPI_Irecv", 0, 0, 8, request=0x81)
+    r2.call("MPI_Request_free", request=0x81)
+    r2.call("MPI_Irecv", ANY_SOURCE, 0, 8, request=0x81)
+    r2.call("MPI_Wait", done=[(0x81, (1, 0, 8))])
+    r2.call("MPI_Recv", 0, 0, 8, done=[(0, (0, 0, 8))])
+    assert_times(replays(tmp_path, [r0, r1, r2]), [8200, 5100, 8100 + PATH])
 
 
 def test_a_freed_send_is_sent_and_nothing_waits_for_it(tmp_path):
