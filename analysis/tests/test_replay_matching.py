@@ -164,6 +164,9 @@ def test_probes_keep_their_traced_time_and_match_nothing(tmp_path):
     r1.call("MPI_Recv", 0, 0, 8, done=[(0, (0, 0, 8))])
     # the probes' 2000 ns stand (the message was there at 1100); the receive still gets it
     assert_times(replays(tmp_path, [r0, r1]), [100, 2000 + 200])
+    # and each is said as not modelled
+    assert predict.load(tmp_path).unmodelled == {"MPI_Probe": 1, "MPI_Iprobe": 1}
+    assert replay.build(trace.read_folder(tmp_path)).unmodelled == {"MPI_Probe": 1, "MPI_Iprobe": 1}
 
 
 def test_persistent_requests_send_and_receive_at_each_start(tmp_path):
