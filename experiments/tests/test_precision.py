@@ -137,6 +137,24 @@ def test_sen_interval_covers_the_true_slope_about_95_percent_of_the_time():
     assert 0.92 <= covered / trials <= 0.995
 
 
+
+def test_sen_interval_at_two_settings_has_the_rank_sum_ranks_symmetric_about_the_median():
+    # Two settings: the slopes are the n1 n2 differences between the groups over dx, and
+    # Kendall's S is 2U - n1 n2 with U the Mann-Whitney statistic, whose variance with the
+    # settings' ties taken out is n1 n2 (n1 + n2 + 1) / 12. The interval's ends lie about
+    # 1.96 sd(S) / 2 ranks either side of the middle, as many ranks from each end.
+    rng = random.Random(11)
+    n1 = n2 = 10
+    xs = [1.0] * n1 + [3.0] * n2
+    ds = [1.5 * x + rng.gauss(0, 1) for x in xs]
+    interval = pr.slope_interval(xs, ds)
+    slopes = [(ds[j] - ds[i]) / 2.0 for i in range(n1) for j in range(n1, n1 + n2)]
+    below = sum(s < interval.low for s in slopes)
+    above = sum(s > interval.high for s in slopes)
+    assert below == above
+    half_ranks = 1.96 * 2 * math.sqrt(n1 * n2 * (n1 + n2 + 1) / 12) / 2
+    assert abs((below + 1) - (len(slopes) / 2 - half_ranks)) <= 1, (below, half_ranks)
+
 def test_theil_sen_is_robust_to_a_few_outlier_runs_a_least_squares_fit_is_not():
     xs = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10] * 2
     ds = [2.0 * x for x in xs]
@@ -199,6 +217,25 @@ def test_three_verdicts_at_both_sides_of_every_edge():
     assert "above" in pr.reason(pr.Interval(10.2, 10.11, 10.3, 20), goal, "us")
     assert "below" in pr.reason(pr.Interval(9.0, 8.8, 9.89, 20), goal, "us")
 
+
+
+def test_an_interval_touching_the_goal_at_one_point_is_unresolved_not_missed():
+    goal = pr.Goal(10.0, 0.5)   # [9.5, 10.5], exact in binary
+    # sharing the goal's edge, the interval is not disjoint from it: neither met nor missed
+    assert pr.verdict(pr.Interval(9.25, 9.0, 9.5, 20), goal) == pr.UNRESOLVED
+    assert pr.verdict(pr.Interval(10.75, 10.5, 11.0, 20), goal) == pr.UNRESOLVED
+    # a hair beyond the edge, it is
+    assert pr.verdict(pr.Interval(9.25, 9.0, math.nextafter(9.5, 0), 20), goal) == pr.MISSED
+    assert pr.verdict(pr.Interval(10.75, math.nextafter(10.5, 11), 11.0, 20), goal) == pr.MISSED
+    ceiling = pr.Ceiling(0.5, 0.25)
+    assert pr.verdict(pr.Interval(0.75, 0.5, 1.0, 20), ceiling) == pr.UNRESOLVED
+
+
+def test_several_readings_are_missed_over_unresolved_over_met_in_any_order():
+    for verdicts in ([pr.MISSED, pr.UNRESOLVED], [pr.UNRESOLVED, pr.MISSED], [pr.MET, pr.UNRESOLVED, pr.MISSED]):
+        assert pr.worst(verdicts) == pr.MISSED, verdicts
+    assert pr.worst([pr.MET, pr.UNRESOLVED]) == pr.worst([pr.UNRESOLVED, pr.MET]) == pr.UNRESOLVED
+    assert pr.worst([pr.MET, pr.MET]) == pr.MET and pr.worst([]) == pr.UNRESOLVED
 
 def test_only_a_missed_verdict_makes_a_measuring_command_exit_3():
     assert pr.exit_status([pr.MET, pr.MISSED, pr.UNRESOLVED]) == pr.exit_status(iter([pr.MISSED])) == 3
@@ -307,6 +344,25 @@ def test_the_budget_is_never_overrun_by_a_new_pair():
     pr.repeat_to_precision(apparatus, goals(10.0), 7.5, clock=clock)
     assert apparatus.calls == 8 and clock.now == 8.0  # started at 0..7 s, none at 8 s
 
+
+
+def test_repeats_stop_at_the_pairs_asked_and_not_one_later():
+    clock = FakeClock()
+    apparatus = SyntheticApparatus(10.0, noise_us=20.0, clock=clock)
+    outcomes, pairs = pr.repeat_to_precision(apparatus, goals(10.0), 300, clock=clock, max_pairs=7)
+    assert pairs == apparatus.calls == 7 and outcomes["L"].budget_ran_out
+
+
+def test_a_reading_settles_from_the_fewest_pairs_with_an_interval_and_at_exactly_its_tolerance():
+    goal = pr.Goal(1.0, 0.5)
+    six = pr.Reading(goal, [1.0, 1.1, 0.9, 1.05, 0.95, 1.0])   # [min, max] inside the goal
+    assert len(six.differences) == pr.MIN_SAMPLES and six.settled()
+    assert not pr.Reading(goal, six.differences[:-1]).settled()
+    # across the goal's top edge, its half-width exactly the tolerance: more pairs would not
+    # make it narrower than asked, so it is settled (unresolved)
+    edge = pr.Reading(pr.Goal(0.0, 0.5), [0.5, 0.0, 1.0, 0.5, 0.5, 0.5])
+    assert pr.verdict(edge.interval(), edge.goal) == pr.UNRESOLVED
+    assert edge.interval().half_width == 0.5 and edge.settled()
 
 def test_a_pair_without_a_reading_is_an_error_not_a_silent_gap():
     with pytest.raises(ValueError, match="o_r"):
