@@ -116,6 +116,34 @@ def test_gap_is_judged_as_a_minimum_spacing():
     assert cal.expected_increase("o", "o_r", 10.0, 0.6, 0.3) == 10.0
 
 
+
+def test_the_machines_gap_is_read_at_the_largest_g_setting_where_the_stream_is_gap_bound():
+    # A LogP stream of natural interval ~0.8 us on a machine whose own gap is 0.3 us: a set
+    # g of 0.2 us does not move it (0.5 < 0.8), 10 us makes it 10.3. Read at the small
+    # setting, g_machine would be taken for the natural interval and 10 us expected to add 10.
+    g_machine = 0.3
+
+    def logp_stream(knob_sets, probe_args):
+        probes = fake_runner()(knob_sets, probe_args)
+        for knobs, probe in zip(knob_sets, probes):
+            k = {p: 0.0 for p in ("o_s", "o_r", "g")}
+            k.update(knobs)
+            for entry in probe["sizes"]:
+                cell = entry["g_us"]
+                natural = cell["median"] - max(k["g"], k["o_s"], k["o_r"])
+                shift = max(natural, g_machine + k["g"]) - cell["median"]
+                cell["median"] += shift
+                if "rounds_us" in cell:
+                    cell["rounds_us"] = [x + shift for x in cell["rounds_us"]]
+        return probes
+    summary, _, _ = cal.calibrate({"g": [0, 0.2, 10]}, logp_stream, [], None, pr.KNOB_PRECISION, 600,
+                                  clock=Clock(), log=lambda *_: None)
+    g = summary["knobs"]["g"]
+    # 10.3 less the small sizes' natural interval (0.8 us and their bytes)
+    assert g["measures"]["g"]["measured"] == pytest.approx([0.0, 9.5], abs=0.05)
+    assert g["measures"]["g"]["expected"] == pytest.approx(g["measures"]["g"]["measured"], abs=0.01)
+    assert g["measures"]["g"]["verdicts"] == [pr.MET, pr.MET], g["reasons"]
+
 def test_the_figure_draws_gs_own_expectation_not_y_equals_x():
     # a stream of natural interval 0.6 us on a machine whose own gap is 0.05 us
     curve = cal.expectation_curve("g", [1.0, 10.0], 0.6, 0.05)
@@ -208,6 +236,22 @@ def test_split_runs_and_repeated_miss_count_runs_apart():
     assert cv.repeated_miss(low, goal, [[-2.0] * 8, [2.0] * 8, [-2.0] * 8])[0] == pr.MISSED
     assert cv.repeated_miss(low, goal, [[-2.0] * 8, [2.0] * 8, [2.0] * 8])[0] == pr.UNRESOLVED
 
+
+
+def test_a_repeated_miss_needs_more_than_half_the_runs_beyond_the_goal_not_on_its_edge():
+    from loggp.experiments import calibration_verdict as cv
+    goal = pr.Goal(0.0, 1.0)
+    pooled = pr.Interval(2.0, 1.5, 2.5, 32)
+    # two of four runs beyond: half, not most, so not repeatable
+    assert cv.repeated_miss(pooled, goal, [[2.0] * 8, [2.0] * 8, [0.5] * 8, [0.5] * 8])[:2] == (pr.UNRESOLVED, True)
+    assert cv.repeated_miss(pooled, goal, [[2.0] * 8, [0.5] * 8, [2.0] * 8, [0.5] * 8, [0.0] * 8])[0] == pr.UNRESOLVED
+    assert cv.repeated_miss(pooled, goal, [[2.0] * 8, [2.0] * 8, [2.0] * 8, [0.5] * 8])[0] == pr.MISSED
+    # a run whose median sits on the goal's edge is inside the goal, on either side
+    assert cv.repeated_miss(pooled, goal, [[2.0] * 8, [1.0] * 8])[0] == pr.UNRESOLVED
+    low = pr.Interval(-2.0, -2.5, -1.5, 16)
+    assert cv.repeated_miss(low, goal, [[-2.0] * 8, [-1.0] * 8])[0] == pr.UNRESOLVED
+    # a run that gave no rounds is no run apart: two misses of two runs with rounds
+    assert cv.split_runs([2.0] * 16, [8, 0, 0, 8]) == [[2.0] * 8, [2.0] * 8]
 
 def test_a_known_defect_stays_missed_and_is_named_in_one_line():
     summary, _ = run_analysis({"L": [0, 2, 10]}, leak={("L", "g"): -0.012}, noise_us=0.002)
