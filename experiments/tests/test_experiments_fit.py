@@ -201,3 +201,94 @@ def test_the_prediction_error_has_an_interval_that_sees_a_knob_doing_half_its_jo
             assert low <= r["T0_error_us"] <= high
             assert (low <= 0 <= high) == holds_zero, (scale, r)
     assert "T0 error 95 %" in capsys.readouterr().out
+
+
+def test_fit_line_minimizes_the_relative_residuals():
+    # T spans decades: each size's residual counts relative to its own time, so the line is the
+    # least-squares solution of (T0 + s m) / y = 1, found here by a plain solver
+    m = np.array([1, 16, 256, 4096, 65536.0])
+    y = np.array([1.0, 1.3, 1.1, 2.5, 19.0])   # not on a line
+    t0, s, _ = fit.fit_line(m, y)
+    (want_t0, want_s), *_ = np.linalg.lstsq(np.column_stack([1 / y, m / y]), np.ones_like(y), rcond=None)
+    assert want_t0 > 0 and want_s > 0
+    assert (t0, s) == pytest.approx((want_t0, want_s), rel=1e-9)
+
+
+def test_a_regimes_residuals_are_relative_to_the_measured_time():
+    m = np.array([1, 2, 3, 4.0])
+    y = np.array([2.0, 2.5, 2.0, 3.5])
+    r, = fit.segment_fit(m, y, max_regimes=1)
+    assert r.residuals_rel == pytest.approx(list((y - r.predict(m)) / y))
+    assert r.max_rel_residual == pytest.approx(max(abs((y - r.predict(m)) / y)))
+
+
+def test_curvature_within_the_noise_floor_buys_no_regime():
+    # no noise at all, but a 1 % wiggle about one line: under the 2 % floor it is one regime
+    m = np.array(sorted(SIZES), dtype=float)
+    t = (1.0 + m / 5000.0) * (1 + 0.01 * np.sin(np.log2(m)))
+    assert len(fit.segment_fit(m, t)) == 1
+    # a real switch is still split
+    m2, t2 = two_regimes(SIZES)
+    assert len(fit.segment_fit(m2, t2)) == 2
+
+
+def test_sizes_below_the_baselines_smallest_belong_to_the_first_regime():
+    m, t = two_regimes([64, 256, 1024, 4096, 8192, 16384, 65536, 262144])
+    template = fit.segment_fit(m, t)
+    assert template[0].m_min == 64
+    knobbed_m, knobbed_t = two_regimes([1, 8, 64, 256, 1024, 4096, 8192, 16384, 65536, 262144])
+    refit = fit.fit_in_regimes(knobbed_m, knobbed_t + 1.0, template)
+    assert (refit[0].m_min, refit[0].points) == (1, 7)
+    assert refit[0].T0_us == pytest.approx(2.2)
+
+
+def _probe_of(sizes, times, rounds=None):
+    return {"sizes": [{"bytes": int(s), "T_us": {"median": float(t), **({"rounds_us": r} if r is not None else {})}}
+                      for s, t, r in zip(sizes, times, rounds or [None] * len(sizes))]}
+
+
+def test_a_regime_of_exactly_min_samples_sizes_from_its_first_to_its_last_is_resampled():
+    from loggp.experiments import fit_intervals as fi
+    from loggp.experiments.precision import MIN_SAMPLES
+    m = np.array([2.0 ** i for i in range(MIN_SAMPLES)])
+    y = 1.0 + m / 100.0
+    regime = fit.Regime(int(m[0]), int(m[-1]), 1.0, 0.01, MIN_SAMPLES, 0.0, 0.0)
+    (how, lines), = fi.draws(_probe_of(m, y), [regime], fit.fit_line, resamples=50)
+    assert how == fi.SIZES and lines.shape == (50, 2)
+    # exact data: every resampled line is the line
+    assert lines[:, 0] == pytest.approx(1.0) and lines[:, 1] == pytest.approx(0.01)
+    short = fit.Regime(int(m[1]), int(m[-1]), 1.0, 0.01, MIN_SAMPLES - 1, 0.0, 0.0)
+    assert fi.draws(_probe_of(m, y), [short], fit.fit_line, resamples=50) == [(None, None)]
+
+
+def test_rounds_are_resampled_from_min_samples_of_them_and_only_when_every_size_has_as_many():
+    from loggp.experiments import fit_intervals as fi
+    from loggp.experiments.precision import MIN_SAMPLES
+    m = np.array([1.0, 2.0, 4.0])
+    y = 1.0 + m / 100.0
+    regime = fit.Regime(1, 4, 1.0, 0.01, 3, 0.0, 0.0)
+    even = [[float(t)] * MIN_SAMPLES for t in y]
+    (how, _), = fi.draws(_probe_of(m, y, even), [regime], fit.fit_line, resamples=20)
+    assert how == fi.ROUNDS
+    uneven = [[float(y[0])] * (MIN_SAMPLES + 1)] + even[1:]
+    assert fi.draws(_probe_of(m, y, uneven), [regime], fit.fit_line, resamples=20) == [(None, None)]
+    fewer = [r[:-1] for r in even]
+    assert fi.draws(_probe_of(m, y, fewer), [regime], fit.fit_line, resamples=20) == [(None, None)]
+
+
+def test_the_percentile_interval_cuts_two_and_a_half_percent_from_each_end():
+    from loggp.experiments import fit_intervals as fi
+    assert fi.bounds(np.arange(1001.0)) == pytest.approx([25.0, 975.0])
+    assert fi.bounds(None) is None
+
+
+def test_a_faithful_knobbed_run_has_a_prediction_error_of_zero_in_every_resample():
+    from loggp.experiments import fit_intervals as fi
+    knobs = LogGP(o_s=1000.0, o_r=2000.0, L=4000.0, G=0.5)   # ns, ns/B
+    rng = np.random.default_rng(1)
+    base = np.column_stack([1.0 + rng.random(100), 0.001 * rng.random(100)])
+    # LogGP: T0 + o_s + L + o_r (us), 1/B + G (us per byte)
+    measured = base + [7.0, 0.0005]
+    (errors,) = fi.error_intervals([(fi.ROUNDS, base)], [(fi.ROUNDS, measured)], knobs)
+    assert errors["T0_error_us"] == pytest.approx([0.0, 0.0], abs=1e-9)
+    assert errors["G_error_ns_per_byte"] == pytest.approx([0.0, 0.0], abs=1e-9)
