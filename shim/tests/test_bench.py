@@ -114,6 +114,36 @@ def test_tolerances_follow_the_goals():
         model.tolerance("x", 5000.0, 8)
 
 
+
+def test_one_side_of_the_overhead_alone_adds_w_plus_1_over_w_per_streamed_message():
+    # either stage alone is the slower one: (W-1) pipelined messages pay it, and the last
+    # message and the ack once each
+    base = synthetic()
+    assert inc("window", base, o_r=10000.0) == pytest.approx(10000.0 * (W + 1) / W)
+    assert inc("window", base, o_s=10000.0) == pytest.approx(10000.0 * (W + 1) / W)
+
+
+def test_a_window_faster_than_its_fixed_part_has_no_interval_and_a_given_zero_gap_is_kept():
+    # W messages in less time than one round trip and the ack: no room between injections
+    fast = model.Base(bytes=8, pingpong=650.0, window=10.0, exchange=700.0, compute=5300.0,
+                      compute_ns=5000.0, ack_halfrtt=650.0)
+    assert model.natural_interval(fast, False) == 0.0
+    # under g the window's W injections are g apart: W g a window, where it was the fixed part
+    fixed = fast.pingpong + fast.ack_halfrtt
+    assert model.stream(fast, LogGP(g=10000.0)) == pytest.approx(fast.window + (W * 10000.0 - fixed) / W)
+    # an apparatus whose injector costs nothing: g_total is the knob alone, never the window's
+    free = model.Base(**{**synthetic(g_machine=240.0).__dict__, "g_machine": 0.0})
+    assert model.machine_gap(free) == 0.0
+    assert model.stream(free, LogGP(g=10000.0)) == pytest.approx(10000.0)
+
+
+def test_the_floor_applies_under_100_ns_only_and_a_spread_at_the_tolerance_is_steady():
+    assert model.tolerance("g", 100.0, 8) == pytest.approx(2.0)   # 100 ns is moved by the knob: 2 %
+    assert model.tolerance("g", 99.0, 8) == pytest.approx(100.0)
+    assert model.tolerance("G", -100.0, 4096) == pytest.approx(2.0)
+    assert not model.unsteady(20.0, 20.0) and model.unsteady(20.5, 20.0)
+    assert model.baseline_spread([1000.0, 1300.0]) == pytest.approx(300.0)   # two rounds: a spread
+
 class SyntheticPatterns:
     """loggp-patterns on a synthetic machine: zero-knob figures from guess_ns; a half with
     any knob set costs the armed layer's own `layer_ns` more, plus LogGP's prediction of
