@@ -74,6 +74,47 @@ def test_a_plateau_adds_less_than_a_quarter_of_the_predicted_rise(rise, plateau)
     assert (("plateau", 1, 2) in flagged) is plateau
 
 
+
+def test_the_slowdown_interval_covers_the_true_ratio_at_least_95_percent_of_the_time():
+    # both sides resampled: an interval that takes the baseline's median as exact, or cuts
+    # 5 % from each end, covers the ratio less often (about 81 % and 94 % here)
+    rng = np.random.default_rng(5)
+    trials, covered = 1000, 0
+    for _ in range(trials):
+        base = 2.0 * np.exp(0.05 * rng.standard_normal(15))
+        slow = 3.0 * np.exp(0.05 * rng.standard_normal(15))
+        _, low, high = stats.slowdown(slow, base, rng=rng, resamples=1000)
+        covered += low <= 1.5 <= high
+    assert 0.95 <= covered / trials <= 0.99
+
+
+def test_error_bars_run_from_the_estimate_down_to_low_and_up_to_high():
+    assert stats.error_lengths(1.0, 0.75, 1.5) == (0.25, 0.5)
+    assert stats.error_lengths(1.0, None, 1.5) == (0.0, 0.0)
+
+
+def test_a_rise_where_the_slope_predicts_none_is_a_jump():
+    flat = stats.Fit(0.0, 0.0, None, 3)
+    assert ("jump", 1, 2) in stats.flags([0, 1, 2], [0.0, 0.0, 5.0], [0.1] * 3, flat)
+
+
+def test_a_jump_must_rise_above_both_points_noise_together():
+    fit = stats.Fit(0.1, 0.0, None, 3)
+    # rise 3 over half-widths of 2 and 2: inside their joint noise of 4
+    assert stats.flags([0, 1, 2], [0.0, 0.1, 3.1], [0.1, 2.0, 2.0], fit) == []
+    assert ("jump", 1, 2) in stats.flags([0, 1, 2], [0.0, 0.1, 4.2], [0.1, 2.0, 2.0], fit)
+
+
+def test_a_plateau_needs_a_rise_before_above_the_effect_and_a_prediction_above_it():
+    fit = stats.Fit(10.0, 0.0, None, 3)
+    # risen to exactly min_effect_pct (2 %) before: not "risen before"
+    assert ("plateau", 1, 2) not in stats.flags([0, 1, 2], [0.0, 2.0, 2.0], [0.1] * 3, fit)
+    assert ("plateau", 1, 2) in stats.flags([0, 1, 2], [0.0, 2.5, 2.5], [0.1] * 3, fit)
+    # a predicted rise of exactly min_effect_pct is not enough to miss
+    small = stats.Fit(2.0, 0.0, None, 3)
+    assert ("plateau", 1, 2) not in stats.flags([0, 1, 2], [0.0, 5.0, 5.1], [0.1] * 3, small)
+    assert ("plateau", 1, 2) in stats.flags([0, 1, 2], [0.0, 5.0, 5.1], [0.1] * 3, stats.Fit(2.1, 0.0, None, 3))
+
 # --- count x delta models ----------------------------------------------------
 
 def rank_profile(rank, sent, received, sent_bytes, recv_calls, waitall, allreduce, alltoall_bytes,
