@@ -36,3 +36,21 @@ def test_the_probe_intervals_come_from_its_summary_size():
     low, high = trust.corners(loggops.Params(o_s=200.0, o_r=1000.0, g=300.0, L=500.0), trust.probe_halves(run))
     assert (low.o_s, low.o_r, low.g, high.o_s, high.o_r, high.L) == pytest.approx((180, 900, 300, 220, 1100, 500))
     assert trust.probe_halves({}) == {} and trust.probe_halves(None) == {}
+
+
+def test_a_replay_the_length_of_the_traced_run_explains_all_of_it():
+    assert trust.explained(100.0, 100.0).startswith("the replay explains 100 % of the traced time; the other 0 %")
+
+
+def test_an_interval_without_spread_keeps_three_significant_digits():
+    assert trust.show_percent(42.2, 42.2, 42.2) == "+42.2 % (+42.2 .. +42.2 with the probe's intervals)"
+    assert trust.show_percent(1.234, 1.234, 1.234) == "+1.23 % (+1.23 .. +1.23 with the probe's intervals)"
+
+
+def test_a_zero_half_width_is_an_interval_and_no_corner_goes_below_zero():
+    probe = {"summary": {"at_bytes": 8}, "sizes": [{"bytes": 8, "o_s_us": {"median": 0.01, "ci95_half": 0.02},
+                                                    "g_us": {"median": 0.3, "ci95_half": 0.0}}]}
+    halves = trust.probe_halves(probe)
+    assert halves == pytest.approx({"o_s": 20.0, "g": 0.0})
+    low, high = trust.corners(loggops.Params(o_s=10.0, o_r=1000.0, g=300.0, L=500.0), halves)
+    assert (low.o_s, high.o_s, low.g, high.g) == pytest.approx((0.0, 30.0, 300.0, 300.0))
