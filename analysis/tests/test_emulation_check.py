@@ -191,6 +191,16 @@ def test_a_missed_case_goes_on_until_its_error_is_decided_against_the_worst_case
     assert ec.case_settled(reading([-0.2, -0.1, 0.0, 0.05, 0.1, 0.15, 0.2]), 1.0)
 
 
+
+def test_an_unresolved_case_exactly_as_narrow_as_its_goal_asks_stops():
+    # 2.5 [2.0, 3.0] against 2.0 +- 0.5: across the goal's top, half-width exactly the tolerance
+    reading = precision.Reading(precision.Goal(2.0, 0.5), [2.0, 2.5, 2.5, 2.5, 2.5, 3.0])
+    assert precision.verdict(reading.interval(), reading.goal) == precision.UNRESOLVED
+    assert reading.interval().half_width == 0.5
+    assert ec.case_settled(reading, 2.0)
+    wider = precision.Reading(precision.Goal(2.0, 0.5), [2.0, 2.5, 2.5, 2.5, 2.5, 3.25])
+    assert not ec.case_settled(wider, 2.0)
+
 def test_rounds_go_to_the_program_with_the_least_time_spent_among_those_not_settled():
     class C:
         def __init__(self, spent, active, rounds=0):
@@ -244,6 +254,8 @@ def test_the_machine_noise_is_each_programs_baseline_spread_from_round_to_round(
     class C:
         program, baseline_s = ec.Program("cg", ["x"]), [1.00, 1.02, 1.01, 1.04]
     assert "cg 20.0 ms (2.0 %)" in ec.noise_lines([C()]) and ec.noise_lines([]) == ""
+    # a slow drift is not round-to-round noise: each round differs from the last by 0.1
+    assert ec.baseline_spread([1.0, 1.1, 1.2, 1.3, 1.4]) == pytest.approx(0.1)
 
 
 def test_the_host_detours_and_the_noise_are_said_before_and_beside_the_table(monkeypatch, capsys):
