@@ -261,6 +261,34 @@ def test_the_interface_is_busy_g_or_the_bytes_whichever_is_longer():
         assert two == pytest.approx(max(g, m - 1) + (m - 1))  # the second packet starts, then flies
 
 
+
+def test_a_message_in_a_later_regime_pays_its_rise_and_a_blocking_send_waits_for_it():
+    # regimes given out of order: a message takes the one of the largest first size at or below it
+    p = model.Params(regimes=((100000, 8000.0, 0.3), (1000, 2000.0, 0.1)))
+    assert p.regime_extra(999) == (0.0, 0.0)
+    assert p.regime_extra(5000) == (2000.0, 0.1)
+    assert p.regime_extra(200000) == (8000.0, 0.3)
+    # a switch that lowers T0 makes no message cheaper than the first regime's
+    assert model.Params(regimes=((1000, -500.0, 0.0),)).regime_extra(2000) == (0.0, 0.0)
+    # ten 1000-byte packets, o_s 1 us and a 5 us rise: the sender is held 6 us per packet,
+    # the last arrives 6 us after it starts, then the ack's o_s (nothing else costs)
+    slow = model.Params(o_s=1000.0, regimes=((1000, 5000.0, 0.0),))
+    assert model.transfer_time_us(1000, 100, 100, slow) == pytest.approx((10 * 6000 + 1000) / 1000)
+
+
+def test_a_negative_byte_rate_after_a_switch_costs_no_bytes():
+    # G 0.1 ns/B, lowered by 0.5 past 1000 B: a 2000-byte packet moves its bytes for free
+    lowered = model.Params(o_s=100.0, L=100.0, G=0.1, regimes=((1000, 0.0, -0.5),))
+    assert model.transfer_time_us(2000, 10, 200, lowered) == pytest.approx(
+        model.transfer_time_us(2000, 10, 200, model.Params(o_s=100.0, L=100.0)))
+
+
+def test_the_closed_form_counts_the_unpacking_that_grows_with_be():
+    # no per-byte cost: BE* = sqrt(N o_s / u) = sqrt(100 * 10000 / 100)
+    p = model.Params(o_s=10000.0, unpack_ns=100.0)
+    assert model.steady_state_best_be(100, 64, p) == pytest.approx(100.0)
+    assert model.steady_state_best_be(100, 64, model.Params(o_s=10000.0)) == math.inf
+
 def _row(size, low, high):
     return {"packet_size": size, "median_us": None if low is None else (low + high) / 2,
             "ci_low_us": low, "ci_high_us": high}
