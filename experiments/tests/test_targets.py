@@ -182,6 +182,37 @@ def test_a_probe_file_with_a_negative_figure_is_refused(tmp_path):
         signature.load_file(path)
 
 
+
+def test_a_probe_without_a_switch_has_no_eager_limit_and_a_zero_figure_is_a_figure():
+    sig = signature.from_probe(probe_json(g=0.0, switch=None))
+    assert sig.eager_limit is None   # no switch measured: no limit known, not the largest size
+    assert sig.small.get("g") == 0.0
+
+
+def test_the_bulk_regime_is_the_last_that_gives_G_and_a_regime_may_start_at_0_bytes(tmp_path):
+    sig = signature.load_file(toml_target(tmp_path, """
+[[regime]]
+bytes = [0, 64]
+o_s = "1us"
+G = "1ns/B"
+[[regime]]
+bytes = [65, 8192]
+G = "2ns/B"
+[[regime]]
+bytes = [8193, "inf"]
+L = "5us"
+"""))
+    assert sig.small.low == 0
+    assert sig.bulk.low == 65 and sig.bulk.get("G") == 2.0
+
+
+def test_a_figure_is_written_back_rounded_to_the_ps_and_ages_turn_at_their_unit():
+    assert signature.knob_text("L", 1234.5678) == "1234.568ns"
+    assert signature.knob_text("G", 0.0126) == "0.013ns/B"
+    assert signature.knob_text("L", 0.0004) == "0"
+    assert signature.age_text(0.0, now=119.0) == "119 s ago"
+    assert signature.age_text(0.0, now=120.0) == "2 min ago"
+
 # ---- the knobs: target - host ------------------------------------------------------
 
 def test_the_hosts_own_signature_as_target_sets_no_knob(host_file):
