@@ -178,3 +178,44 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path):
     proc = run([installed("loggp"), "trace", "export", "--goal", tmp_path / "empty", tmp_path / "no" / "x.goal"])
     assert proc.returncode == 2 and "does not exist" in proc.stderr
     assert not (tmp_path / "x.goal").exists()
+
+
+def test_a_wait_on_several_requests_requires_every_one(tmp_path):
+    # rank 0 posts receives from 1 (sent at 1 ms) and 2 (sent at 3 ms), waits for both, then
+    # computes 1 ms: the path runs through the later message, 3 + 1 ms and one L
+    r0 = [world(call="MPI_Irecv", start_ns=10_000, end_ns=20_000, peer=1, tag=1, bytes=8, request=0xA),
+          world(call="MPI_Irecv", start_ns=20_000, end_ns=30_000, peer=2, tag=2, bytes=8, request=0xB),
+          {"call": "MPI_Waitall", "start_ns": 40_000, "end_ns": 3 * MS + 50_000},
+          {"call": "MPI_Waitall", "kind": 1, "start_ns": 40_000, "end_ns": 3 * MS + 50_000, "peer": 1, "tag": 1,
+           "bytes": 8, "request": 0xA, "index": 0},
+          {"call": "MPI_Waitall", "kind": 1, "start_ns": 40_000, "end_ns": 3 * MS + 50_000, "peer": 2, "tag": 2,
+           "bytes": 8, "request": 0xB, "index": 1}]
+    r1 = [world(call="MPI_Send", start_ns=1 * MS, end_ns=1 * MS + 10_000, peer=0, tag=1, bytes=8)]
+    r2 = [world(call="MPI_Send", start_ns=3 * MS, end_ns=3 * MS + 10_000, peer=0, tag=2, bytes=8)]
+    ends = [4 * MS + 50_000, 1 * MS + 10_000, 3 * MS + 10_000]
+    trace_write.write_folder(tmp_path / "tr", [trace_write.make(r, 3, 0, end, rows)
+                                               for r, (rows, end) in enumerate(zip((r0, r1, r2), ends))])
+    ranks = parse_goal(export(tmp_path / "tr", tmp_path / "w.goal"))
+    recvs = [op[0] for op in ranks[0] if op[1] == "recv"]
+    wait = next(op for op in ranks[0] if op[1] == "calc" and ("requires", recvs[0]) in op[5])
+    assert sorted(d for k, d in wait[5] if k == "requires" and d in recvs) == sorted(recvs)
+    length, _ = critical_path(ranks, 1000)
+    assert length == 4 * MS + 1000
+
+
+def test_two_tags_between_one_pair_keep_their_own_messages(tmp_path):
+    # rank 0 sends 8 B on tag 1 then 64 B on tag 2; rank 1 receives tag 2 first (both eager)
+    r0 = [world(call="MPI_Send", start_ns=1000, end_ns=2000, peer=1, tag=1, bytes=8, comm_size=2),
+          world(call="MPI_Send", start_ns=3000, end_ns=4000, peer=1, tag=2, bytes=64, comm_size=2)]
+    r1 = [world(call="MPI_Recv", start_ns=1000, end_ns=5000, peer=0, tag=2, bytes=64, comm_size=2),
+          {"call": "MPI_Recv", "kind": 1, "start_ns": 1000, "end_ns": 5000, "peer": 0, "tag": 2, "bytes": 64},
+          world(call="MPI_Recv", start_ns=6000, end_ns=7000, peer=0, tag=1, bytes=8, comm_size=2),
+          {"call": "MPI_Recv", "kind": 1, "start_ns": 6000, "end_ns": 7000, "peer": 0, "tag": 1, "bytes": 8}]
+    trace_write.write_folder(tmp_path / "tr", [trace_write.make(r, 2, 0, end, rows)
+                                               for r, (rows, end) in enumerate(zip((r0, r1), (5000, 8000)))])
+    ranks = parse_goal(export(tmp_path / "tr", tmp_path / "t.goal"))
+    tag_of_size = {n: tag for _, kind, n, _, tag, _ in ranks[0] if kind == "send"}
+    assert len(set(tag_of_size.values())) == 2
+    for _, kind, n, _, tag, _ in ranks[1]:
+        if kind == "recv":
+            assert tag == tag_of_size[n]
