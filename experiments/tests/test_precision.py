@@ -237,6 +237,13 @@ def test_several_readings_are_missed_over_unresolved_over_met_in_any_order():
     assert pr.worst([pr.MET, pr.UNRESOLVED]) == pr.worst([pr.UNRESOLVED, pr.MET]) == pr.UNRESOLVED
     assert pr.worst([pr.MET, pr.MET]) == pr.MET and pr.worst([]) == pr.UNRESOLVED
 
+
+def test_a_spread_is_the_interval_from_min_samples_values_and_no_effect_names_its_largest_bound():
+    assert pr.spread([6, 1, 5, 2, 4, 3]) == ("95 %", 1, 6)
+    assert pr.spread([5, 1, 4, 2, 3]) == ("min-max", 1, 5)
+    text = pr.describe_effect(pr.Interval(-0.5, -3.0, 1.0, 30), "us")
+    assert text == "no effect resolved, below 3 us"
+
 def test_only_a_missed_verdict_makes_a_measuring_command_exit_3():
     assert pr.exit_status([pr.MET, pr.MISSED, pr.UNRESOLVED]) == pr.exit_status(iter([pr.MISSED])) == 3
     assert pr.exit_status([pr.MET, pr.UNRESOLVED, pr.UNRESOLVED]) == 0   # the noise hid it: not a failure
@@ -363,6 +370,24 @@ def test_a_reading_settles_from_the_fewest_pairs_with_an_interval_and_at_exactly
     edge = pr.Reading(pr.Goal(0.0, 0.5), [0.5, 0.0, 1.0, 0.5, 0.5, 0.5])
     assert pr.verdict(edge.interval(), edge.goal) == pr.UNRESOLVED
     assert edge.interval().half_width == 0.5 and edge.settled()
+
+
+def test_the_budget_ran_out_only_for_the_readings_it_left_unsettled():
+    import itertools
+    wide = itertools.cycle([0.0, 20.0, -20.0, 40.0, -40.0])
+    clock = FakeClock()
+
+    def measure_pair():   # "quiet" settles at once; "noisy" never narrows to its goal
+        clock.now += 1.0
+        return {"quiet": (1.0, 11.0), "noisy": (0.0, next(wide))}
+    goal = {"quiet": pr.Goal(10.0, 0.5), "noisy": pr.Goal(10.0, 0.5)}
+    outcomes, pairs = pr.repeat_to_precision(measure_pair, goal, 20, clock=clock)
+    assert pairs == 20
+    assert outcomes["quiet"].verdict == pr.MET and not outcomes["quiet"].budget_ran_out
+    assert outcomes["noisy"].verdict == pr.UNRESOLVED and outcomes["noisy"].budget_ran_out
+    assert "budget ran out" not in outcomes["quiet"].reason()
+    # the same for a fixed set judged after the caller's budget ended
+    assert not pr.judge_differences([10.0] * 10, 10.0, 0.5, budget_ran_out=True)["budget_ran_out"]
 
 def test_a_pair_without_a_reading_is_an_error_not_a_silent_gap():
     with pytest.raises(ValueError, match="o_r"):
