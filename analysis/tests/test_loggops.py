@@ -214,6 +214,16 @@ def test_every_schedule_pairs_its_messages(name, size):
     messages(name, size, 4096, root=size - 1)
 
 
+@pytest.mark.parametrize("name", ["Bcast", "Reduce", "Gather", "Scatter", "Gatherv", "Scatterv"])
+def test_a_rooted_collective_without_a_recorded_root_is_rooted_at_rank_zero(name):
+    # a trace gives root -1 when it did not record one (otf2_import reads its sizes at root 0):
+    # rank 0 only sends down a broadcast or scatter tree, only receives up a reduce or gather
+    got = messages(name, 5, 40, root=-1)
+    down = name in ("Bcast", "Scatter", "Scatterv")
+    assert not [m for m in got if m[1 if down else 0] == 0], got
+    assert [m for m in got if m[0 if down else 1] == 0]
+
+
 def test_collective_names_map_to_their_schedules():
     assert schedules.base_name("MPI_Iallreduce") == "Allreduce"
     assert schedules.base_name("MPI_Reduce_scatter_block") == "Reduce_scatter_block"
