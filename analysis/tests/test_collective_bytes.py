@@ -21,3 +21,13 @@ def test_scorep_counts_match_its_conventions():
     assert cb.to_scorep("Allreduce", 8, 4, 3, 0) == (32, 32)
     assert cb.to_scorep("Scan", 8, 4, 1, 0) == (24, 16) and cb.to_scorep("Exscan", 8, 4, 3, 0) == (0, 24)
     assert cb.to_scorep("Scatter", 32, 4, 0, 0) == (32, 8) and cb.to_scorep("Scatter", 32, 4, 1, 0) == (0, 8)
+
+
+@pytest.mark.parametrize("name", ["Scan", "Exscan", "Allreduce", "Allgather", "Bcast"])
+@pytest.mark.parametrize("n", [2, 3, 7])
+def test_every_rank_gets_its_block_back(name, n):
+    # each rank's own counts say b (an exclusive scan's last rank only receives: (n-1) b)
+    b = 24
+    for me in range(n):
+        assert cb.from_scorep(name, *cb.to_scorep(name, b, n, me, 0), n, me, 0) == b, me
+    assert cb.from_scorep("Exscan", 0, (n - 1) * b, n, n - 1, 0) == b
