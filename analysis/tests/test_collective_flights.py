@@ -35,6 +35,7 @@ def test_cases_read_as_the_loop_runs_them():
 @pytest.mark.parametrize("argv, says", [
     (["--case", "Allgatherv:8"], "'Allgatherv' is not one of"),
     (["--case", "Allreduce:12:d"], "12 B is no whole number of 'd' elements"),
+    (["--case", "Allreduce:12np:d"], "12 B is no whole number of 'd' elements"),
     (["--case", "Allreduce:8:q"], "type 'q' is not d"),
     (["--case", "Allreduce:8:c:later"], "expected NAME:BYTES"),
     (["--case", "Allreduce:eight"], "'eight' is not a byte count"),
@@ -66,3 +67,13 @@ def test_a_measured_cell_gives_the_median_call_and_its_interval():
     assert interval.low < interval.estimate < interval.high
     few = precision.median_interval(calls[:3])
     assert "(no interval) / 2.00" in cf.table([cf.parse_case("Allreduce:16:d")], [2], {(0, 2): (few, 2 * L)}, L)
+
+
+@pytest.mark.parametrize("name", ["Bcast", "Scatter"])
+def test_the_loop_roots_its_collectives_at_rank_zero(name):
+    # collective_loop.c roots every call at rank 0: rank 0 only sends in it, every other rank receives
+    programs = cf.loop_programs(name, 3, 24, 2, True)
+    seqs = {op[2][1] for op in programs[1] if op[0] == "irecv"}
+    inside = [op for op in programs[0] if op[0] in ("isend", "irecv") and op[2][1] in (1, 3)]
+    assert inside and all(op[0] == "isend" for op in inside), inside
+    assert {1, 3} <= seqs
