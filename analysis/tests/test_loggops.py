@@ -539,3 +539,43 @@ def test_alltoallv_is_scattered_at_every_size():
 
 def test_barrier_rounds_grow_past_each_power_of_two():
     assert [len(schedules.barrier(0, n)) for n in (1, 2, 3, 4, 5, 8, 9)] == [0, 1, 2, 2, 3, 3, 4]
+
+
+# ---- the order of a schedule's rounds (MPICH's loops), not only its messages ------------
+
+def test_a_binomial_tree_sends_to_its_farthest_child_first():
+    # MPICH's binomial bcast walks its mask down: the root's largest subtree is served first
+    assert [rnd[0][1] for rnd in schedules.bcast(0, 8, 8, 0)] == [4, 2, 1]
+    assert [rnd[0][1] for rnd in schedules.bcast(3, 8, 8, 3)] == [7, 5, 4]
+    assert schedules.bcast(4, 8, 8, 0) == [[("recv", 0, 8)], [("send", 6, 8)], [("send", 5, 8)]]
+
+
+@pytest.mark.parametrize("name", ["Scan", "Exscan"])
+def test_a_scan_exchanges_its_whole_partial_result_at_every_step(name):
+    # recursive doubling with the whole vector each step; a partner beyond the size is skipped
+    assert schedules.schedule(name, 0, 8, 64) == [_pair(1, 64), _pair(2, 64), _pair(4, 64)]
+    assert schedules.schedule(name, 4, 5, 64) == [_pair(0, 64)]
+
+
+def _pair(peer, n):
+    return [("send", peer, n), ("recv", peer, n)]
+
+
+def test_reduce_scatter_halves_with_the_farthest_partner_first():
+    # MPICH's recursive halving starts pof2/2 apart with half the vector
+    n = 1024
+    assert schedules.reduce_scatter(0, 8, n) == [_pair(4, 512), _pair(2, 256), _pair(1, 128)]
+
+
+def test_bcast_recursive_doubling_grows_its_blocks_from_the_nearest_partner():
+    n = schedules.BCAST_SHORT + 8 * 1000
+    each = n // 8
+    rounds = schedules.bcast(0, 8, n, 1)   # relative rank 7, a leaf: gets its block from rank 7
+    assert rounds == [[("recv", 7, each)], _pair(7, each), _pair(6, 2 * each), _pair(4, 4 * each)]
+
+
+@pytest.mark.parametrize("size, first, second", [(33, 31, 1), (40, 31, 8), (64, 31, 32)])
+def test_alltoall_posts_32_peers_at_a_time(size, first, second):
+    # MPICH's MPIR_CVAR_ALLTOALL_THROTTLE (32) requests each way a round, oneself among the first
+    rounds = schedules.alltoall(0, size, schedules.ALLTOALL_MEDIUM * size)
+    assert [sum(op == "send" for op, _, _ in rnd) for rnd in rounds] == [first, second]
