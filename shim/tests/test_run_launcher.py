@@ -67,3 +67,28 @@ def test_srun_without_slurm_is_said_in_one_line(fake_slurm):
     put("scontrol", "echo 'Slurmctld(primary) at ctl is UP'\n")
     proc = loggp(*srun_run, env={"PATH": str(folder)})
     assert proc.returncode == 0, proc.stderr
+
+
+HANDLER_LIBRARY = r"""
+#include <signal.h>
+#include <string.h>
+static void ignore(int sig) { (void)sig; }
+/* as MPI's transports do when a program loads them: a handler set from C at load time */
+__attribute__((constructor)) static void install(void)
+{
+    struct sigaction a;
+    memset(&a, 0, sizeof a);
+    a.sa_handler = ignore;
+    sigaction(SIGUSR1, &a, 0);
+}
+"""
+
+
+def test_a_signal_handler_a_preloaded_library_set_does_not_crash_the_run(tmp_path):
+    # LD_PRELOAD reaches loggp itself too: Python cannot hand back a handler C code set
+    source = tmp_path / "handler.c"
+    source.write_text(HANDLER_LIBRARY)
+    library = tmp_path / "handler.so"
+    run([installed("mpicc"), "-shared", "-fPIC", "-o", library, source], check=True)
+    proc = loggp("run", "-n", "1", "--quiet", "--", "/bin/true", env={"LD_PRELOAD": str(library)})
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr

@@ -86,7 +86,9 @@ def run_program(cmd, env):
         raise
     finally:
         for sig, handler in previous.items():
-            signal.signal(sig, handler)
+            # None: a C library loaded into this process (LD_PRELOAD reaches it too) set the
+            # handler, and Python cannot put that back: the default is what a process has anyway
+            signal.signal(sig, signal.SIG_DFL if handler is None else handler)
         if copier:
             # a rank that outlived its launcher may hold the stream open: do not wait on it for long
             copier.join(timeout=5)
