@@ -1,0 +1,174 @@
+"""Does a program's own computation grow when its CPU spins around its calls, with the
+apparatus or without it? One of our kernels, in interleaved rounds: zero knobs; o at a
+setting (the apparatus spins o_s in each send and o_r at each receive); and zero knobs
+with analysis/bench/spun_calls.so spinning the same time around each send and receive
+(the library only traces). Every run is traced; its computation is the ranks' mean time
+outside MPI calls (both kinds of spin fall inside the calls). The growth of each over zero
+knobs is paired round by round, and so is their difference (docs/predict.md).
+
+    python analysis/bench/computation_under_spins.py lu --o 100us --rounds 8
+"""
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from loggp.analysis import trace
+from loggp.analysis.emulation_check import KERNELS, computation_s, traced_s
+from loggp.experiments import precision
+from loggp.harness.runner import loggp_command
+from loggp.knobs import grammar
+from loggp.knobs.files import write_text_atomic
+from loggp.knobs.programs import MissingProgram, find_program
+
+SOURCE = Path(__file__).resolve().parents[3] / "analysis" / "bench" / "spun_calls.c"
+MODES = ("zero", "o", "spun")
+
+
+class SpinCheckError(RuntimeError):
+    pass
+
+
+def build_library(folder):
+    """spun_calls.so built with the MPI's own mpicc into folder."""
+    library = Path(folder) / "spun_calls.so"
+    proc = subprocess.run([find_program("mpicc"), "-O2", "-shared", "-fPIC", "-o", str(library), str(SOURCE), "-ldl"],
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise SpinCheckError(f"mpicc could not build {SOURCE}: {proc.stderr.strip()}")
+    return library
+
+
+def run_command(mode, np_, argv, o_ns, folder, library):
+    """(command, extra environment) of one traced run."""
+    cmd = loggp_command() + ["run", "-n", str(np_), "--quiet", "--trace", str(Path(folder) / "trace")]
+    env = {}
+    if mode == "o":
+        cmd += ["--o", f"{o_ns}ns"]
+    elif mode == "spun":
+        # after libloggp.so: its wrappers call PMPI_, which this library takes
+        env = {"LD_PRELOAD": str(library), "SPUN_CALLS_NS": str(o_ns),
+               "SPUN_CALLS_OUT": str(Path(folder) / "spun")}
+    return cmd + ["--", *argv], env
+
+
+def spun_totals(folder, np_):
+    """[(spins, ns spun)] per rank, as spun_calls.so wrote them at MPI_Finalize."""
+    totals = []
+    for rank in range(np_):
+        path = Path(folder) / f"spun.{rank}"
+        try:
+            spins, ns = (int(x) for x in path.read_text().split())
+        except (OSError, ValueError):
+            raise SpinCheckError(f"rank {rank} left no spin totals in {path}") from None
+        totals.append((spins, ns))
+    return totals
+
+
+def one_run(mode, np_, argv, o_ns, scratch, label, library):
+    """{computation_s, length_s, spun_s, spins} of one traced run (spins and spun_s: a rank's mean)."""
+    folder = Path(scratch) / label
+    folder.mkdir()
+    cmd, extra = run_command(mode, np_, argv, o_ns, folder, library)
+    env = dict(os.environ, **extra)
+    proc = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if proc.returncode != 0:
+        tail = (proc.stderr.strip().splitlines() or [""])[-1]
+        raise SpinCheckError(f"{label}: {' '.join(cmd)} exited {proc.returncode}: {tail}")
+    traces = trace.read_folder(folder / "trace")
+    spun = spun_totals(folder, np_) if mode == "spun" else [(0, 0)]
+    shutil.rmtree(folder, ignore_errors=True)
+    return {"computation_s": computation_s(traces), "length_s": traced_s(traces),
+            "spun_s": sum(ns for _, ns in spun) / len(spun) * 1e-9, "spins": sum(n for n, _ in spun) / len(spun)}
+
+
+def round_order(r):
+    """The modes of round r, rotated so that none always runs first."""
+    k = r % len(MODES)
+    return MODES[k:] + MODES[:k]
+
+
+def growth(rounds):
+    """Paired medians and 95 % intervals over rounds [{mode: run figures}]: the computation's
+    growth under o and under the program's own spins (each minus zero knobs of its round),
+    their difference, and the run's added length under each."""
+    def paired(f):
+        return precision.median_interval([f(r) for r in rounds])
+    return {
+        "o": paired(lambda r: r["o"]["computation_s"] - r["zero"]["computation_s"]),
+        "spun": paired(lambda r: r["spun"]["computation_s"] - r["zero"]["computation_s"]),
+        "o_minus_spun": paired(lambda r: r["o"]["computation_s"] - r["spun"]["computation_s"]),
+        "o_length": paired(lambda r: r["o"]["length_s"] - r["zero"]["length_s"]),
+        "spun_length": paired(lambda r: r["spun"]["length_s"] - r["zero"]["length_s"]),
+    }
+
+
+def _ms(interval):
+    return (f"{1000 * interval.estimate:+.0f} ms [{1000 * interval.low:+.0f}, {1000 * interval.high:+.0f}]"
+            if interval.bounded else f"{1000 * interval.estimate:+.0f} ms (no interval below "
+                                       f"{precision.MIN_SAMPLES} rounds)")
+
+
+def report(title, o_text, rounds, spins):
+    """A Markdown table of growth() over the rounds."""
+    g = growth(rounds)
+    zero = precision.median_interval([r["zero"]["computation_s"] for r in rounds])
+    return "\n".join([
+        f"{title}: computation (the ranks' mean time outside MPI calls) {zero.estimate:.3f} s at zero knobs; "
+        f"medians of {len(rounds)} paired rounds [95 %]",
+        "",
+        "| over zero knobs | computation | run |",
+        "|---|---|---|",
+        f"| o = {o_text} (the apparatus) | {_ms(g['o'])} | {_ms(g['o_length'])} |",
+        f"| {o_text} spun by the program around its calls, zero knobs ({spins} spins a rank) | {_ms(g['spun'])} | "
+        f"{_ms(g['spun_length'])} |",
+        f"| the apparatus's less the program's own | {_ms(g['o_minus_spun'])} | |",
+    ]) + "\n"
+
+
+def _parser():
+    p = argparse.ArgumentParser(prog="computation_under_spins.py", description=__doc__.split("\n\n")[0])
+    p.add_argument("program", nargs="?", default="lu", choices=KERNELS, help="one of our kernels (default lu)")
+    p.add_argument("--class", dest="klass", default="A", choices=["S", "W", "A", "B"], help="its class (default A)")
+    p.add_argument("--np", type=int, default=2, help="ranks (default 2)")
+    p.add_argument("--o", default="100us", type=grammar.duration_ns(low=0.0, low_open=True),
+                   help="the spin, as the o knob and in the program (default 100us)")
+    p.add_argument("--rounds", type=int, default=8, help=f"interleaved rounds (default 8; intervals from "
+                                                         f"{precision.MIN_SAMPLES})")
+    p.add_argument("--out", help="write the report here too")
+    return p
+
+
+def main(argv=None, stream=sys.stdout):
+    args = _parser().parse_args(argv)
+    if args.np < 2:
+        print(f"computation_under_spins.py: --np {args.np}: expected at least 2 ranks", file=sys.stderr)
+        return 2
+    if args.rounds < 1:
+        print(f"computation_under_spins.py: --rounds {args.rounds}: expected at least 1", file=sys.stderr)
+        return 2
+    o_text = grammar.format_duration(args.o * 1e-9)
+    argv = [f"loggp-npb-{args.program}", args.klass]
+    rounds, spins = [], 0
+    try:
+        with tempfile.TemporaryDirectory(prefix="loggp-spun-calls-") as scratch:
+            library = build_library(scratch)
+            for r in range(args.rounds):
+                figures = {}
+                for mode in round_order(r):
+                    figures[mode] = one_run(mode, args.np, argv, args.o, scratch, f"r{r}-{mode}", library)
+                rounds.append(figures)
+                print(f"round {r + 1}: " + ", ".join(f"{m} {figures[m]['computation_s']:.3f} s" for m in MODES),
+                      file=sys.stderr, flush=True)
+            spins = round(figures["spun"]["spins"])
+    except (SpinCheckError, MissingProgram, OSError) as err:
+        print(f"computation_under_spins.py: {err}", file=sys.stderr)
+        return 1
+    text = report(f"{args.program} class {args.klass}, np = {args.np}", o_text, rounds, spins)
+    stream.write(text)
+    if args.out:
+        write_text_atomic(args.out, text)
+    return 0

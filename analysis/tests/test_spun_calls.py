@@ -1,0 +1,93 @@
+"""analysis/bench/spun_calls.c and loggp.analysis.spun_calls: a program's computation with
+the o knobs against the same spins made by the program itself under plain MPI
+(docs/predict.md)."""
+import numpy as np
+import pytest
+
+from loggp.analysis import spun_calls, trace
+from loggp.experiments import precision
+from tests.testkit import installed, run
+
+SPIN_NS = 20000
+
+
+def rounds_of(zero, o_growth, spun_growth):
+    return [{"zero": {"computation_s": z, "length_s": 2 * z},
+             "o": {"computation_s": z + go, "length_s": 2 * z + 1.0},
+             "spun": {"computation_s": z + gs, "length_s": 2 * z + 0.9}}
+            for z, go, gs in zip(zero, o_growth, spun_growth)]
+
+
+def test_growth_is_paired_within_each_round():
+    # zero knobs swing by 9 s from round to round while the growth creeps up: only pairs see it
+    zero = [10.0, 1.0, 10.0, 1.0, 10.0, 1.0, 10.0]
+    o_growth = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7]
+    spun_growth = [0.05, 0.15, 0.25, 0.35, 0.45, 0.55, 0.65]
+    g = spun_calls.growth(rounds_of(zero, o_growth, spun_growth))
+    assert g["o"].estimate == pytest.approx(0.4) and g["spun"].estimate == pytest.approx(0.35)
+    assert g["o_minus_spun"].estimate == pytest.approx(0.05)
+    assert (g["o"].low, g["o"].high) == pytest.approx((0.1, 0.7)) and g["o"].n == 7
+    assert g["o_length"].estimate == pytest.approx(1.0) and g["spun_length"].estimate == pytest.approx(0.9)
+
+
+def test_every_round_runs_each_mode_once_and_each_mode_leads_in_turn():
+    orders = [spun_calls.round_order(r) for r in range(3)]
+    assert all(sorted(o) == sorted(spun_calls.MODES) for o in orders)
+    assert {o[0] for o in orders} == set(spun_calls.MODES)
+
+
+def test_the_report_gives_intervals_only_from_enough_rounds():
+    few = spun_calls.report("lu", "100us", rounds_of([8.0] * 3, [0.4] * 3, [0.3] * 3), 100)
+    assert f"no interval below {precision.MIN_SAMPLES} rounds" in few
+    enough = rounds_of([8.0, 8.1, 7.9, 8.2, 7.8, 8.0], [0.40, 0.42, 0.38, 0.41, 0.39, 0.40], [0.3] * 6)
+    text = spun_calls.report("lu", "100us", enough, 100)
+    assert "| o = 100us (the apparatus) | +400 ms [+380, +420] |" in text and "no interval" not in text
+
+
+@pytest.mark.parametrize("args, said", [(["--rounds", "0"], "--rounds 0"), (["--np", "1"], "--np 1"),
+                                        (["--o", "0"], "--o"), (["--o", "fast"], "'fast'"),
+                                        (["xx"], "'xx'")])
+def test_bad_arguments_are_refused_by_name(args, said, capsys):
+    try:
+        status = spun_calls.main(args)
+    except SystemExit as stop:  # argparse's own refusals
+        status = stop.code
+    assert status == 2 and said in capsys.readouterr().err
+
+
+@pytest.fixture(scope="module")
+def library(tmp_path_factory):
+    return spun_calls.build_library(tmp_path_factory.mktemp("spun"))
+
+
+def spun_run(library, folder, program):
+    folder.mkdir()
+    cmd, env = spun_calls.run_command("spun", 2, program, SPIN_NS, folder, library)
+    proc = run(cmd, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    return trace.read_folder(folder / "trace"), spun_calls.spun_totals(folder, 2)
+
+
+def point_to_point_calls(t):
+    names = t.call_names()[t.records["kind"] == trace.CALL]
+    return int(np.isin(names, ["MPI_Send", "MPI_Isend", "MPI_Recv", "MPI_Irecv"]).sum())
+
+
+def test_it_spins_once_per_send_and_receive_inside_the_traced_calls(library, tmp_path):
+    # EP talks in collectives only: what it spins is the layer's own exchanges at MPI_Init
+    ep_traces, ep_totals = spun_run(library, tmp_path / "ep", ["loggp-npb-ep", "S"])
+    assert [point_to_point_calls(t) for t in ep_traces] == [0, 0]
+    own = [spins for spins, _ in ep_totals]
+    traces, totals = spun_run(library, tmp_path / "lu", ["loggp-npb-lu", "S"])
+    for t, (spins, spun_ns), layers in zip(traces, totals, own):
+        assert spins == point_to_point_calls(t) + layers and point_to_point_calls(t) > layers, (t.rank, spins)
+        assert spun_ns >= spins * SPIN_NS
+        calls = t.calls()
+        inside = int((calls["end_ns"].astype("i8") - calls["start_ns"].astype("i8")).sum())
+        assert inside >= spun_ns  # the spins fall inside the calls the trace records
+
+
+def test_a_malformed_spin_is_refused_before_the_program_runs(library):
+    proc = run([installed("loggp"), "run", "-n", "2", "--quiet", "--", "loggp-npb-lu", "S"],
+               env={"LD_PRELOAD": str(library), "SPUN_CALLS_NS": "1us"})
+    assert proc.returncode != 0 and "SPUN_CALLS_NS='1us' is not a whole number of ns" in proc.stderr
