@@ -74,7 +74,6 @@ def test_a_plateau_adds_less_than_a_quarter_of_the_predicted_rise(rise, plateau)
     assert (("plateau", 1, 2) in flagged) is plateau
 
 
-
 def test_the_slowdown_interval_covers_the_true_ratio_at_least_95_percent_of_the_time():
     # both sides resampled: an interval that takes the baseline's median as exact, or cuts
     # 5 % from each end, covers the ratio less often (about 81 % and 94 % here)

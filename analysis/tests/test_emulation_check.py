@@ -191,7 +191,6 @@ def test_a_missed_case_goes_on_until_its_error_is_decided_against_the_worst_case
     assert ec.case_settled(reading([-0.2, -0.1, 0.0, 0.05, 0.1, 0.15, 0.2]), 1.0)
 
 
-
 def test_an_unresolved_case_exactly_as_narrow_as_its_goal_asks_stops():
     # 2.5 [2.0, 3.0] against 2.0 +- 0.5: across the goal's top, half-width exactly the tolerance
     reading = precision.Reading(precision.Goal(2.0, 0.5), [2.0, 2.5, 2.5, 2.5, 2.5, 3.0])
@@ -200,6 +199,7 @@ def test_an_unresolved_case_exactly_as_narrow_as_its_goal_asks_stops():
     assert ec.case_settled(reading, 2.0)
     wider = precision.Reading(precision.Goal(2.0, 0.5), [2.0, 2.5, 2.5, 2.5, 2.5, 3.25])
     assert not ec.case_settled(wider, 2.0)
+
 
 def test_rounds_go_to_the_program_with_the_least_time_spent_among_those_not_settled():
     class C:

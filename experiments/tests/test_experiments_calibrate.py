@@ -116,7 +116,6 @@ def test_gap_is_judged_as_a_minimum_spacing():
     assert cal.expected_increase("o", "o_r", 10.0, 0.6, 0.3) == 10.0
 
 
-
 def test_the_machines_gap_is_read_at_the_largest_g_setting_where_the_stream_is_gap_bound():
     # A LogP stream of natural interval ~0.8 us on a machine whose own gap is 0.3 us: a set
     # g of 0.2 us does not move it (0.5 < 0.8), 10 us makes it 10.3. Read at the small
@@ -143,6 +142,7 @@ def test_the_machines_gap_is_read_at_the_largest_g_setting_where_the_stream_is_g
     assert g["measures"]["g"]["measured"] == pytest.approx([0.0, 9.5], abs=0.05)
     assert g["measures"]["g"]["expected"] == pytest.approx(g["measures"]["g"]["measured"], abs=0.01)
     assert g["measures"]["g"]["verdicts"] == [pr.MET, pr.MET], g["reasons"]
+
 
 def test_the_figure_draws_gs_own_expectation_not_y_equals_x():
     # a stream of natural interval 0.6 us on a machine whose own gap is 0.05 us
@@ -237,7 +237,6 @@ def test_split_runs_and_repeated_miss_count_runs_apart():
     assert cv.repeated_miss(low, goal, [[-2.0] * 8, [2.0] * 8, [2.0] * 8])[0] == pr.UNRESOLVED
 
 
-
 def test_a_repeated_miss_needs_more_than_half_the_runs_beyond_the_goal_not_on_its_edge():
     from loggp.experiments import calibration_verdict as cv
     goal = pr.Goal(0.0, 1.0)
@@ -252,6 +251,7 @@ def test_a_repeated_miss_needs_more_than_half_the_runs_beyond_the_goal_not_on_it
     assert cv.repeated_miss(low, goal, [[-2.0] * 8, [-1.0] * 8])[0] == pr.UNRESOLVED
     # a run that gave no rounds is no run apart: two misses of two runs with rounds
     assert cv.split_runs([2.0] * 16, [8, 0, 0, 8]) == [[2.0] * 8, [2.0] * 8]
+
 
 def test_a_known_defect_stays_missed_and_is_named_in_one_line():
     summary, _ = run_analysis({"L": [0, 2, 10]}, leak={("L", "g"): -0.012}, noise_us=0.002)

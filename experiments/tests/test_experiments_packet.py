@@ -225,7 +225,6 @@ def test_refinement_stays_within_the_structure():
     assert packet_sweep.refined_sizes(128, 64, 100, {64, 128, 192}) == []  # 3/4 of 2 records is 2 again
 
 
-
 def test_the_tuning_modules_do_not_import_the_root():
     code = ("import sys, loggp.experiments.tune, loggp.experiments.packet_sweep, loggp.experiments.packet_output; "
             "print(' '.join(m for m in sys.modules if m.startswith('loggp')))")
@@ -261,7 +260,6 @@ def test_the_interface_is_busy_g_or_the_bytes_whichever_is_longer():
         assert two == pytest.approx(max(g, m - 1) + (m - 1))  # the second packet starts, then flies
 
 
-
 def test_a_message_in_a_later_regime_pays_its_rise_and_a_blocking_send_waits_for_it():
     # regimes given out of order: a message takes the one of the largest first size at or below it
     p = model.Params(regimes=((100000, 8000.0, 0.3), (1000, 2000.0, 0.1)))
@@ -288,6 +286,7 @@ def test_the_closed_form_counts_the_unpacking_that_grows_with_be():
     p = model.Params(o_s=10000.0, unpack_ns=100.0)
     assert model.steady_state_best_be(100, 64, p) == pytest.approx(100.0)
     assert model.steady_state_best_be(100, 64, model.Params(o_s=10000.0)) == math.inf
+
 
 def _row(size, low, high):
     return {"packet_size": size, "median_us": None if low is None else (low + high) / 2,

@@ -137,7 +137,6 @@ def test_sen_interval_covers_the_true_slope_about_95_percent_of_the_time():
     assert 0.92 <= covered / trials <= 0.995
 
 
-
 def test_sen_interval_at_two_settings_has_the_rank_sum_ranks_symmetric_about_the_median():
     # Two settings: the slopes are the n1 n2 differences between the groups over dx, and
     # Kendall's S is 2U - n1 n2 with U the Mann-Whitney statistic, whose variance with the
@@ -154,6 +153,7 @@ def test_sen_interval_at_two_settings_has_the_rank_sum_ranks_symmetric_about_the
     assert below == above
     half_ranks = 1.96 * 2 * math.sqrt(n1 * n2 * (n1 + n2 + 1) / 12) / 2
     assert abs((below + 1) - (len(slopes) / 2 - half_ranks)) <= 1, (below, half_ranks)
+
 
 def test_theil_sen_is_robust_to_a_few_outlier_runs_a_least_squares_fit_is_not():
     xs = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10] * 2
@@ -218,7 +218,6 @@ def test_three_verdicts_at_both_sides_of_every_edge():
     assert "below" in pr.reason(pr.Interval(9.0, 8.8, 9.89, 20), goal, "us")
 
 
-
 def test_an_interval_touching_the_goal_at_one_point_is_unresolved_not_missed():
     goal = pr.Goal(10.0, 0.5)   # [9.5, 10.5], exact in binary
     # sharing the goal's edge, the interval is not disjoint from it: neither met nor missed
@@ -243,6 +242,7 @@ def test_a_spread_is_the_interval_from_min_samples_values_and_no_effect_names_it
     assert pr.spread([5, 1, 4, 2, 3]) == ("min-max", 1, 5)
     text = pr.describe_effect(pr.Interval(-0.5, -3.0, 1.0, 30), "us")
     assert text == "no effect resolved, below 3 us"
+
 
 def test_only_a_missed_verdict_makes_a_measuring_command_exit_3():
     assert pr.exit_status([pr.MET, pr.MISSED, pr.UNRESOLVED]) == pr.exit_status(iter([pr.MISSED])) == 3
@@ -352,7 +352,6 @@ def test_the_budget_is_never_overrun_by_a_new_pair():
     assert apparatus.calls == 8 and clock.now == 8.0  # started at 0..7 s, none at 8 s
 
 
-
 def test_repeats_stop_at_the_pairs_asked_and_not_one_later():
     clock = FakeClock()
     apparatus = SyntheticApparatus(10.0, noise_us=20.0, clock=clock)
@@ -388,6 +387,7 @@ def test_the_budget_ran_out_only_for_the_readings_it_left_unsettled():
     assert "budget ran out" not in outcomes["quiet"].reason()
     # the same for a fixed set judged after the caller's budget ended
     assert not pr.judge_differences([10.0] * 10, 10.0, 0.5, budget_ran_out=True)["budget_ran_out"]
+
 
 def test_a_pair_without_a_reading_is_an_error_not_a_silent_gap():
     with pytest.raises(ValueError, match="o_r"):

@@ -182,7 +182,6 @@ def test_a_probe_file_with_a_negative_figure_is_refused(tmp_path):
         signature.load_file(path)
 
 
-
 def test_a_probe_without_a_switch_has_no_eager_limit_and_a_zero_figure_is_a_figure():
     sig = signature.from_probe(probe_json(g=0.0, switch=None))
     assert sig.eager_limit is None   # no switch measured: no limit known, not the largest size

@@ -114,7 +114,6 @@ def test_tolerances_follow_the_goals():
         model.tolerance("x", 5000.0, 8)
 
 
-
 def test_one_side_of_the_overhead_alone_adds_w_plus_1_over_w_per_streamed_message():
     # either stage alone is the slower one: (W-1) pipelined messages pay it, and the last
     # message and the ack once each
@@ -143,6 +142,7 @@ def test_the_floor_applies_under_100_ns_only_and_a_spread_at_the_tolerance_is_st
     assert model.tolerance("G", -100.0, 4096) == pytest.approx(2.0)
     assert not model.unsteady(20.0, 20.0) and model.unsteady(20.5, 20.0)
     assert model.baseline_spread([1000.0, 1300.0]) == pytest.approx(300.0)   # two rounds: a spread
+
 
 class SyntheticPatterns:
     """loggp-patterns on a synthetic machine: zero-knob figures from guess_ns; a half with
