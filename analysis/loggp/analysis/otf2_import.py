@@ -18,6 +18,10 @@ inside it:
     NonBlockingCollectiveComplete  MPI_Waitall) and one completion per request
     MpiCollectiveEnd             the collective, its size converted from Score-P's
                                  convention (loggp.analysis.collective_bytes)
+    NonBlockingCollectiveRequest the region's nonblocking collective (MPI_Iscan,
+                                 MPI_Ineighbor_alltoall, ...) with its request; in
+                                 any other region, MPI_I<op> once its completion
+                                 says the operation
 
 Peers are turned into MPI_COMM_WORLD ranks through each communicator's group, so
 point-to-point on any communicator is modelled. Time outside MPI regions is
@@ -31,7 +35,7 @@ from pathlib import Path
 
 from . import collective_bytes, replay, schedules, trace_write
 from .otf2_export import _otf2
-from .trace import COMPLETE, TraceError
+from .trace import COMPLETE, NONBLOCKING_COLLECTIVES, TraceError
 
 EXPECTED = "expected an OTF2 archive's anchor file (as Score-P writes traces.otf2, with traces.def and traces/ beside it)"
 ANY_SOURCE, ANY_TAG = replay.ANY_SOURCE, replay.ANY_TAG
@@ -389,7 +393,8 @@ class _Rank:
             elif kind == "MpiCollectiveEnd":
                 self.add({"call": self.collective_name(name, ev.collective_op), **span, **self.collective(ev)})
             elif kind == "NonBlockingCollectiveRequest":
-                row = {"call": name if name and schedules.base_name(name) else "MPI_Ibarrier", **span,
+                # named by its region; in another region (or none) a placeholder its completion renames
+                row = {"call": name if name in NONBLOCKING_COLLECTIVES else "MPI_Ibarrier", **span,
                        "request": ev.request_id + 1}
                 self.pending[ev.request_id] = (self.add(row), row)
             else:
@@ -416,6 +421,15 @@ class _Rank:
             return region_name
         return f"MPI_{base}" if base else (region_name or "MPI_Barrier")
 
+    def nonblocking_name(self, posted, op):
+        """The name of a nonblocking collective posted as posted and completed as operation op: the
+        operation's MPI_I<op> where the two differ, so the name still posts (trace.POSTING); a post
+        the schedules do not know (MPI_Ineighbor_*: no OTF2 operation says it) keeps its name."""
+        base = self.ops.get(op.value)
+        if base is None or schedules.base_name(posted) in (base, None):
+            return posted
+        return "MPI_I" + base.lower()
+
     def collective(self, ev):
         base = self.ops.get(ev.collective_op.value)
         ranks = self.members.get(ev.communicator._ref)
@@ -438,5 +452,5 @@ class _Rank:
             return fields
         if kind == "NonBlockingCollectiveComplete" and post is not None:
             self.amend(position, post, **self.collective(ev),
-                       call=self.collective_name(post["call"], ev.collective_op))
+                       call=self.nonblocking_name(post["call"], ev.collective_op))
         return {"peer": -1, "tag": -1}

@@ -34,12 +34,19 @@ RECORD = np.dtype([
     ("call", "<u2"), ("kind", "<u2"), ("index", "<i4"),
 ])
 
+# The collectives MPI-3 and MPI-4 give a nonblocking form, MPI_I<name> (MPI_Iallreduce,
+# MPI_Ineighbor_alltoallw): every one posts a request, whether or not our PMPI layer wraps it
+# (an OTF2 archive names its region) and whether or not the replay has a schedule for it.
+NONBLOCKING_COLLECTIVES = {"MPI_I" + name.lower() for name in (
+    "Barrier", "Bcast", "Gather", "Gatherv", "Scatter", "Scatterv", "Allgather", "Allgatherv",
+    "Alltoall", "Alltoallv", "Alltoallw", "Reduce", "Allreduce", "Reduce_scatter_block", "Reduce_scatter",
+    "Scan", "Exscan", "Neighbor_allgather", "Neighbor_allgatherv", "Neighbor_alltoall", "Neighbor_alltoallv",
+    "Neighbor_alltoallw")}
+
 # Calls that start a request a later completion call completes (a persistent
 # request, made by MPI_*_init, starts with each MPI_Start/MPI_Startall).
 POSTING = {"MPI_Isend", "MPI_Ibsend", "MPI_Issend", "MPI_Irsend", "MPI_Irecv", "MPI_Start", "MPI_Startall",
-           "MPI_Ibarrier", "MPI_Ibcast", "MPI_Ireduce", "MPI_Iallreduce", "MPI_Igather",
-           "MPI_Iscatter", "MPI_Iallgather", "MPI_Ialltoall", "MPI_Ialltoallv",
-           "MPI_Comm_idup", "MPI_Comm_idup_with_info"}
+           "MPI_Comm_idup", "MPI_Comm_idup_with_info"} | NONBLOCKING_COLLECTIVES
 
 
 class TraceError(ValueError):
