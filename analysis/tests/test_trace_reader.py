@@ -127,3 +127,20 @@ def test_a_version_2_trace_still_reads_and_says_its_version(tmp_path, good):
     old, new = tr.read(damaged(tmp_path, bytes(data))), tr.read(damaged(tmp_path, good))
     assert old.version == 2 and new.version == tr.VERSION == 3
     assert (old.records == new.records).all() and old.run_id == new.run_id
+
+
+def test_every_nonblocking_collective_posts_its_request(tmp_path):
+    """In our own format too, a Wait completing any of MPI-4's nonblocking collectives (those
+    our PMPI layer does not wrap as well, MPI_Iscan, MPI_Ineighbor_alltoall) finds its post."""
+    from loggp.analysis import trace_write
+    from test_otf2_import import NONBLOCKING  # this folder is on the path: no package
+    rows = []
+    for k, name in enumerate(NONBLOCKING):
+        rows += [{"call": name, "start_ns": 10 * k, "end_ns": 10 * k + 1, "request": 0x40},  # one handle, reused
+                 {"call": "MPI_Wait", "start_ns": 10 * k + 2, "end_ns": 10 * k + 3},
+                 {"call": "MPI_Wait", "kind": tr.COMPLETE, "start_ns": 10 * k + 2, "end_ns": 10 * k + 3,
+                  "request": 0x40, "index": 0}]
+    trace_write.write_folder(tmp_path, [trace_write.make(0, 1, 0, 10 * len(NONBLOCKING), rows)])
+    posts = tr.read(tmp_path / "trace.0.bin").posts()
+    assert list(np.flatnonzero(posts >= 0)) == [3 * k + 2 for k in range(len(NONBLOCKING))]
+    assert list(posts[posts >= 0]) == [3 * k for k in range(len(NONBLOCKING))]
