@@ -144,3 +144,42 @@ def test_every_nonblocking_collective_posts_its_request(tmp_path):
     posts = tr.read(tmp_path / "trace.0.bin").posts()
     assert list(np.flatnonzero(posts >= 0)) == [3 * k + 2 for k in range(len(NONBLOCKING))]
     assert list(posts[posts >= 0]) == [3 * k for k in range(len(NONBLOCKING))]
+
+
+NONBLOCKING_PROGRAM = r"""
+#include <mpi.h>
+/* every nonblocking collective with an MPI_Wait, as a traced program makes them */
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int in[2] = {1, 2}, out[4], counts[2] = {1, 1}, displs[2] = {0, 1};
+    MPI_Datatype types[2] = {MPI_INT, MPI_INT};
+    MPI_Request r;
+    MPI_Iscan(in, out, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &r); MPI_Wait(&r, MPI_STATUS_IGNORE);
+    MPI_Iexscan(in, out, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &r); MPI_Wait(&r, MPI_STATUS_IGNORE);
+    MPI_Igatherv(in, 1, MPI_INT, out, counts, displs, MPI_INT, 0, MPI_COMM_WORLD, &r); MPI_Wait(&r, MPI_STATUS_IGNORE);
+    MPI_Iscatterv(in, counts, displs, MPI_INT, out, 1, MPI_INT, 0, MPI_COMM_WORLD, &r); MPI_Wait(&r, MPI_STATUS_IGNORE);
+    MPI_Iallgatherv(in, 1, MPI_INT, out, counts, displs, MPI_INT, MPI_COMM_WORLD, &r); MPI_Wait(&r, MPI_STATUS_IGNORE);
+    int sdispls[2] = {0, 4}, rdispls[2] = {0, 4};
+    MPI_Ialltoallw(in, counts, sdispls, types, out, counts, rdispls, types, MPI_COMM_WORLD, &r);
+    MPI_Wait(&r, MPI_STATUS_IGNORE);
+    MPI_Ireduce_scatter(in, out, counts, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &r); MPI_Wait(&r, MPI_STATUS_IGNORE);
+    MPI_Ireduce_scatter_block(in, out, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &r); MPI_Wait(&r, MPI_STATUS_IGNORE);
+    MPI_Finalize();
+    return 0;
+}
+"""
+
+
+def test_a_traced_program_using_every_nonblocking_collective_replays(tmp_path):
+    from loggp.analysis import predict
+    source = tmp_path / "nbc.c"
+    source.write_text(NONBLOCKING_PROGRAM)
+    exe = tmp_path / "nbc"
+    run([installed("mpicc"), "-O1", "-o", exe, source], check=True)
+    proc = run([installed("loggp"), "run", "-n", "2", "--quiet", "--trace", tmp_path / "t", "--", exe])
+    assert proc.returncode == 0, proc.stderr
+    programs = predict.load(tmp_path / "t")
+    assert programs.collectives == {name: 2 for name in ("Scan", "Exscan", "Gatherv", "Scatterv", "Allgatherv",
+                                                         "Alltoallw", "Reduce_scatter", "Reduce_scatter_block")}
+    assert programs.unmodelled == {}

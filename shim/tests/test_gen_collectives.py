@@ -1,5 +1,6 @@
 """The collective wrappers' generator: one wrapper per table row, calling PMPI
 with the parameters' own names in order, and a clear refusal of a bad row."""
+import re
 import subprocess
 import sys
 
@@ -45,3 +46,14 @@ def test_a_bad_row_is_refused_with_its_line(tmp_path):
     assert proc.returncode != 0
     assert "bad.tbl:2" in proc.stderr and "Bcast" in proc.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_the_layer_wraps_every_nonblocking_collective_the_replay_models(tmp_path):
+    # an unwrapped one is not recorded at its post, and its Wait's completion then names a
+    # request the trace never saw posted: the whole trace is refused
+    from loggp.analysis.trace import NONBLOCKING_COLLECTIVES
+    assert generate(TABLE, tmp_path).returncode == 0
+    listing = (tmp_path / "collectives_list.h").read_text()
+    wrapped = {"MPI_" + name for name in re.findall(r"X\((\w+)\)", listing)}
+    modelled = {name for name in NONBLOCKING_COLLECTIVES if not name.startswith("MPI_Ineighbor")}
+    assert modelled <= wrapped, sorted(modelled - wrapped)
