@@ -13,6 +13,10 @@
  * entry goes (traces only; it changes no time). */
 enum { OP_CALC = 0, OP_ISEND = 1, OP_IRECV = 2, OP_WAIT = 3, OP_DONE = 4, OP_FORGET = 5 };
 
+/* An ISEND's mode: a synchronous send completes when the receiver's answer arrives, a buffered
+ * one at its injection (loggops.py). */
+enum { SEND_STANDARD = 0, SEND_SYNC = 1, SEND_BUFFERED = 2 };
+
 /* One operation (Python's numpy dtype native.OP mirrors it). */
 typedef struct {
     int64_t req;    /* ISEND, IRECV, DONE: the request; WAIT: where its requests start in the wait list */
@@ -20,6 +24,7 @@ typedef struct {
     uint64_t bytes;
     double ns;      /* CALC */
     int32_t kind, peer; /* WAIT: peer = how many requests */
+    int32_t mode, unused; /* ISEND: SEND_* */
 } lr_op;
 
 /* One trace record (docs/trace-format.md). */
@@ -57,6 +62,8 @@ enum { C_OTHER = 0, C_SEND, C_ISEND, C_IRECV, C_RECV, C_SENDRECV, C_WAIT, C_SEND
        C_COLL, C_IGNORED };
 #define CLS_POSTING (1 << 16)
 #define CLS_FREEING (1 << 17)
+#define CLS_SYNC (1 << 18)     /* a synchronous send (Ssend, Issend, Ssend_init) */
+#define CLS_BUFFERED (1 << 19) /* a buffered send (Bsend, Ibsend, Bsend_init) */
 #define ANY_SOURCE (-2)
 #define ANY_TAG (-1)
 #define COLL_TAG (INT64_C(1) << 40)     /* collective messages' tags: apart from any MPI tag */
@@ -101,6 +108,7 @@ typedef struct {
     int32_t peer;
     uint8_t done, is_recv, kind, in_wait;
     uint8_t forgotten;  /* freed by the trace before it completed: dropped when it does */
+    uint8_t acks;       /* a receive of a synchronous message: its wait pays o_s for the answer */
 } request;
 
 /* A posted send or receive no partner took yet. */
@@ -110,6 +118,7 @@ typedef struct {
     uint64_t bytes;
     double time;      /* a send's injection, a receive's post */
     int32_t rank;
+    int32_t mode;     /* a send's SEND_* */
 } pending;
 
 typedef struct {

@@ -98,14 +98,26 @@ static void match(sim *s, const pending *snd, const pending *rcv)
         return;
     }
     double flight = (snd->bytes > 0 ? (double)(snd->bytes - 1) : 0.0) * s->G;
+    double taken; /* when the receiver can take it: a synchronous message is answered then */
+    if (snd->mode == SEND_SYNC) {
+        request *q = req_find(s, rcv->rank, rcv->req, NULL);
+        if (q && !q->forgotten)
+            q->acks = 1;
+    }
     if ((double)snd->bytes <= s->S) {
-        complete(s, rcv->rank, rcv->req, snd->time + flight + s->L);
+        double arrival = snd->time + flight + s->L;
+        complete(s, rcv->rank, rcv->req, arrival);
+        taken = fmax(arrival, rcv->time);
     } else {
         double go_ahead = fmax(snd->time + s->L, rcv->time) + s->L;
         double data_end = go_ahead + flight;
-        complete(s, snd->rank, snd->req, data_end);
-        complete(s, rcv->rank, rcv->req, data_end + s->L);
+        if (snd->mode == SEND_STANDARD) /* a buffered send was done at its injection */
+            complete(s, snd->rank, snd->req, data_end);
+        taken = data_end + s->L;
+        complete(s, rcv->rank, rcv->req, taken);
     }
+    if (snd->mode == SEND_SYNC) /* the answer leaves after the receiver's o_r and its own o_s */
+        complete(s, snd->rank, snd->req, taken + s->o_r + s->o_s + s->L);
 }
 
 /* A send (is_send) or receive meets the oldest partner on its channel, or queues. */

@@ -29,10 +29,12 @@ static double copy_to_self(sim *s, rank *rk)
     return rk->t;
 }
 
-/* A send: o_s and the gap, or a copy to oneself; eager sends are done at once. 0, or -1 on error. */
+/* A send: o_s and the gap, or a copy to oneself; eager and buffered sends are done at once, a
+ * synchronous one when its answer is taken (its wait pays o_r). 0, or -1 on error. */
 static int start_send(sim *s, int32_t r, rank *rk, const lr_op *op)
 {
     int to_self = op->peer == r;
+    int mode = to_self ? SEND_STANDARD : op->mode; /* to oneself MPI copies it */
     double inj = to_self ? copy_to_self(s, rk) : inject(s, rk, op->bytes);
     request *q = req_make(s, r, op->req);
     if (!q)
@@ -40,11 +42,11 @@ static int start_send(sim *s, int32_t r, rank *rk, const lr_op *op)
     q->kind = OP_ISEND;
     q->peer = op->peer;
     q->post = rk->op_base + rk->pos;
-    q->is_recv = 0;
+    q->is_recv = mode == SEND_SYNC;
     q->in_wait = 0;
-    q->done = to_self || (double)op->bytes <= s->S;
+    q->done = mode == SEND_BUFFERED || (mode == SEND_STANDARD && (to_self || (double)op->bytes <= s->S));
     q->at = inj;
-    pending item = {.req = op->req, .bytes = op->bytes, .time = inj, .rank = r};
+    pending item = {.req = op->req, .bytes = op->bytes, .time = inj, .rank = r, .mode = mode};
     post(s, 1, r, op->peer, op->comm, op->tag, item);
     return 0;
 }
@@ -59,6 +61,7 @@ static int start_recv(sim *s, int32_t r, rank *rk, const lr_op *op)
     q->peer = op->peer;
     q->post = rk->op_base + rk->pos;
     q->is_recv = op->peer != r; /* from oneself: o_r was paid at the send */
+    q->acks = 0;
     pending item = {.req = op->req, .bytes = op->bytes, .time = rk->t, .rank = r};
     post(s, 0, op->peer, r, op->comm, op->tag, item);
     return 0;
@@ -95,6 +98,10 @@ static int finish_wait(sim *s, int32_t r, rank *rk, const lr_op *op)
             rk->waiting += take - rk->t;
             rk->t = take + s->o_r;
             rk->overhead += s->o_r;
+            if (q->acks) { /* it answers a synchronous message */
+                rk->t += s->o_s;
+                rk->overhead += s->o_s;
+            }
         } else if (at > rk->t) {
             rk->waiting += at - rk->t;
             rk->t = at;

@@ -50,14 +50,15 @@ static void emit_calc(sim *s, rank *rk, int64_t ns)
     }
 }
 
-static void emit_simple(sim *s, rank *rk, int kind, int32_t peer, int64_t comm, int64_t tag, uint64_t bytes,
-                        int64_t req)
+/* The operation emitted (a standard send when it is one), or NULL on error. */
+static lr_op *emit_simple(sim *s, rank *rk, int kind, int32_t peer, int64_t comm, int64_t tag, uint64_t bytes,
+                          int64_t req)
 {
     if ((kind == OP_ISEND || kind == OP_IRECV) && (peer < 0 || peer >= s->nranks)) {
         /* a damaged record: its rank would index past the run's ranks */
         fail(s, ERR_PEER, (int32_t)(rk - s->ranks), rk->rd.keep);
         s->err.value = (uint64_t)(uint32_t)peer;
-        return;
+        return NULL;
     }
     lr_op *op = emit(s, rk);
     if (op) {
@@ -68,6 +69,7 @@ static void emit_simple(sim *s, rank *rk, int kind, int32_t peer, int64_t comm, 
         op->bytes = bytes;
         op->req = req;
     }
+    return op;
 }
 
 /* A wait for reqs (emitted with emit_wait_req since first). */
@@ -180,11 +182,16 @@ static int64_t req_of(sim *s, rank *rk, int64_t *req)
     return *req;
 }
 
+/* A send as rec says (its call, or the init a Start made it from, gives the mode). */
 static int add_send(sim *s, rank *rk, const lr_rec *rec, int64_t *req)
 {
     if (rec->peer < 0)
         return 0;
-    emit_simple(s, rk, OP_ISEND, rec->peer, rec->comm_id, rec->tag, rec->bytes, req_of(s, rk, req));
+    lr_op *op = emit_simple(s, rk, OP_ISEND, rec->peer, rec->comm_id, rec->tag, rec->bytes, req_of(s, rk, req));
+    if (op) {
+        int32_t c = cls_of(s, (int32_t)(rk - s->ranks), rec->call);
+        op->mode = (c & CLS_SYNC) ? SEND_SYNC : (c & CLS_BUFFERED) ? SEND_BUFFERED : SEND_STANDARD;
+    }
     s->messages++;
     return 1;
 }

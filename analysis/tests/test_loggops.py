@@ -93,6 +93,35 @@ def test_the_rendezvous_threshold_is_the_largest_eager_size(simulate, S):
     assert above.end_ns == pytest.approx([2 * 1000 + flight, 3 * 1000 + flight])
 
 
+@pytest.mark.parametrize("simulate", [loggops.simulate, loggops.simulate_reference], ids=["core", "python"])
+def test_an_eager_synchronous_send_is_done_L_after_the_receiver_takes_it(simulate):
+    # no overheads: the answer leaves when the message is taken, max(arrival, post), and takes L
+    p = Params(o_s=0.0, o_r=0.0, G=0.5, L=1000.0, S=4096)
+    arrival = 4095 * 0.5 + 1000
+    ssend = [("isend", 1, K, 4096, "s", "sync"), ("wait", ("s",))]
+    early = simulate([ssend, recv(0, "r", 4096)], p)
+    assert early.end_ns == pytest.approx([arrival + 1000, arrival])
+    late = simulate([ssend, [("calc", 9000.0)] + recv(0, "r", 4096)], p)
+    assert late.end_ns == pytest.approx([9000 + 1000, 9000])
+
+
+@pytest.mark.parametrize("simulate", [loggops.simulate, loggops.simulate_reference], ids=["core", "python"])
+def test_the_answer_to_a_synchronous_send_costs_o_s_at_the_receiver_and_o_r_at_the_sender(simulate):
+    p = Params(o_s=100.0, o_r=200.0, g=0.0, G=0.0, L=1000.0, S=4096)
+    result = simulate([[("isend", 1, K, 8, "s", "sync"), ("wait", ("s",))], recv(0, "r")], p)
+    # 100 injected, 1100 arrived, 1300 taken, 1400 answered, 2400 there, 2600 taken
+    assert result.end_ns == pytest.approx([2600, 1400])
+    assert result.overhead_ns == pytest.approx([300, 300])
+
+
+@pytest.mark.parametrize("simulate", [loggops.simulate, loggops.simulate_reference], ids=["core", "python"])
+def test_a_buffered_send_is_done_at_its_injection_above_S(simulate):
+    p = Params(o_s=100.0, o_r=200.0, G=0.0, L=1000.0, S=4096)
+    result = simulate([[("isend", 1, K, 65536, "s", "buffered"), ("wait", ("s",))],
+                       [("calc", 3000.0)] + recv(0, "r", 65536)], p)
+    assert result.end_ns == pytest.approx([100, 3000 + 1000 + 1000 + 200])
+
+
 @pytest.mark.parametrize("nbytes", [8, 4096, 4097, 65536])
 def test_a_message_to_oneself_costs_both_overheads_and_no_network(nbytes):
     # MPI copies it without the network: the apparatus charges o_s + o_r at the send, no L, G or g

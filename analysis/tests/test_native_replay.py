@@ -26,7 +26,8 @@ def random_programs(rng, ranks, messages):
         for me, kind, peer in ((src, "isend", dst), (dst, "irecv", src))[orphan:]:
             if rng.random() < 0.3:
                 programs[me].append(("calc", rng.uniform(0, 5000)))
-            programs[me].append((kind, peer, key, nbytes, ("m", m, kind)))
+            mode = rng.choice(["standard", "sync", "buffered"]) if kind == "isend" else "standard"
+            programs[me].append((kind, peer, key, nbytes, ("m", m, kind)) + ((mode,) if mode != "standard" else ()))
             open_reqs[me].append(("m", m, kind))
             if rng.random() < 0.4:
                 k = rng.randint(1, len(open_reqs[me]))
@@ -100,7 +101,7 @@ def test_every_schedule_is_known_to_the_core():
 NAMES = ("MPI_Isend", "MPI_Send", "MPI_Irecv", "MPI_Recv", "MPI_Sendrecv", "MPI_Waitall", "MPI_Wait",
          "MPI_Test", "MPI_Barrier", "MPI_Allreduce", "MPI_Bcast", "MPI_Alltoall", "MPI_Iallreduce",
          "MPI_Request_free", "MPI_Iprobe", "MPI_Comm_rank", "MPI_Sendrecv_replace", "MPI_Waitany", "MPI_Waitsome",
-         "MPI_Testall", "MPI_Testany", "MPI_Testsome")
+         "MPI_Testall", "MPI_Testany", "MPI_Testsome", "MPI_Ssend", "MPI_Bsend", "MPI_Issend", "MPI_Ibsend")
 ANY_SOURCE, ANY_TAG, PROC_NULL, WORLD, OTHER_COMM = -2, -1, -1, 0x44000000, 0x84000001
 DUP_WORLD = 0x84000002  # a communicator of every rank in world order: matched apart from WORLD
 
@@ -151,10 +152,12 @@ def random_trace(rng, folder, ranks, events):
             comm, size = (OTHER_COMM, ranks - 1) if rng.random() < 0.05 else \
                 (DUP_WORLD, ranks) if rng.random() < 0.1 else (WORLD, ranks)
             if rng.random() < 0.3:
-                add(src, "MPI_Send", dst, tag, nbytes, comm=comm, size=size)
+                add(src, rng.choice(["MPI_Send", "MPI_Send", "MPI_Ssend", "MPI_Bsend"]), dst, tag, nbytes, comm=comm,
+                    size=size)
             else:
                 h = handle(src)
-                add(src, "MPI_Isend", dst, tag, nbytes, h, comm, size)
+                add(src, rng.choice(["MPI_Isend", "MPI_Isend", "MPI_Issend", "MPI_Ibsend"]), dst, tag, nbytes, h, comm,
+                    size)
                 if rng.random() < 0.1:
                     add(src, "MPI_Request_free", request=h)
                     free[src].append(h)

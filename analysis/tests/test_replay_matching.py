@@ -202,7 +202,7 @@ def _start(rank, request, **kw):
     return rank.call("MPI_Start", request=request, comm=NULL_COMM, size=0, **kw)
 
 
-@pytest.mark.parametrize("name", ["MPI_Send_init", "MPI_Bsend_init", "MPI_Rsend_init", "MPI_Ssend_init"])
+@pytest.mark.parametrize("name", ["MPI_Send_init", "MPI_Bsend_init", "MPI_Rsend_init"])
 def test_every_persistent_send_starts_a_message_on_its_inits_communicator(tmp_path, name):
     r0, r1 = Rank(2), Rank(2)
     r0.call(name, 1, 9, 8, request=0x51)
@@ -242,7 +242,7 @@ def test_a_persistent_handle_made_again_sends_as_its_new_init_says(tmp_path):
     assert_times(replays(tmp_path, [r0, r1, r2]), [200, PATH, 100 + PATH])
 
 
-@pytest.mark.parametrize("name", ["MPI_Send", "MPI_Bsend", "MPI_Rsend", "MPI_Ssend"])
+@pytest.mark.parametrize("name", ["MPI_Send", "MPI_Bsend", "MPI_Rsend"])
 def test_every_blocking_send_is_a_message(tmp_path, name):
     r0, r1 = Rank(2), Rank(2)
     r0.call(name, 1, 0, 8)
@@ -250,8 +250,9 @@ def test_every_blocking_send_is_a_message(tmp_path, name):
     assert_times(replays(tmp_path, [r0, r1]), [100, PATH])
 
 
-# (MPI_Bsend left out: MPI completes it once its buffer is copied, whatever its size)
-@pytest.mark.parametrize("name", ["MPI_Send", "MPI_Rsend", "MPI_Ssend"])
+# (MPI_Bsend left out: MPI completes it once its buffer is copied, whatever its size; MPI_Ssend waits
+# for the answer: test_a_synchronous_send_above_the_eager_limit_waits_for_its_answer)
+@pytest.mark.parametrize("name", ["MPI_Send", "MPI_Rsend"])
 def test_a_blocking_send_above_the_eager_limit_waits_for_the_go_ahead(tmp_path, name):
     r0, r1 = Rank(2), Rank(2)
     r0.call(name, 1, 0, 70000)
@@ -260,13 +261,93 @@ def test_a_blocking_send_above_the_eager_limit_waits_for_the_go_ahead(tmp_path, 
     assert_times(replays(tmp_path, [r0, r1]), [3000 + 1000, 3000 + 1000 + 1000 + 200])
 
 
-@pytest.mark.parametrize("name", ["MPI_Isend", "MPI_Ibsend", "MPI_Irsend", "MPI_Issend"])
+@pytest.mark.parametrize("name", ["MPI_Isend", "MPI_Ibsend", "MPI_Irsend"])
 def test_every_nonblocking_send_is_a_message(tmp_path, name):
     r0, r1 = Rank(2), Rank(2)
     r0.call(name, 1, 0, 8, request=0x41)
     r0.call("MPI_Wait", after=2000, done=[(0x41, None)])
     r1.call("MPI_Recv", 0, 0, 8, done=[(0, (0, 0, 8))])
     assert_times(replays(tmp_path, [r0, r1]), [2100, PATH])
+
+
+# A synchronous send completes when the receiver's answer arrives: MPICH answers it with a zero-byte
+# message once the receive takes it, which the apparatus charges as any message (the receiver's o_s,
+# L, the sender's o_r). With P: o_s 100, o_r 200, L 1000, g = G = 0, S 4096.
+
+def test_an_eager_synchronous_send_to_a_late_receiver_waits_for_its_answer(tmp_path):
+    r0, r1 = Rank(2), Rank(2)
+    r0.call("MPI_Ssend", 1, 0, 8)
+    r1.call("MPI_Recv", 0, 0, 8, after=3000, done=[(0, (0, 0, 8))])
+    # arrives 1100; taken at the post (3000) + o_r = 3200; the answer's o_s: 3300, + L: 4300; o_r: 4500
+    assert_times(replays(tmp_path, [r0, r1]), [4500, 3300])
+
+
+def test_an_eager_synchronous_send_to_an_early_receiver_waits_for_its_answer(tmp_path):
+    r0, r1 = Rank(2), Rank(2)
+    r0.call("MPI_Ssend", 1, 0, 8, after=3000)
+    r1.call("MPI_Recv", 0, 0, 8, done=[(0, (0, 0, 8))])
+    # injected 3100, arrives 4100, taken: 4300, answered: 4400; the answer arrives 5400, taken: 5600
+    assert_times(replays(tmp_path, [r0, r1]), [5600, 4400])
+
+
+def test_a_synchronous_send_above_the_eager_limit_waits_for_its_answer(tmp_path):
+    r0, r1 = Rank(2), Rank(2)
+    r0.call("MPI_Ssend", 1, 0, 70000)
+    r1.call("MPI_Recv", 0, 0, 70000, after=3000, done=[(0, (0, 0, 70000))])
+    # the rendezvous as MPI_Send's (its data ends at 4000, the receive at 5000: 5200 with o_r), and
+    # MPICH answers at every size: o_s at 5300, + L: 6300, the sender's o_r: 6500
+    assert_times(replays(tmp_path, [r0, r1]), [6500, 5300])
+
+
+def test_a_nonblocking_synchronous_send_is_done_when_its_answer_is_taken(tmp_path):
+    r0, r1 = Rank(2), Rank(2)
+    r0.call("MPI_Issend", 1, 0, 8, request=0x42)
+    r0.call("MPI_Wait", after=2000, done=[(0x42, None)])
+    r1.call("MPI_Recv", 0, 0, 8, done=[(0, (0, 0, 8))])
+    # arrives 1100, taken 1300, answered 1400; the answer arrives 2400 (the wait began at 2100), o_r: 2600
+    assert_times(replays(tmp_path, [r0, r1]), [2600, 1400])
+
+
+def test_a_persistent_synchronous_send_waits_for_its_answer_at_each_start(tmp_path):
+    r0, r1 = Rank(2), Rank(2)
+    r0.call("MPI_Ssend_init", 1, 9, 8, request=0x53)
+    r1.call("MPI_Recv_init", 0, 9, 8, request=0x54)
+    _start(r0, 0x53, nbytes=8)
+    r0.call("MPI_Wait", after=2000, done=[(0x53, None)])
+    _start(r1, 0x54)
+    r1.call("MPI_Wait", done=[(0x54, (0, 9, 8))])
+    assert_times(replays(tmp_path, [r0, r1]), [2600, 1400])
+
+
+@pytest.mark.parametrize("name", ["MPI_Ssend", "MPI_Issend"])
+@pytest.mark.parametrize("nbytes", [8, 70000])
+def test_a_synchronous_send_to_oneself_is_copied_as_any(tmp_path, name, nbytes):
+    r0 = Rank(1)
+    r0.call("MPI_Irecv", 0, 0, nbytes, request=0xd3)
+    r0.call(name, 0, 0, nbytes, request=0xd4 if name == "MPI_Issend" else 0)
+    r0.call("MPI_Waitall", done=[(0xd3, (0, 0, nbytes))] + ([(0xd4, None)] if name == "MPI_Issend" else []))
+    assert_times(replays(tmp_path, [r0], Params(o_s=100.0, o_r=200.0, L=1000.0, G=1.0, S=4096)), [300])
+
+
+# A buffered send is done once MPI copied it into the attached buffer: at its injection, at every
+# size; above S its data still takes the rendezvous, which only the receiver waits for.
+
+@pytest.mark.parametrize("how", ["MPI_Bsend", "MPI_Ibsend", "MPI_Bsend_init"])
+def test_a_buffered_send_above_the_eager_limit_returns_at_its_injection(tmp_path, how):
+    r0, r1 = Rank(2), Rank(2)
+    if how == "MPI_Bsend":
+        r0.call(how, 1, 0, 70000)
+    else:
+        if how == "MPI_Ibsend":
+            r0.call(how, 1, 0, 70000, request=0x55)
+        else:
+            r0.call(how, 1, 0, 70000, request=0x55)
+            _start(r0, 0x55, nbytes=70000)
+        r0.call("MPI_Wait", done=[(0x55, None)])
+    r1.call("MPI_Recv", 0, 0, 70000, after=3000, done=[(0, (0, 0, 70000))])
+    # the sender: o_s; the receiver: the go-ahead leaves at its post (3000), the data ends at 4000,
+    # arrives at 5000, o_r: 5200
+    assert_times(replays(tmp_path, [r0, r1]), [100, 5200])
 
 
 def test_a_request_free_costs_nothing_and_is_modelled(tmp_path):

@@ -52,7 +52,7 @@ def _rank_lines(program, tag_of):
         if kind == "calc":
             prev = (add(f"calc {int(round(op[1]))}"), "requires")
         elif kind in ("isend", "irecv"):
-            _, peer, key, nbytes, req = op
+            _, peer, key, nbytes, req = op[:5]   # GOAL has no synchronous or buffered send: a plain one
             # LogGOPSim charges (size-1)G on unsigned sizes; 1 byte costs what 0 bytes costs in the replay
             size = max(int(nbytes), 1)
             text = f"send {size}b to {peer}" if kind == "isend" else f"recv {size}b from {peer}"

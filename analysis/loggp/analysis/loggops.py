@@ -15,11 +15,24 @@ apparatus's own readings of the knobs (docs/knobs.md):
   receive was posted in time, two after a late post;
 - a message a rank sends itself never reaches the network (MPI copies it): its
   sender pays o_s + o_r at the send, as the apparatus charges it, and it is
-  there at once, with no g, G, L or rendezvous.
+  there at once, with no g, G, L or rendezvous;
+- a synchronous send (MPI_Ssend, Issend, Ssend_init) to another rank completes
+  when the receiver's acknowledgement arrives: MPICH's ch4:ofi netmod answers
+  every synchronous message, at every size, with a zero-byte message the
+  receiver injects when it takes the message, and the apparatus charges that
+  message as any other (o_s at the receiver, L in flight, o_r at the sender).
+  The receiver takes it at max(arrival, its post) (eager; the rendezvous's
+  data end + L above S), answers after o_r + o_s, and the answer arrives L
+  later; the sender pays o_r when it waits for it, the receiver o_s after the
+  o_r of its wait;
+- a buffered send (MPI_Bsend, Ibsend, Bsend_init) is done at its injection at
+  every size (MPI copied it into the attached buffer); above S the data still
+  takes the rendezvous, which only its receiver waits for.
 
 Programs are lists of operations (tuples):
     ("calc", ns)                           local work
     ("isend", peer, key, bytes, req)       key: (communicator, tag) of the match
+    ("isend", peer, key, bytes, req, mode) mode: "sync" or "buffered" (absent: a standard send)
     ("irecv", peer, key, bytes, req)
     ("wait", (req, ...))                   blocks until each request is complete
     ("done", req)                          marks req complete now (a request whose work was modelled inline)
@@ -73,11 +86,14 @@ class Result:
         return max(self.end_ns) if self.end_ns else 0.0
 
 
-class _Send:
-    __slots__ = ("rank", "req", "bytes", "inj")
+SEND_MODES = ("standard", "sync", "buffered")
 
-    def __init__(self, rank, req, nbytes, inj):
-        self.rank, self.req, self.bytes, self.inj = rank, req, nbytes, inj
+
+class _Send:
+    __slots__ = ("rank", "req", "bytes", "inj", "mode")
+
+    def __init__(self, rank, req, nbytes, inj, mode):
+        self.rank, self.req, self.bytes, self.inj, self.mode = rank, req, nbytes, inj, mode
 
 
 class _Recv:
@@ -88,13 +104,15 @@ class _Recv:
 
 
 class _Rank:
-    __slots__ = ("program", "pc", "t", "nic_tx", "nic_rx", "done", "receives", "compute", "overhead", "waiting")
+    __slots__ = ("program", "pc", "t", "nic_tx", "nic_rx", "done", "receives", "acks", "compute", "overhead",
+                 "waiting")
 
     def __init__(self, program):
         self.program, self.pc, self.t = program, 0, 0.0
         self.nic_tx = self.nic_rx = float("-inf")
         self.done = {}        # req -> completion time
-        self.receives = set()  # reqs that are receives: o_r is paid when taken
+        self.receives = set()  # reqs that are receives (or a synchronous send's answer): o_r is paid when taken
+        self.acks = set()      # receives of synchronous messages: o_s is paid for the answer when taken
         self.compute = self.overhead = self.waiting = 0.0
 
 
@@ -138,12 +156,18 @@ def simulate_reference(programs, params, timeline=None):
             return
         flight = max(s.bytes - 1, 0) * p.G
         if s.bytes <= p.S:
-            receiver.done[r.req] = s.inj + flight + p.L
+            arrival = s.inj + flight + p.L
+            receiver.done[r.req] = arrival
+            taken = max(arrival, r.post)
         else:
             go_ahead = max(s.inj + p.L, r.post) + p.L
             data_end = go_ahead + flight
-            sender.done[s.req] = data_end
-            receiver.done[r.req] = data_end + p.L
+            if s.mode == "standard":
+                sender.done[s.req] = data_end
+            receiver.done[r.req] = taken = data_end + p.L
+        if s.mode == "sync":  # the receiver's answer, after its o_r and the o_s of the answer
+            sender.done[s.req] = taken + p.o_r + p.o_s + p.L
+            receiver.acks.add(r.req)
 
     def inject(st, nbytes):
         """Pays o_s, waits for the gap; returns the injection time."""
@@ -174,10 +198,17 @@ def simulate_reference(programs, params, timeline=None):
                 st.t += op[1]
                 st.compute += op[1]
             elif kind == "isend":
-                _, peer, key, nbytes, req = op
+                _, peer, key, nbytes, req = op[:5]
+                mode = op[5] if len(op) > 5 else "standard"
+                if mode not in SEND_MODES:
+                    raise ValueError(f"unknown send mode {mode!r}")
+                if peer == me:
+                    mode = "standard"  # MPI copies it: nothing to wait for
                 inj = copy_to_self(st) if peer == me else inject(st, nbytes)
-                send = _Send(me, req, nbytes, inj)
-                if nbytes <= p.S or peer == me:
+                send = _Send(me, req, nbytes, inj, mode)
+                if mode == "sync":
+                    st.receives.add(req)  # done when its answer is taken
+                elif nbytes <= p.S or peer == me or mode == "buffered":
                     st.done[req] = inj
                 sends, recvs = channels.setdefault((me, peer, key), (deque(), deque()))
                 if recvs:
@@ -206,6 +237,10 @@ def simulate_reference(programs, params, timeline=None):
                         st.waiting += take - st.t
                         st.t = take + p.o_r
                         st.overhead += p.o_r
+                        if req in st.acks:  # it answers a synchronous message
+                            st.acks.discard(req)
+                            st.t += p.o_s
+                            st.overhead += p.o_s
                     elif at > st.t:
                         st.waiting += at - st.t
                         st.t = at

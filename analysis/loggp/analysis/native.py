@@ -17,13 +17,14 @@ from . import loggops, replay, schedules, trace
 LIBRARY = "libloggp-replay.so"
 CALC, ISEND, IRECV, WAIT, DONE = range(5)
 OP = np.dtype([("req", "<i8"), ("comm", "<i8"), ("tag", "<i8"), ("bytes", "<u8"), ("ns", "<f8"),
-               ("kind", "<i4"), ("peer", "<i4")])
+               ("kind", "<i4"), ("peer", "<i4"), ("mode", "<i4"), ("unused", "<i4")])
+SEND_MODES = {"standard": 0, "sync": 1, "buffered": 2}   # replay_internal.h: SEND_*
 CHUNK_RECORDS = 1024  # records a rank's reader takes from its file at a time (56 KiB: 224 MiB at 4096 ranks)
 
 # the C side's call classes (replay_internal.h: C_*) and its order of collectives (schedules.c: B_*)
 (C_OTHER, C_SEND, C_ISEND, C_IRECV, C_RECV, C_SENDRECV, C_WAIT, C_SEND_INIT, C_RECV_INIT, C_START, C_COLL,
  C_IGNORED) = range(12)
-POSTING, FREEING = 1 << 16, 1 << 17
+POSTING, FREEING, SYNC, BUFFERED = 1 << 16, 1 << 17, 1 << 18, 1 << 19
 BASES = ("Barrier", "Bcast", "Reduce", "Allreduce", "Allgather", "Allgatherv", "Alltoall", "Alltoallv", "Alltoallw",
          "Gather", "Gatherv", "Scatter", "Scatterv", "Reduce_scatter", "Reduce_scatter_block", "Scan", "Exscan")
 ERR_IO, ERR_CORRUPT, ERR_UNPOSTED, ERR_COLLECTIVE, ERR_TRUNCATED, ERR_MEMORY, ERR_PEER = range(1, 8)
@@ -136,16 +137,19 @@ def encode(programs):
         for op in program:
             kind = op[0]
             if kind == "calc":
-                rows.append((0, 0, 0, 0, float(op[1]), CALC, 0))
+                rows.append((0, 0, 0, 0, float(op[1]), CALC, 0, 0, 0))
             elif kind in ("isend", "irecv"):
-                _, peer, key, nbytes, req = op
+                _, peer, key, nbytes, req = op[:5]
+                mode = SEND_MODES.get(op[5] if len(op) > 5 else "standard")
+                if mode is None or (kind == "irecv" and len(op) > 5):
+                    raise ValueError(f"unknown operation {op!r}")
                 rows.append((number(req), keys.setdefault(key, len(keys)), 0, int(nbytes), 0.0,
-                             ISEND if kind == "isend" else IRECV, int(peer)))
+                             ISEND if kind == "isend" else IRECV, int(peer), mode, 0))
             elif kind == "wait":
-                rows.append((len(waits), 0, 0, 0, 0.0, WAIT, len(op[1])))
+                rows.append((len(waits), 0, 0, 0, 0.0, WAIT, len(op[1]), 0, 0))
                 waits.extend(number(r) for r in op[1])
             elif kind == "done":
-                rows.append((number(op[1]), 0, 0, 0, 0.0, DONE, 0))
+                rows.append((number(op[1]), 0, 0, 0, 0.0, DONE, 0, 0, 0))
             else:
                 raise ValueError(f"unknown operation {kind!r}")
         starts.append(len(rows))
@@ -201,6 +205,10 @@ def call_classes(names):
             c |= POSTING
         if name == "MPI_Request_free":
             c |= FREEING
+        if name in replay.SYNC_SENDS:
+            c |= SYNC
+        elif name in replay.BUFFERED_SENDS:
+            c |= BUFFERED
         out[k] = c
     return out
 

@@ -19,6 +19,9 @@ WAITS = {"MPI_Wait", "MPI_Waitall", "MPI_Waitany", "MPI_Waitsome",
          "MPI_Test", "MPI_Testall", "MPI_Testany", "MPI_Testsome"}
 SEND_INITS = {"MPI_Send_init", "MPI_Bsend_init", "MPI_Rsend_init", "MPI_Ssend_init"}
 IGNORED = {"MPI_Request_free"}
+# sends whose completion differs from a standard send's (loggops: the send's mode)
+SYNC_SENDS = {"MPI_Ssend", "MPI_Issend", "MPI_Ssend_init"}
+BUFFERED_SENDS = {"MPI_Bsend", "MPI_Ibsend", "MPI_Bsend_init"}
 ANY_SOURCE, ANY_TAG = -2, -1   # MPICH's values, as the trace records them
 
 
@@ -122,9 +125,12 @@ class _RankProgram:
         return True
 
     def add_send(self, rec, req):
+        """A send as rec says (its call, or the init a Start made it from, gives the mode)."""
         if int(rec["peer"]) < 0:
             return False
-        self.prog.append(("isend", int(rec["peer"]), self.key(rec), int(rec["bytes"]), req))
+        name = self.t.names[rec["call"]]
+        mode = ("sync",) if name in SYNC_SENDS else ("buffered",) if name in BUFFERED_SENDS else ()
+        self.prog.append(("isend", int(rec["peer"]), self.key(rec), int(rec["bytes"]), req) + mode)
         self.out.messages += 1
         return True
 
