@@ -308,7 +308,7 @@ def test_a_nonblocking_synchronous_send_is_done_when_its_answer_is_taken(tmp_pat
     assert_times(replays(tmp_path, [r0, r1]), [2600, 1400])
 
 
-def test_a_persistent_synchronous_send_waits_for_its_answer_at_each_start(tmp_path):
+def test_a_persistent_send_made_by_ssend_init_waits_for_its_answer(tmp_path):
     r0, r1 = Rank(2), Rank(2)
     r0.call("MPI_Ssend_init", 1, 9, 8, request=0x53)
     r1.call("MPI_Recv_init", 0, 9, 8, request=0x54)

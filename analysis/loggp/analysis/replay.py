@@ -19,10 +19,12 @@ WAITS = {"MPI_Wait", "MPI_Waitall", "MPI_Waitany", "MPI_Waitsome",
          "MPI_Test", "MPI_Testall", "MPI_Testany", "MPI_Testsome"}
 SEND_INITS = {"MPI_Send_init", "MPI_Bsend_init", "MPI_Rsend_init", "MPI_Ssend_init"}
 IGNORED = {"MPI_Request_free"}
+ANY_SOURCE, ANY_TAG = -2, -1   # MPICH's values, as the trace records them
+
+
 # sends whose completion differs from a standard send's (loggops: the send's mode)
 SYNC_SENDS = {"MPI_Ssend", "MPI_Issend", "MPI_Ssend_init"}
 BUFFERED_SENDS = {"MPI_Bsend", "MPI_Ibsend", "MPI_Bsend_init"}
-ANY_SOURCE, ANY_TAG = -2, -1   # MPICH's values, as the trace records them
 
 
 @dataclass
