@@ -253,23 +253,46 @@ def test_no_room_for_the_converted_records_is_said(tmp_path, temporary, monkeypa
 
 
 def test_a_record_the_replay_refuses_is_said_of_the_archive(tmp_path, temporary):
-    """A completion whose request was never posted: named by the archive and the rank, not by
-    the converted file, which is gone."""
+    """A message to a rank the run does not have: named by the archive and the rank, not by the
+    converted file, which is gone."""
+    a = ScorePArchive(tmp_path / "stray", 2)
+    world = a.comms["MPI_COMM_WORLD"]
+    for rank in (0, 1):
+        a.call(rank, "MPI_Init", 0, US)
+    a.call(0, "MPI_Send", 10 * US, 11 * US, ("mpi_send", 5, world, 3, 8))
+    for rank in (0, 1):
+        a.call(rank, "MPI_Finalize", 30 * US, 31 * US)
+    a.close()
+    with pytest.raises(trace.TraceError) as err:
+        predict.load(tmp_path / "stray")
+    assert str(err.value) == (f"{tmp_path / 'stray' / 'traces.otf2'}: rank 0: record 0: a message with rank 5, "
+                              "not one of the run's 2 ranks")
+    assert list(temporary.iterdir()) == []
+
+
+def test_a_completion_no_recorded_call_posted_keeps_its_waits_time(tmp_path):
+    """A Wait completing a request no recorded call posted (MPI-IO's, one-sided): the wait keeps
+    its traced time in both replays, and the rest of the run is modelled."""
     a = ScorePArchive(tmp_path / "orphan", 2)
     world = a.comms["MPI_COMM_WORLD"]
     for rank in (0, 1):
         a.call(rank, "MPI_Init", 0, US)
     a.call(0, "MPI_Send", 10 * US, 11 * US, ("mpi_send", 1, world, 3, 8))
     a.call(1, "MPI_Recv", 10 * US, 20 * US, ("end", "mpi_recv", 0, world, 3, 8))
-    a.call(1, "MPI_Wait", 21 * US, 22 * US, ("end", "mpi_isend_complete", 41))
+    a.call(1, "MPI_Wait", 21 * US, 24 * US, ("end", "mpi_isend_complete", 41))
     for rank in (0, 1):
         a.call(rank, "MPI_Finalize", 30 * US, 31 * US)
     a.close()
-    with pytest.raises(trace.TraceError) as err:
-        predict.load(tmp_path / "orphan")
-    assert str(err.value) == (f"{tmp_path / 'orphan' / 'traces.otf2'}: rank 1: record 3: request 0x2a completes "
-                              "but was never posted")
-    assert list(temporary.iterdir()) == []
+    native_programs = predict.load(tmp_path / "orphan")
+    python_programs = replay.build(trace_input.read(tmp_path / "orphan"))
+    machine = loggops.Params(L=10 * US)
+    for programs in (native_programs, python_programs):
+        assert programs.messages == 1 and programs.unmodelled == {}
+    # rank 1, from MPI_Init's end: 9 us to its Recv, the message there at 10 + 10 us (sent at 10 us,
+    # L), 1 us to the
+    # Wait, which keeps its 3 us, 6 us to MPI_Finalize
+    assert predict.runtime(native_programs, machine) == predict.runtime(python_programs, machine) == \
+        (9 + 10 + 1 + 3 + 6) * US
 
 
 def test_the_command_streams_an_archive_and_leaves_nothing(tmp_path):

@@ -27,7 +27,7 @@ CHUNK_RECORDS = 1024  # records a rank's reader takes from its file at a time (5
 POSTING, FREEING, SYNC, BUFFERED = 1 << 16, 1 << 17, 1 << 18, 1 << 19
 BASES = ("Barrier", "Bcast", "Reduce", "Allreduce", "Allgather", "Allgatherv", "Alltoall", "Alltoallv", "Alltoallw",
          "Gather", "Gatherv", "Scatter", "Scatterv", "Reduce_scatter", "Reduce_scatter_block", "Scan", "Exscan")
-ERR_IO, ERR_CORRUPT, ERR_UNPOSTED, ERR_COLLECTIVE, ERR_TRUNCATED, ERR_MEMORY, ERR_PEER = range(1, 8)
+ERR_IO, ERR_CORRUPT, ERR_COLLECTIVE, ERR_TRUNCATED, ERR_MEMORY, ERR_PEER = range(1, 7)
 
 
 class Err(ctypes.Structure):
@@ -331,9 +331,6 @@ class TraceReplay:
         if err.code == ERR_CORRUPT:
             raise trace.TraceError(path, at, f"record {err.record} is corrupt (call {err.value}, kind {err.value2}, "
                                        f"start {err.start}, end {err.end})")
-        if err.code == ERR_UNPOSTED:
-            raise trace.TraceError(path, at, f"record {err.record}: request {err.value:#x} completes but was "
-                                             "never posted")
         if err.code == ERR_COLLECTIVE:
             raise trace.TraceError(path, at, f"collective {err.value2} on communicator {err.value:#x} is "
                                        f"{BASES[err.base_here]} here but {BASES[err.base_other]} on another rank: "

@@ -84,15 +84,17 @@ class Trace:
     def posts(self):
         """For each record, the position of the record that posted the request it
         completes (COMPLETE records with a request), else -1."""
-        return match_completions(self.records, self.names, self.path, self.records_offset)
+        return match_completions(self.records, self.names)
 
 
-def match_completions(records, names, path="trace", records_offset=0):
+def match_completions(records, names):
     """Pairs each completion with its post: a request's handle is live from
     the call that posts it to the completion (or MPI_Request_free) that ends
     it, and may be reused afterwards. MPICH hands every send it completed at
     once the same handle; such posts are paired oldest first (they are done
-    when posted, so which completion takes which does not change a time)."""
+    when posted, so which completion takes which does not change a time).
+    A completion of a request no recorded call posted (MPI-IO's, one-sided,
+    a matched receive: docs/trace-format.md) pairs with nothing (-1)."""
     posting = np.array([n in POSTING for n in names], dtype=bool)
     freeing = np.array([n == "MPI_Request_free" for n in names], dtype=bool)
     live = {}
@@ -106,10 +108,7 @@ def match_completions(records, names, path="trace", records_offset=0):
             live.setdefault(handle, deque()).append(i)
         elif kinds[i] == CALL and freeing[calls[i]] and live.get(handle):
             live[handle].popleft()
-        elif kinds[i] == COMPLETE:
-            if not live.get(handle):
-                raise TraceError(path, records_offset + i * RECORD.itemsize,
-                                 f"record {i}: request {handle:#x} completes but was never posted")
+        elif kinds[i] == COMPLETE and live.get(handle):
             out[i] = live[handle].popleft()
     return out
 
