@@ -274,20 +274,18 @@ def test_every_nonblocking_send_is_a_message(tmp_path, name):
 # message once the receive takes it, which the apparatus charges as any message (the receiver's o_s,
 # L, the sender's o_r). With P: o_s 100, o_r 200, L 1000, g = G = 0, S 4096.
 
-def test_an_eager_synchronous_send_to_a_late_receiver_waits_for_its_answer(tmp_path):
+@pytest.mark.parametrize("send_after, receive_after, times", [
+    # late receiver: arrives 1100; taken at the post (3000) + o_r = 3200; the answer's o_s: 3300,
+    # + L: 4300; the sender's o_r: 4500
+    (0, 3000, [4500, 3300]),
+    # early receiver: injected 3100, arrives 4100, taken 4300, answered 4400; the answer arrives
+    # 5400, taken 5600
+    (3000, 0, [5600, 4400])])
+def test_an_eager_synchronous_send_waits_for_its_answer(tmp_path, send_after, receive_after, times):
     r0, r1 = Rank(2), Rank(2)
-    r0.call("MPI_Ssend", 1, 0, 8)
-    r1.call("MPI_Recv", 0, 0, 8, after=3000, done=[(0, (0, 0, 8))])
-    # arrives 1100; taken at the post (3000) + o_r = 3200; the answer's o_s: 3300, + L: 4300; o_r: 4500
-    assert_times(replays(tmp_path, [r0, r1]), [4500, 3300])
-
-
-def test_an_eager_synchronous_send_to_an_early_receiver_waits_for_its_answer(tmp_path):
-    r0, r1 = Rank(2), Rank(2)
-    r0.call("MPI_Ssend", 1, 0, 8, after=3000)
-    r1.call("MPI_Recv", 0, 0, 8, done=[(0, (0, 0, 8))])
-    # injected 3100, arrives 4100, taken: 4300, answered: 4400; the answer arrives 5400, taken: 5600
-    assert_times(replays(tmp_path, [r0, r1]), [5600, 4400])
+    r0.call("MPI_Ssend", 1, 0, 8, after=send_after)
+    r1.call("MPI_Recv", 0, 0, 8, after=receive_after, done=[(0, (0, 0, 8))])
+    assert_times(replays(tmp_path, [r0, r1]), times)
 
 
 def test_a_synchronous_send_above_the_eager_limit_waits_for_its_answer(tmp_path):
