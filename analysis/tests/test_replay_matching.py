@@ -498,3 +498,21 @@ def test_an_allreduce_costs_the_flights_of_mpichs_algorithm(tmp_path, size, nbyt
         r.call("MPI_Allreduce", -1, -1, nbytes)
     for how, ends in replays(tmp_path, ranks, Params(L=1000.0)).items():
         assert max(ends) == pytest.approx(flights * 1000.0), how
+
+
+def test_a_world_sized_communicator_in_another_order_is_named_when_the_replay_sticks(tmp_path):
+    # a split with reversed keys: rank 0 is rank 1 of it. Its peers are taken in the world's order,
+    # so rank 0's send to its rank 0 (world rank 1) and rank 1's receive from its rank 1 (world
+    # rank 0) meet nobody
+    reversed_comm = 0x84000004
+    r0, r1 = Rank(2), Rank(2)
+    r0.call("MPI_Send", 0, 0, 8, comm=reversed_comm)
+    r1.call("MPI_Recv", 1, 0, 8, comm=reversed_comm, done=[(0, (1, 0, 8))])
+    for me, r in enumerate([r0, r1]):
+        synth.write_rank(tmp_path / f"trace.{me}.bin", me, 2, np.array(r.recs, dtype=trace.RECORD), INIT, r.clock,
+                         names=NAMES)
+    for load in (predict.load, lambda folder: replay.build(trace.read_folder(folder))):
+        with pytest.raises(loggops.DeadlockError) as stuck:
+            load(tmp_path).simulate(P)
+        assert "probably from different runs" in str(stuck.value)
+        assert "a communicator as large as MPI_COMM_WORLD in another rank order" in str(stuck.value)

@@ -284,4 +284,6 @@ def stuck_words(stuck, finished):
                     "ran to the end")
     return ("the traces cannot be replayed to the end: " + "; ".join(said) + ". The ranks' traces are "
             "probably from different runs (a reused --trace folder, or one rank's file from another run): "
-            "trace the program again into an empty folder")
+            "trace the program again into an empty folder. If they are of one run, the program talks on a "
+            "communicator as large as MPI_COMM_WORLD in another rank order, which the replay takes in the "
+            "world's (docs/trace-format.md, Limits)")
