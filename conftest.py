@@ -1,8 +1,11 @@
 """Fixtures for every test in the repository: a private knob file per test,
-so a user's own knobs never leak in. Helpers live in tests/testkit.py."""
+so a user's own knobs never leak in, and no shm region of a rank an earlier test
+killed left for a later one. Helpers live in tests/testkit.py."""
 import pytest
 
 from loggp.knobs import ENVIRONMENT
+from loggp.shim import shm_regions
+from tests.testkit import SESSION_START
 
 KNOB_VARIABLES = (*ENVIRONMENT.values(), "LOGGP_ENGINE", "LOGGP_PROFILE", "LOGGP_QUIET", "LOGGP_LIVE",
                   "LOGGP_ROUTE", "LOGGP_TEST_CLOCK_SKEW", "LOGGP_L_JITTER", "LOGGP_O_JITTER", "LOGGP_SEED",
@@ -17,6 +20,15 @@ def private_knob_file(tmp_path, monkeypatch):
     for name in KNOB_VARIABLES:
         monkeypatch.delenv(name, raising=False)
     return path
+
+
+@pytest.fixture(autouse=True)
+def no_region_of_a_killed_rank():
+    # a later rank given a killed rank's PID would hang or crash in MPI_Init
+    # (loggp.shim.shm_regions); only this run's own regions are touched
+    shm_regions.remove_stale(since=SESSION_START)
+    yield
+    shm_regions.remove_stale(since=SESSION_START)
 
 
 # ---- temporary root: one per pytest run -------------------------------------

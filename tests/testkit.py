@@ -4,11 +4,15 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
+from loggp.shim import shm_regions
+
 ROOT = Path(__file__).resolve().parent.parent
+SESSION_START = time.time()
 
 
 def build_dir():
@@ -36,6 +40,9 @@ def run(cmd, timeout=120, env=None, check=False, **kw):
     full_env = dict(os.environ)
     if env:
         full_env.update(env)
+    if Path(str(cmd[0])).name == "mpiexec":
+        # a rank given the PID of one a test killed hangs or crashes in MPI_Init (loggp.shim.shm_regions)
+        shm_regions.remove_stale(since=SESSION_START)
     proc = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, timeout=timeout, env=full_env, **kw)
     if check and proc.returncode != 0:
         raise AssertionError(f"{cmd} {failure(proc)}")

@@ -37,6 +37,7 @@ from loggp.knobs.command import positive_int
 from loggp.knobs.vocabulary import SETTINGS, deprecated_spelling, setting_name
 from loggp.knobs.files import write_text_atomic
 from loggp.knobs.programs import which
+from loggp.shim import shm_regions
 
 DIRECTORIES = ("basic", "pt2pt", "coll", "rma", "comm", "datatype")
 MODES = ("plain", "zero", "loggp")
@@ -501,6 +502,7 @@ def command_for(mode, test, exe, tools, knobs, provider):
 def run_one(cmd, env, timeout, cwd):
     """Runs a command in its own process group, killing the whole group on timeout.
     Returns (returncode or None on timeout, output, seconds)."""
+    shm_regions.remove_stale()  # a killed rank's region hangs a later rank given its PID
     start = time.monotonic()
     proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             stdin=subprocess.DEVNULL, text=True, errors="replace", start_new_session=True)
