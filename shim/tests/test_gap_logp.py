@@ -89,7 +89,8 @@ def test_gap_is_a_minimum_interval_not_an_addition(pattern, args, key, g_us, exp
 # request, the pull and the data (3L), and a blocking burst, whose receiver
 # posts each receive when the last is released, runs at two flights (2L) per
 # message; an eager size pays L once. A blocking send to a posted receive
-# returns after the request and the pull (2L); an eager one at once.
+# returns after the request and the pull (2L); an eager one at once, give or
+# take what the machine does differently after a longer barrier (docs/benchmarks.md).
 RENDEZVOUS_CASES = [
     ("pingpong 8 KiB", ("pingpong", "8192", "100"), "halfrtt_us", 10.0, "increase", 30.0),
     ("pingpong 4 KiB", ("pingpong", "4096", "100"), "halfrtt_us", 10.0, "increase", 10.0),
@@ -109,7 +110,9 @@ def test_latency_counts_every_flight_of_the_providers_protocol(what, args, key, 
             runs += [timing(*args), timing(*args, knobs=("--L", f"{L_us:g}us"))]
         base, held = [r[key] for r in runs[0::2]], [r[key] for r in runs[1::2]]
         base_med = statistics.median(base)
-        tol = tolerance(expected_us, base_med)
+        # flights are counted: an eager send, which pays none, is judged to the share of one
+        # flight the others are judged to, not to its own sub-microsecond figure
+        tol = tolerance(expected_us or L_us, base_med)
         readings = [h - base_med for h in held] if judged == "increase" else held
         history.append(f"attempt {attempt + 1}: baseline {base}, L={L_us:g}us {held} (+- {tol:.2f})")
         why = load_reason(base, [cpu_share(r) for r in runs],
