@@ -5,7 +5,7 @@ import pytest
 
 from loggp.knobs import ENVIRONMENT
 from loggp.shim import shm_regions
-from tests.testkit import SESSION_START
+from tests.testkit import SESSION_START, remove_leftover_mpich_segments
 
 KNOB_VARIABLES = (*ENVIRONMENT.values(), "LOGGP_ENGINE", "LOGGP_PROFILE", "LOGGP_QUIET", "LOGGP_LIVE",
                   "LOGGP_ROUTE", "LOGGP_TEST_CLOCK_SKEW", "LOGGP_L_JITTER", "LOGGP_O_JITTER", "LOGGP_SEED",
@@ -60,3 +60,5 @@ def pytest_unconfigure(config):
 
 def pytest_sessionfinish(session, exitstatus):
     session.config._loggp_failed = exitstatus not in (0, 5)
+    # a run killed or aborted by a test leaves MPICH's segments (a megabyte each) behind
+    remove_leftover_mpich_segments()

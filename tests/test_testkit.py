@@ -1,9 +1,13 @@
 """The timing tests' judgement of a loaded machine: relative to baselines measured alike,
-never a fixed number of microseconds, so a machine twice as slow (or fast) is judged alike."""
-import pytest
-
+never a fixed number of microseconds, so a machine twice as slow (or fast) is judged alike;
+and what the suite clears after the runs it killed."""
+import mmap
+import os
 import subprocess
 
+import pytest
+
+from tests import testkit
 from tests.testkit import LOAD_RATIO, MIN_CPU_SHARE, failure, figures, load_reason, spread, stretch_share, tolerance
 
 
@@ -73,3 +77,13 @@ def test_a_run_a_signal_ended_fails_naming_the_rank_first():
     exited = subprocess.CompletedProcess([], 11, "", "loggp: rank 1: cannot write\n")
     assert failure(exited).startswith("exited 11\n") and "cannot write" in failure(exited)
     assert figures(subprocess.CompletedProcess([], 0, "a=1.5\nnot a figure\n", "")) == {"a": 1.5}
+
+
+def test_only_our_unmapped_mpich_segments_made_since_the_start_are_removed(tmp_path):
+    for name in ("mpich_shm_1_0", "mpich_shm_2_0", "mpich_shm_3_0", "4711:0:0", "notes"):
+        (tmp_path / name).write_bytes(b"x" * 4096)
+    os.utime(tmp_path / "mpich_shm_1_0", (1000, 1000))
+    with open(tmp_path / "mpich_shm_3_0", "r+b") as f, mmap.mmap(f.fileno(), 4096):
+        removed = testkit.remove_leftover_mpich_segments(tmp_path, since=2000)
+    assert removed == ["mpich_shm_2_0"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["4711:0:0", "mpich_shm_1_0", "mpich_shm_3_0", "notes"]

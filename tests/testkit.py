@@ -49,6 +49,40 @@ def run(cmd, timeout=120, env=None, check=False, **kw):
     return proc
 
 
+def mapped_files(folder):
+    """Names of the files in `folder` that some running process has mapped."""
+    prefix, names = f"{Path(folder).resolve()}/", set()
+    for maps in Path("/proc").glob("[0-9]*/maps"):
+        try:
+            text = maps.read_text()
+        except OSError:
+            continue
+        names.update(line.split(prefix, 1)[1].removesuffix(" (deleted)") for line in text.splitlines()
+                     if prefix in line)
+    return names
+
+
+def remove_leftover_mpich_segments(folder=shm_regions.FOLDER, since=SESSION_START):
+    """Removes MPICH's own shared-memory segments (mpich_shm_*) that a killed or aborted run
+    of ours left: made since `since`, owned by us, mapped by no process. The names removed."""
+    try:
+        names = [n for n in os.listdir(folder) if n.startswith("mpich_shm_")]
+    except OSError:
+        return []
+    in_use, removed = mapped_files(folder), []
+    for name in names:
+        path = Path(folder, name)
+        try:
+            info = path.lstat()
+            if name in in_use or info.st_uid != os.geteuid() or info.st_mtime < since:
+                continue
+            path.unlink()
+        except OSError:
+            continue
+        removed.append(name)
+    return removed
+
+
 def killed_ranks(proc):
     """The lines in which `loggp run` names a rank a signal killed (shim/loggp/shim/exit_status.py)."""
     return [line for line in proc.stderr.splitlines() if line.startswith("loggp run: ") and " killed by signal " in line]
