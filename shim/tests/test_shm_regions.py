@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from loggp.shim import shm_regions
+from loggp.shim import patterns_run, shm_regions
 from tests.testkit import ROOT, built, installed, run
 
 spec = importlib.util.spec_from_file_location("mpich_suite", ROOT / "shim" / "peer-suite" / "mpich_suite.py")
@@ -119,8 +119,17 @@ def launched_by_the_peer_suite(cmd, tmp_path):
     return code, output
 
 
+def launched_by_the_bench(cmd, tmp_path):
+    # `loggp bench`'s plain MPICH: loggp-patterns routed through shm without libloggp.so
+    try:
+        out = patterns_run.run_patterns([("pingpong", 8, 2)], preload=False, provider="shm", reps=1, timeout=60)
+    except (RuntimeError, subprocess.TimeoutExpired) as err:
+        return 1, str(err)
+    return 0, f"halfrtt_us={out}"
+
+
 @pytest.mark.skipif(not Path("/dev/shm").is_dir(), reason="no /dev/shm")
-@pytest.mark.parametrize("launch", [launched_by_the_tests, launched_by_the_peer_suite])
+@pytest.mark.parametrize("launch", [launched_by_the_tests, launched_by_the_peer_suite, launched_by_the_bench])
 def test_a_plain_run_is_not_hung_by_the_region_of_a_killed_rank_with_its_pid(launch, tmp_path):
     folder = shm_regions.FOLDER
     header, offset = live_region_header(folder)

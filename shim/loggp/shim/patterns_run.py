@@ -11,7 +11,7 @@ import tempfile
 from loggp.knobs.programs import MissingProgram, find_program
 
 from . import run as runmod
-from . import run_record
+from . import run_record, shm_regions
 
 NP = 2
 PROGRAM = "loggp-patterns"
@@ -74,6 +74,7 @@ def run_patterns(specs, knobs=(), preload=True, provider=None, reps=5, compute_n
         else:
             env.update({name: value for name, value in additions.items()
                         if name != "LD_PRELOAD" and not name.startswith("LOGGP_")})
+            shm_regions.remove_stale()  # routed through shm without the layer, which would do it
         try:
             proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
         finally:
