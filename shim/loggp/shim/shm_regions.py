@@ -7,8 +7,9 @@ renames its own region with a seed, and MPICH 5.0.2's ch4:ofi hands the peers th
 name cut to the length of their own: the job hangs in MPI_Init or dies with a segmentation
 fault. A rank under libloggp.so removes the regions named after its own PID before MPI_Init
 (shim/src/pmpi/route.c); a plain launch routed through libfabric without the apparatus (the
-peer suite's plain runs) first removes this user's regions whose process no longer runs,
-which the provider would overwrite anyway if it could tell them from its own."""
+peer suite's plain runs, `loggp bench`'s plain MPICH) first removes this user's regions whose
+process no longer runs, which the provider would overwrite anyway if it could tell them from
+its own."""
 import os
 from pathlib import Path
 
