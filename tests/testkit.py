@@ -65,22 +65,9 @@ def mapped_files(folder):
 def remove_leftover_mpich_segments(folder=shm_regions.FOLDER, since=SESSION_START):
     """Removes MPICH's own shared-memory segments (mpich_shm_*) that a killed or aborted run
     of ours left: made since `since`, owned by us, mapped by no process. The names removed."""
-    try:
-        names = [n for n in os.listdir(folder) if n.startswith("mpich_shm_")]
-    except OSError:
-        return []
-    in_use, removed = mapped_files(folder), []
-    for name in names:
-        path = Path(folder, name)
-        try:
-            info = path.lstat()
-            if name in in_use or info.st_uid != os.geteuid() or info.st_mtime < since:
-                continue
-            path.unlink()
-        except OSError:
-            continue
-        removed.append(name)
-    return removed
+    in_use = mapped_files(folder)
+    leftovers = [n for n in shm_regions.names_in(folder) if n.startswith("mpich_shm_") and n not in in_use]
+    return shm_regions.remove_own(folder, leftovers, since)
 
 
 def killed_ranks(proc):

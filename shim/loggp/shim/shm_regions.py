@@ -41,24 +41,33 @@ def stale(names, uid, alive=running):
     return [n for n in names if (pid := region_owner(n, uid)) is not None and not alive(pid)]
 
 
-def remove_stale(folder=FOLDER, since=None):
-    """Removes this user's regions in `folder` whose process is gone (only those changed at or
-    after `since`, seconds since the epoch, if given); the names removed. A folder that
-    cannot be read, or a region another process removes first, is passed over."""
-    uid = os.geteuid()
+def names_in(folder):
+    """The names in `folder`, or none if it cannot be read."""
     try:
-        names = os.listdir(folder)
+        return os.listdir(folder)
     except OSError:
         return []
+
+
+def remove_own(folder, names, since=None):
+    """Removes those of `names` in `folder` that this user owns (and changed at or after
+    `since`, seconds since the epoch, if given); the names removed. One another process
+    removes first is passed over."""
     removed = []
-    for name in stale(names, uid):
+    for name in names:
         path = Path(folder, name)
         try:
             info = path.lstat()
-            if info.st_uid != uid or (since is not None and info.st_mtime < since):
+            if info.st_uid != os.geteuid() or (since is not None and info.st_mtime < since):
                 continue
             path.unlink()
         except OSError:
             continue
         removed.append(name)
     return removed
+
+
+def remove_stale(folder=FOLDER, since=None):
+    """Removes this user's regions in `folder` whose process is gone (only those changed at or
+    after `since`, if given); the names removed."""
+    return remove_own(folder, stale(names_in(folder), os.geteuid()), since)
