@@ -5,7 +5,7 @@ import pytest
 
 from loggp.knobs import ENVIRONMENT
 from loggp.shim import shm_regions
-from tests.testkit import SESSION_START, remove_leftover_mpich_segments
+from tests.testkit import RUN_START, remove_leftover_mpich_segments
 
 KNOB_VARIABLES = (*ENVIRONMENT.values(), "LOGGP_ENGINE", "LOGGP_PROFILE", "LOGGP_QUIET", "LOGGP_LIVE",
                   "LOGGP_ROUTE", "LOGGP_TEST_CLOCK_SKEW", "LOGGP_L_JITTER", "LOGGP_O_JITTER", "LOGGP_SEED",
@@ -25,10 +25,10 @@ def private_knob_file(tmp_path, monkeypatch):
 @pytest.fixture(autouse=True)
 def no_region_of_a_killed_rank():
     # a later rank given a killed rank's PID would hang or crash in MPI_Init
-    # (loggp.shim.shm_regions); only this run's own regions are touched
-    shm_regions.remove_stale(since=SESSION_START)
+    # (loggp.shim.shm_regions); only this run's own regions are touched, after
+    # each test (before the first, this run has made none)
     yield
-    shm_regions.remove_stale(since=SESSION_START)
+    shm_regions.remove_stale(since=RUN_START)
 
 
 # ---- temporary root: one per pytest run -------------------------------------

@@ -12,7 +12,7 @@ import pytest
 from loggp.shim import shm_regions
 
 ROOT = Path(__file__).resolve().parent.parent
-SESSION_START = time.time()
+RUN_START = time.time()
 
 
 def build_dir():
@@ -42,7 +42,7 @@ def run(cmd, timeout=120, env=None, check=False, **kw):
         full_env.update(env)
     if Path(str(cmd[0])).name == "mpiexec":
         # a rank given the PID of one a test killed hangs or crashes in MPI_Init (loggp.shim.shm_regions)
-        shm_regions.remove_stale(since=SESSION_START)
+        shm_regions.remove_stale(since=RUN_START)
     proc = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, timeout=timeout, env=full_env, **kw)
     if check and proc.returncode != 0:
         raise AssertionError(f"{cmd} {failure(proc)}")
@@ -62,7 +62,7 @@ def mapped_files(folder):
     return names
 
 
-def remove_leftover_mpich_segments(folder=shm_regions.FOLDER, since=SESSION_START):
+def remove_leftover_mpich_segments(folder=shm_regions.FOLDER, since=RUN_START):
     """Removes MPICH's own shared-memory segments (mpich_shm_*) that a killed or aborted run
     of ours left: made since `since`, owned by us, mapped by no process. The names removed."""
     in_use = mapped_files(folder)
