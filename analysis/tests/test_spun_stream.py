@@ -17,8 +17,8 @@ def spun_stream(tmp_path_factory):
     return exe
 
 
-def interval_us(exe, send_us, receive_us):
-    proc = run([installed("mpiexec"), "-n", "2", exe, send_us, receive_us, 200, 5], env=PLAIN, check=True)
+def interval_us(exe, send_us, receive_us, *size):
+    proc = run([installed("mpiexec"), "-n", "2", exe, send_us, receive_us, 200, 5, *size], env=PLAIN, check=True)
     return float(proc.stdout)
 
 
@@ -30,8 +30,15 @@ def test_each_side_spends_its_spin_on_every_message(spun_stream):
     assert 2 * interval_us(spun_stream, 0, 0) < min(sending, receiving)
 
 
+def test_the_size_is_the_messages_own(spun_stream):
+    # a 1 MiB message takes the receiver a copy an 8 B one does not: its stream runs slower
+    assert interval_us(spun_stream, 0, 0, 1 << 20) > 2 * interval_us(spun_stream, 0, 0, 8)
+
+
 @pytest.mark.parametrize("args", [["1", "1", "0", "5"], ["1", "1", "100", "1001"], ["1", "1"],
-                                  ["1us", "1", "100", "5"], ["1", "-1", "100", "5"], ["1", "1", "ten", "5"]])
+                                  ["1us", "1", "100", "5"], ["1", "-1", "100", "5"], ["1", "1", "ten", "5"],
+                                  ["1", "1", "100", "5", "0"], ["1", "1", "100", "5", "16KiB"],
+                                  ["1", "1", "100", "5", "1.5"], ["1", "1", "100", "5", "8", "x"]])
 def test_bad_arguments_say_how_to_call_it(spun_stream, args):
     proc = run([installed("mpiexec"), "-n", "2", spun_stream, *args], env=PLAIN)
     assert proc.returncode != 0 and "usage: mpiexec -n 2 spun_stream" in proc.stderr
