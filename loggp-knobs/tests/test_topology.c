@@ -104,3 +104,89 @@ Test(topology, the_short_form_comes_from_the_environment)
     cr_assert_eq(loggp_topology_from_env(&t, &configured, err, sizeof err), 0);
     cr_assert_not(configured);
 }
+
+Test(topology, every_level_must_be_a_multiple_of_the_one_just_below)
+{
+    /* group 6 is a multiple of the node's 2 but not of the switch's 4 */
+    refused("ranks_per_node = 2\nranks_per_switch = 4\nranks_per_group = 6\n", "ranks_per_group = 6");
+    loggp_topology t = parsed("ranks_per_node = 2\nranks_per_switch = 4\nranks_per_group = 12\nL_inter_node = 1us\n");
+    loggp_topology_free(&t);
+}
+
+Test(topology, one_rank_per_node_puts_every_pair_on_two_nodes)
+{
+    /* ranks_per_node = 1 is a node per rank, even when all ranks share one host */
+    loggp_topology t = parsed("ranks_per_node = 1\nL_inter_node = 5us\n");
+    cr_assert_eq(loggp_topology_class(&t, 0, 1, 0, 0), 1);
+    cr_assert_eq(loggp_topology_class(&t, 1, 0, 0, 0), 1);
+    cr_assert_eq(loggp_topology_class(&t, 1, 1, 0, 0), 0);
+    loggp_topology_free(&t);
+    refused("ranks_per_node = 0\nL_inter_node = 5us\n", "ranks_per_node = '0'");
+}
+
+Test(topology, a_value_at_any_level_counts_and_ranks_per_node_alone_is_none)
+{
+    /* docs/topology.md: ranks per node alone changes nothing */
+    const struct {
+        const char *text;
+        int has;
+    } cases[] = {
+        {"ranks_per_node = 2\n", 0},
+        {"ranks_per_node = 2\nL_inter_node = 1ns\n", 1},
+        {"ranks_per_node = 2\nG_inter_node = 0.001ns/B\n", 1},
+        {"ranks_per_node = 2\nranks_per_switch = 4\nL_inter_switch = 1us\n", 1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        loggp_topology t = parsed(cases[i].text);
+        cr_assert_eq(loggp_topology_has_values(&t), cases[i].has, "%s", cases[i].text);
+        loggp_topology_free(&t);
+    }
+}
+
+Test(topology, L_and_G_of_one_level_are_two_keys_and_G_alone_is_enough)
+{
+    loggp_topology t = parsed("L_inter_node = 2us\nG_inter_node = 0.5ns/B\n");
+    cr_assert_eq(t.L_ps[1], 2000000);
+    cr_assert_eq(t.G_ps[1], 500);
+    loggp_topology_free(&t);
+    /* nodes from the hosts, a per-byte gap between them and nothing else */
+    t = parsed("G_inter_node = 0.5ns/B\n");
+    cr_assert_eq(loggp_topology_source(&t, 1, 1), 1);
+    cr_assert_eq(loggp_topology_source(&t, 0, 1), 0);
+    loggp_topology_free(&t);
+}
+
+Test(topology, a_matrix_fits_only_a_run_of_its_own_size)
+{
+    loggp_topology t = parsed("matrix =\n 0 1 1\n 1 0 1\n 1 1 0\nL_inter_node = 1us\n");
+    char err[256];
+    cr_assert_eq(loggp_topology_check_size(&t, 2, err, sizeof err), -1, "a 3-rank matrix taken for 2 ranks");
+    cr_assert(strstr(err, "3 ranks, the run 2"), "%s", err);
+    cr_assert_eq(loggp_topology_check_size(&t, 3, err, sizeof err), 0);
+    loggp_topology_free(&t);
+}
+
+Test(topology, the_short_forms_values_are_inter_node_ones)
+{
+    /* --L-inter and --G-inter are class 1's own values, not the knobs' */
+    unsetenv("LOGGP_TOPOLOGY");
+    setenv("LOGGP_RANKS_PER_NODE", "2", 1);
+    setenv("LOGGP_L_INTER", "3us", 1);
+    setenv("LOGGP_G_INTER", "0.25ns/B", 1);
+    loggp_topology t;
+    int configured = 0;
+    char err[256] = "";
+    cr_assert_eq(loggp_topology_from_env(&t, &configured, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(loggp_topology_source(&t, 0, 1), 1);
+    cr_assert_eq(loggp_topology_source(&t, 1, 1), 1);
+    cr_assert_eq(t.L_ps[1], 3000000);
+    cr_assert_eq(t.G_ps[1], 250);
+    cr_assert(loggp_topology_has_values(&t));
+    /* pairs on one node keep the knobs */
+    cr_assert_eq(loggp_topology_source(&t, 0, 0), 0);
+    cr_assert_eq(loggp_topology_class(&t, 1, 2, 0, 0), 1);
+    cr_assert_eq(loggp_topology_class(&t, 2, 3, 0, 0), 0);
+    unsetenv("LOGGP_RANKS_PER_NODE");
+    unsetenv("LOGGP_L_INTER");
+    unsetenv("LOGGP_G_INTER");
+}
