@@ -54,6 +54,17 @@ Test(jitter, parses_each_distribution_and_formats_it_back)
     cr_assert_eq(s.kind, JITTER_NONE);
 }
 
+Test(jitter, a_spread_keeps_its_fraction_of_a_ns)
+{
+    /* the spread is read in ps like every knob: 1.5 ns is not 1 ns */
+    jitter_spec s;
+    char err[256], back[64];
+    cr_assert_eq(loggp_jitter_parse("normal:1.5ns", &s, err, sizeof err), 0, "%s", err);
+    cr_assert_float_eq(s.spread_ns, 1.5, 1e-12);
+    loggp_jitter_format(&s, back, sizeof back);
+    cr_assert_str_eq(back, "normal:1.5ns");
+}
+
 static void refused(const char *text, const char *named)
 {
     jitter_spec s;
@@ -69,6 +80,7 @@ Test(jitter, bad_settings_are_refused_naming_the_bad_part)
     refused("normal:2", "'2'");
     refused("normal:-2us", "negative");
     refused("normal:2us:3", "only a spread");
+    refused("exp:2us:3", "only a spread");
     refused("pareto:2us:2", "alpha");
     refused("pareto:2us:x", "'x'");
     refused("lognormal:2us:0", "sigma");
@@ -304,6 +316,31 @@ Test(jitter_shape, tails_hold_their_exact_share_and_skew_has_its_sign)
             cr_assert(fabs(median) < 10.0, "%s: median %.1f ns", shape_cases[i], median);
         else /* right-skewed: the median sits below the mean 0 */
             cr_assert(median < -50.0, "%s: median %.1f ns, not below the mean", shape_cases[i], median);
+    }
+}
+
+Test(jitter_shape, the_far_tails_are_reached_as_often_as_the_law_says)
+{
+    /* beyond the 1e-5 quantiles, where a cut tail (a clamped draw, a sum of
+     * uniforms for the normal) leaves nothing or a sixth of its share: in
+     * 4e6 draws 40 on each side, held within 3.5 Poisson sd */
+    enum { FAR_DRAWS = 4000000 };
+    const double p = 1e-5, expected = p * FAR_DRAWS, tol = 3.5 * sqrt(p * FAR_DRAWS);
+    for (size_t i = 0; i < N_SHAPES; i++) {
+        jitter_spec s = spec_of(shape_cases[i]);
+        double low = exact_quantile(&s, p), high = exact_quantile(&s, 1 - p);
+        jitter_rng r;
+        jitter_seed(&r, 99, 2);
+        int below = 0, above = 0;
+        for (int k = 0; k < FAR_DRAWS; k++) {
+            double x = jitter_offset(&s, &r);
+            below += x < low;
+            above += x > high;
+        }
+        cr_assert(fabs(above - expected) < tol, "%s: %d draws above the exact 1 - 1e-5 quantile %.0f ns, %.0f expected",
+                  shape_cases[i], above, high, expected);
+        cr_assert(fabs(below - expected) < tol, "%s: %d draws below the exact 1e-5 quantile %.0f ns, %.0f expected",
+                  shape_cases[i], below, low, expected);
     }
 }
 
