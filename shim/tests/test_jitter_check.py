@@ -226,3 +226,20 @@ def test_each_difference_interval_covers_95_percent():
     low, high = jc.difference_intervals(a, b, seed=3, resamples=4000)["mean"]
     se = math.sqrt((jc.summary(a, trim=0.0)["var"] + jc.summary(b, trim=0.0)["var"]) / n)
     assert (high - low) == pytest.approx(2 * 1.96 * se, rel=0.06)
+
+
+def test_a_difference_interval_resamples_each_sample_at_its_own_size():
+    """30 measured round trips against 199 predicted: the mean's interval is about
+    2 x 1.96 sqrt(s1^2 / 30 + s2^2 / 199) wide, the predicted side's part small."""
+    rng = random.Random(22)
+    a = [rng.gauss(10000.0, 1000.0) for _ in range(30)]
+    b = [rng.gauss(10000.0, 1000.0) for _ in range(199)]
+    low, high = jc.difference_intervals(a, b, seed=4, resamples=4000)["mean"]
+    se = math.sqrt(jc.summary(a, trim=0.0)["var"] / 30 + jc.summary(b, trim=0.0)["var"] / 199)
+    assert (high - low) == pytest.approx(2 * 1.96 * se, rel=0.1)
+
+
+def test_mean_and_sd_leave_out_the_longest_half_percent_by_default():
+    # docs/jitter.md: "without the longest 0.5 %": 5 of 1000, not 6
+    assert jc.summary([1.0] * 995 + [1e9] * 5)["mean"] == 1.0
+    assert jc.summary([1.0] * 994 + [1e9] * 6)["mean"] > 1e5
