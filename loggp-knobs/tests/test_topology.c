@@ -190,3 +190,22 @@ Test(topology, the_short_forms_values_are_inter_node_ones)
     unsetenv("LOGGP_L_INTER");
     unsetenv("LOGGP_G_INTER");
 }
+
+Test(topology, the_json_gives_each_class_its_value_or_null_for_the_knob)
+{
+    /* docs/topology.md: each class's L_ns and G_ns_per_byte, null where the class takes the knob */
+    loggp_topology t = parsed("ranks_per_node = 2\nranks_per_switch = 4\nranks_per_group = 8\n"
+                              "L_inter_node = 1.5us\nG_inter_switch = 0.25ns/B\nL_inter_group = 4us\n");
+    char json[1024];
+    loggp_topology_json(&t, json, sizeof json);
+    const char *classes[] = {
+        "{\"class\": 0, \"name\": \"intra-node\", \"L_ns\": null, \"G_ns_per_byte\": null}",
+        "{\"class\": 1, \"name\": \"inter-node\", \"L_ns\": 1500, \"G_ns_per_byte\": null}",
+        "{\"class\": 2, \"name\": \"inter-switch\", \"L_ns\": 1500, \"G_ns_per_byte\": 0.25}",
+        "{\"class\": 3, \"name\": \"inter-group\", \"L_ns\": 4000, \"G_ns_per_byte\": 0.25}",
+    };
+    for (size_t c = 0; c < 4; c++)
+        cr_assert(strstr(json, classes[c]), "'%s' not in %s", classes[c], json);
+    cr_assert(strstr(json, "\"ranks_per_node\": 2, \"ranks_per_switch\": 4, \"ranks_per_group\": 8"), "%s", json);
+    loggp_topology_free(&t);
+}
