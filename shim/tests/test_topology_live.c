@@ -163,3 +163,26 @@ Test(topology_live, a_matrix_of_another_size_stops_the_set_up)
     unlink(path);
     clear_env();
 }
+
+Test(topology_live, the_banner_names_each_level_with_a_value_and_where_the_nodes_come_from)
+{
+    /* docs/topology.md's banner line */
+    clear_env();
+    setenv("LOGGP_RANKS_PER_NODE", "2", 1);
+    setenv("LOGGP_L_INTER", "50us", 1);
+    char err[256] = "", line[512];
+    cr_assert_eq(loggp_topology_start(err, sizeof err), 0, "%s", err);
+    loggp_topology_describe(line, sizeof line);
+    cr_assert_str_eq(line, "; per pair: inter-node L=50us (2 ranks per node)");
+    clear_env();
+}
+
+Test(topology_live, the_banner_leaves_out_a_level_the_file_does_not_make)
+{
+    /* switches of 4 ranks: inter-switch shown; no groups: inter-group, which
+     * would fall back to the switch's values, is not */
+    set_up_file("ranks_per_node = 1\nranks_per_switch = 4\nL_inter_switch = 3us\n", 0, 8, NULL);
+    char line[512];
+    loggp_topology_describe(line, sizeof line);
+    cr_assert_str_eq(line, "; per pair: inter-switch L=3us (1 rank per node, ...)");
+}
