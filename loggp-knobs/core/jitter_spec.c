@@ -60,9 +60,10 @@ int loggp_jitter_parse(const char *text, jitter_spec *out, char *err, size_t err
         }
         char *end;
         double v = strtod(shape, &end);
-        int bad = end == shape || *end || !isfinite(v) || v <= 0 || v > 20;
-        if (spec.kind == JITTER_PARETO && !bad && v <= 2)
-            bad = 1;
+        int bad = end == shape || *end || !isfinite(v) || v <= 0;
+        /* sigma's ceiling keeps exp(sigma^2) finite; alpha needs only a finite variance */
+        if (!bad)
+            bad = spec.kind == JITTER_PARETO ? v <= 2 : v > 20;
         if (bad) {
             loggp_set_err(err, errlen, "'%s': bad %s '%s' (%s)", text, spec.kind == JITTER_PARETO ? "alpha" : "sigma",
                           shape, spec.kind == JITTER_PARETO ? "a number over 2, so the variance is finite"
