@@ -293,10 +293,9 @@ int loggp_topology_check_size(const loggp_topology *t, int nranks, char *err, si
 
 int loggp_topology_has_values(const loggp_topology *t)
 {
-    for (int c = 1; c < LOGGP_TOPO_CLASSES; c++)
-        if (((t->L_set >> c) & 1 && t->L_ps[c]) || ((t->G_set >> c) & 1 && t->G_ps[c]))
-            return 1;
-    return 0;
+    /* a class's value replaces the knob's, so a 0 of its own counts: with --L 1us,
+     * L_inter_node = 0 takes L off the pairs between nodes */
+    return (t->L_set >> 1) != 0 || (t->G_set >> 1) != 0;
 }
 
 int loggp_topology_class(const loggp_topology *t, int sender, int receiver, int node_of_sender, int node_of_receiver)

@@ -135,6 +135,9 @@ Test(topology, a_value_at_any_level_counts_and_ranks_per_node_alone_is_none)
         {"ranks_per_node = 2\nL_inter_node = 1ns\n", 1},
         {"ranks_per_node = 2\nG_inter_node = 0.001ns/B\n", 1},
         {"ranks_per_node = 2\nranks_per_switch = 4\nL_inter_switch = 1us\n", 1},
+        /* a value of 0 replaces the knob's as any other does */
+        {"ranks_per_node = 2\nL_inter_node = 0\n", 1},
+        {"ranks_per_node = 2\nG_inter_node = 0\n", 1},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         loggp_topology t = parsed(cases[i].text);

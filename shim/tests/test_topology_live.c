@@ -186,3 +186,22 @@ Test(topology_live, the_banner_leaves_out_a_level_the_file_does_not_make)
     loggp_topology_describe(line, sizeof line);
     cr_assert_str_eq(line, "; per pair: inter-switch L=3us (1 rank per node, ...)");
 }
+
+Test(topology_live, an_inter_node_L_of_zero_takes_the_knob_off_those_pairs)
+{
+    /* docs/topology.md: a class's value is absolute, so --L 1us --L-inter 0 leaves the
+     * pairs between nodes without L: the layer must apply the class, not the knob */
+    clear_env();
+    setenv("LOGGP_RANKS_PER_NODE", "1", 1);
+    setenv("LOGGP_L_INTER", "0", 1);
+    char err[256] = "";
+    cr_assert_eq(loggp_topology_start(err, sizeof err), 0, "%s", err);
+    cr_assert_eq(loggp_topology_setup(0, 2, NULL, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(loggp_topology_class_to(1), 1);
+    cr_assert(!loggp_topo_L_knob[1]);
+    cr_assert_eq(loggp_topo_L_ns[1], 0);
+    told_values = -1;
+    loggp_topology_enable();
+    cr_assert_eq(told_values, 1);
+    clear_env();
+}
