@@ -225,6 +225,23 @@ def test_a_scans_size_is_read_at_each_ranks_place_in_its_communicator(tmp_path, 
     assert got == [8, 8]
 
 
+def test_a_peer_past_its_communicator_is_kept_as_recorded(tmp_path):
+    """A damaged archive's send to rank 2 of a two-rank communicator: read, the peer as it was
+    recorded beside the communicator's size, which the replay's check names; never a crash."""
+    a = ScorePArchive(tmp_path / "past", 2)
+    world = a.comms["MPI_COMM_WORLD"]
+    for rank in (0, 1):
+        a.call(rank, "MPI_Init", 0, US)
+    a.call(0, "MPI_Send", 10 * US, 11 * US, ("mpi_send", 2, world, 3, 8))
+    for rank in (0, 1):
+        a.call(rank, "MPI_Finalize", 30 * US, 31 * US)
+    a.close()
+    send = trace_input.read(tmp_path / "past")[0].records[0]
+    assert (send["peer"], send["comm_size"]) == (2, 2)
+    with pytest.raises(trace.TraceError, match="a message with rank 2, not one of the run's 2 ranks"):
+        predict.load(tmp_path / "past")
+
+
 def test_the_run_spans_mpi_init_thread_to_mpi_finalize_or_else_the_first_and_last_events(tmp_path):
     a = ScorePArchive(tmp_path / "thread", 2)
     world = a.comms["MPI_COMM_WORLD"]
