@@ -302,6 +302,94 @@ def test_pairs_broken_by_failed_runs_still_give_a_finite_interval_when_the_runs_
     assert paired_top.bounded and paired_top.pairs == 12
 
 
+def test_an_unresolved_slope_claims_no_precision_and_no_count():
+    curves, *_ = analyze.analyse({"precision": "2%"}, synthetic_runs())
+    hidden_L = next(c for c in curves if c.benchmark == "hidden" and c.knob == "L")
+    assert hidden_L.slope.bounded and hidden_L.slope_low < 0 < hidden_L.slope_high
+    # a precision reached is a sensitivity's, and an interval holding zero is none
+    assert "within" not in hidden_L.slope_text() and "goal" not in hidden_L.slope_text()
+    assert hidden_L.effective_count is None and not hidden_L.precise
+
+
+def test_a_slope_of_too_few_pairs_has_no_bounds_and_is_not_compared():
+    # one round: 4 and 2 pairs a slope, fewer than an interval needs
+    curves, *_ = analyze.analyse({}, synthetic_runs(rounds=1))
+    assert curves
+    for c in curves:
+        assert not c.slope.bounded and c.slope.n < precision.MIN_SAMPLES
+        assert c.slope_low is None and c.slope_high is None and c.sensitivity is None
+        assert c.model_slope is not None and c.verdict.endswith(": not compared"), c.verdict
+
+
+def judged(slope, model_slope, top_low, top_high, top_model=None):
+    """The verdict of an o curve whose slope (%/us) is the Interval slope, with a largest
+    setting of 10 us whose slowdown's interval is [top_low, top_high]."""
+    top = analyze.Point(10.0, 8, 1.0, (top_low + top_high) / 2, top_low, top_high, top_model, None, 8)
+    curve = analyze.Curve("b", 2, None, "o", 1.0, [analyze.Point(0.0, 8, 1.0, 1.0, 0.99, 1.01), top],
+                          slope=slope, model_slope=model_slope)
+    return analyze.verdict(curve)
+
+
+def test_the_model_agrees_within_the_tolerance_both_ends_included():
+    at = analyze.AGREEMENT
+    # the measured slope at 1.5x and at 1/1.5 of the model's: agreement, its edges included
+    assert judged(precision.Interval(3.0, 2.9, 3.1, 8), 3.0 / at, 1.95, 2.05).startswith("model agrees")
+    assert judged(precision.Interval(2.0, 1.9, 2.1, 8), 2.0 * at, 1.95, 2.05).startswith("model agrees")
+    # just past either edge, and far below: the slopes part ways
+    assert judged(precision.Interval(3.01, 2.9, 3.1, 8), 3.0 / at, 1.95, 2.05).startswith("measured 1.5x the model")
+    assert judged(precision.Interval(1.99, 1.9, 2.1, 8), 2.0 * at, 1.95, 2.05).startswith("measured 0.66x the model")
+    assert judged(precision.Interval(1.0, 0.9, 1.1, 8), 2.0, 1.95, 2.05).startswith("measured 0.50x the model")
+
+
+def test_a_model_of_no_effect_against_a_resolved_slope_is_said():
+    assert judged(precision.Interval(2.0, 1.9, 2.1, 8), 0.0, 1.15, 1.25) == \
+        "the model predicts no effect but the runtime moved"
+
+
+def test_an_unresolved_slope_bounds_the_effect_by_its_farther_end():
+    # no effect resolved, below 3 %/us: a model of 2 %/us lies inside, on either side of zero
+    for low, high in ((-3.0, 1.0), (-1.0, 3.0)):
+        said = judged(precision.Interval(0.5, low, high, 8), 2.0, 0.9, 1.1)
+        assert said.endswith("lies inside that bound: too noisy to tell"), (low, high, said)
+    # a model exactly at the bound is not beyond it; one past it is
+    assert judged(precision.Interval(0.5, -2.0, 1.0, 8), 2.0, 0.9, 1.1).endswith("too noisy to tell")
+    assert judged(precision.Interval(0.5, -2.0, 1.0, 8), 2.01, 0.9, 1.1).endswith("the program hides the delay")
+
+
+def test_a_largest_setting_whose_interval_touches_one_or_the_model_shows_no_effect_or_holds_it():
+    resolved = precision.Interval(2.0, 1.9, 2.1, 8)
+    # [1.0, 1.4] holds a slowdown of 1: no effect seen there, and the model's 1.2x inside it
+    assert judged(resolved, 2.0, 1.0, 1.4).startswith("too noisy to tell: the model's 1.20x lies inside")
+    # the model exactly at the interval's top is inside it too; just above, the program hides the delay
+    assert judged(resolved, 2.0, 0.9, 1.2, top_model=1.2).startswith("too noisy to tell")
+    assert judged(resolved, 2.0, 0.9, 1.2, top_model=1.21).endswith("the program hides the delay")
+
+
+def test_unpaired_runs_bound_a_slowdown_from_the_smallest_sample_that_allows_it():
+    enough = precision.MIN_SAMPLES
+    assert analyze.unpaired_enough([1.0] * enough, [1.0] * enough)
+    assert not analyze.unpaired_enough([1.0] * (enough - 1), [1.0] * 50)
+    assert not analyze.unpaired_enough([1.0] * 50, [1.0] * (enough - 1))
+
+
+def test_the_baseline_is_the_median_run_its_spread_the_sample_one_and_its_counts_the_median():
+    import statistics
+    runs = synthetic_runs()
+    base = [r for r in runs if r["benchmark"] == "lin" and r["sweep"] == "baseline"]
+    base[0]["runtime_seconds"] = 3.0          # one slow run moves a mean, not the median
+    heavy = json.loads(base[1]["profile"])    # one run's profile counting ten times the messages
+    for rank in heavy["ranks"]:
+        rank["sent"]["messages"] *= 10
+        rank["received"]["messages"] *= 10
+    base[1]["profile"] = json.dumps(heavy)
+    _, baselines, *_ = analyze.analyse({}, runs)
+    times = [r["runtime_seconds"] for r in base]
+    got = baselines[("lin", 2, "S")]
+    assert got["median_s"] == pytest.approx(statistics.median(times), rel=1e-12)
+    assert got["cv"] == pytest.approx(statistics.stdev(times) / statistics.mean(times), rel=1e-12)
+    assert got["counts"]["network_messages"] == baselines[("hidden", 2, "S")]["counts"]["network_messages"]
+
+
 # --- calibration -------------------------------------------------------------
 
 def test_calibration_input(tmp_path):

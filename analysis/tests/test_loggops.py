@@ -480,6 +480,16 @@ def test_reduce_switches_to_reduce_scatter_gather_above_2048_bytes(size):
     assert not schedules.reduce_halves(512, 8 * 511) and schedules.reduce_halves(512, 8 * 512)
 
 
+@pytest.mark.parametrize("size", [2, 4, 5])
+def test_reduce_leaves_the_binomial_tree_one_byte_past_2048(size):
+    # MPICH's tuning: binomial while the message is at most 2048 B; 2049 chars (a count of 2049,
+    # above any pof2 here) go to reduce-scatter + gather, whose halving splits the vector
+    tree = sorted(messages("Reduce", size, 8))
+    assert sorted((a, b, 2048) for a, b, _ in tree) == sorted(messages("Reduce", size, 2048))
+    halved = messages("Reduce", size, 2049)
+    assert any(n < 2049 for _, _, n in halved) and len(halved) > len(tree)
+
+
 @pytest.mark.parametrize("size, root", [(3, 1), (5, 1), (6, 3), (7, 5), (6, 0), (5, 4), (4, 2)])
 def test_reduce_scatter_gather_reaches_any_root(size, root):
     n = 1 << 16
@@ -517,6 +527,16 @@ def test_allgather_switches_by_total_size(size):
     assert sorted(messages("Allgather", size, at)) == sorted([(r, (r + 1) % size, at) for r in range(size)] * (size - 1))
     assert sorted(messages("Allgather", size, below)) != sorted(
         [(r, (r + 1) % size, below) for r in range(size)] * (size - 1)) or size == 2
+
+
+@pytest.mark.parametrize("size", [5, 10])
+def test_allgather_leaves_brucks_at_a_total_of_81920_bytes(size):
+    # MPICH's tuning: Bruck's while the total is below 81920 B on sizes that are no power of two
+    at = 81920 // size
+    ring = sorted([(r, (r + 1) % size, at) for r in range(size)] * (size - 1))
+    assert sorted(messages("Allgather", size, at)) == ring
+    below = at - 1
+    assert len(schedules.allgather(0, size, below)) == (size - 1).bit_length()   # Bruck's rounds
 
 
 @pytest.mark.parametrize("size", [3, 4, 5, 8])

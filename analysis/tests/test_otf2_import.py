@@ -6,7 +6,7 @@ import json
 import otf2
 import pytest
 
-from loggp.analysis import loggops, predict, replay, schedules, trace, trace_input
+from loggp.analysis import loggops, otf2_import, predict, replay, schedules, trace, trace_input
 from tests.testkit import installed, run
 
 US = 1000
@@ -126,6 +126,183 @@ def test_point_to_point_on_a_communicator_is_in_world_ranks(tmp_path):
     programs = predict.load(tmp_path / "sub")
     assert programs.messages == 1 and programs.unmodelled == {}
     predict.runtime(programs, predict.DEFAULT_MACHINE)  # matches: no deadlock
+
+
+@pytest.mark.parametrize("name", ["MPI_Ssend", "MPI_Issend"])
+def test_a_synchronous_send_is_named_by_its_region_and_waits_for_the_receiver(tmp_path, name):
+    """Rank 0 sends 8 B synchronously at 10 us (blocking, or Issend + a Wait at 12 us) and calls
+    MPI_Finalize at 31 us; rank 1 receives it at 30 us and calls MPI_Finalize at 40 us."""
+    a = ScorePArchive(tmp_path / "sync", 2)
+    world = a.comms["MPI_COMM_WORLD"]
+    for rank in (0, 1):
+        a.call(rank, "MPI_Init", 0, US)
+    if name == "MPI_Ssend":
+        a.call(0, name, 10 * US, 11 * US, ("mpi_send", 1, world, 3, 8))
+    else:
+        a.call(0, name, 10 * US, 11 * US, ("mpi_isend", 1, world, 3, 8, 4))
+        a.call(0, "MPI_Wait", 12 * US, 13 * US, ("end", "mpi_isend_complete", 4))
+    a.call(1, "MPI_Recv", 30 * US, 31 * US, ("end", "mpi_recv", 0, world, 3, 8))
+    a.call(0, "MPI_Finalize", 31 * US, 32 * US)
+    a.call(1, "MPI_Finalize", 40 * US, 41 * US)
+    a.close()
+    traces = trace_input.read(tmp_path / "sync")
+    assert name in list(traces[0].call_names())
+    # by hand, L = 10 us alone, from MPI_Init's end: injected at 9 us; rank 1 takes it at 29 us and
+    # its answer is back at 39 us; then rank 0's 20 us (Ssend) or 18 us (Issend's Wait) to MPI_Finalize.
+    # A standard send would be done at its injection: 38 us, rank 1's.
+    for programs in (predict.load(tmp_path / "sync"), replay.build(traces)):
+        assert predict.runtime(programs, ONLY_L) == (59 if name == "MPI_Ssend" else 57) * US
+
+
+def test_the_regions_name_the_exchange_and_the_completion_calls(tmp_path):
+    """MPI_Sendrecv_replace, MPI_Waitany and MPI_Test keep their names; a completion call's
+    completions are numbered in their order."""
+    a = ScorePArchive(tmp_path / "names", 2)
+    world = a.comms["MPI_COMM_WORLD"]
+    for rank in (0, 1):
+        other = 1 - rank
+        a.call(rank, "MPI_Init", 0, US)
+        a.call(rank, "MPI_Sendrecv_replace", 10 * US, 12 * US, ("mpi_send", other, world, 1, 8),
+               ("end", "mpi_recv", other, world, 1, 8))
+        a.call(rank, "MPI_Irecv", 13 * US, 14 * US, ("mpi_irecv_request", 1))
+        a.call(rank, "MPI_Irecv", 14 * US, 15 * US, ("mpi_irecv_request", 2))
+        a.call(rank, "MPI_Isend", 15 * US, 16 * US, ("mpi_isend", other, world, 2, 8, 3))
+        a.call(rank, "MPI_Isend", 16 * US, 17 * US, ("mpi_isend", other, world, 2, 8, 4))
+        a.call(rank, "MPI_Waitall", 18 * US, 19 * US, ("end", "mpi_irecv", other, world, 2, 8, 1),
+               ("end", "mpi_irecv", other, world, 2, 8, 2))
+        a.call(rank, "MPI_Waitany", 20 * US, 21 * US, ("end", "mpi_isend_complete", 3))
+        a.call(rank, "MPI_Test", 22 * US, 23 * US, ("end", "mpi_isend_complete", 4))
+        a.call(rank, "MPI_Finalize", 30 * US, 31 * US)
+    a.close()
+    for t in trace_input.read(tmp_path / "names"):
+        names = list(t.call_names())
+        assert names.count("MPI_Sendrecv_replace") == 2, names
+        assert names.count("MPI_Waitany") == 2 and names.count("MPI_Test") == 2, names
+        waitall = t.records[[n == "MPI_Waitall" for n in names]]
+        assert list(waitall["kind"]) == [trace.CALL, trace.COMPLETE, trace.COMPLETE]
+        assert list(waitall["index"][1:]) == [0, 1]
+
+
+def test_a_communicator_of_some_ranks_sends_in_world_ranks_and_the_worlds_size(tmp_path):
+    """Three ranks; a communicator of world ranks 2 and 0 (in that order): world rank 0 sends to
+    its rank 0 (world 2), which receives from its rank 1 (world 0)."""
+    a = ScorePArchive(tmp_path / "part", 3, communicators={"MPI_COMM_WORLD": [0, 1, 2], "pair": [2, 0]})
+    pair = a.comms["pair"]
+    for rank in (0, 1, 2):
+        a.call(rank, "MPI_Init", 0, US)
+    a.call(0, "MPI_Send", 10 * US, 11 * US, ("mpi_send", 0, pair, 3, 64))
+    a.call(2, "MPI_Recv", 10 * US, 20 * US, ("end", "mpi_recv", 1, pair, 3, 64))
+    for rank in (0, 1, 2):
+        a.call(rank, "MPI_Finalize", 30 * US, 31 * US)
+    a.close()
+    traces = trace_input.read(tmp_path / "part")
+    send, recv = traces[0].records[0], traces[2].records[0]
+    # peers are world ranks, so the size they are checked against is the world's
+    assert (send["peer"], send["comm_size"]) == (2, 3) and (recv["peer"], recv["comm_size"]) == (0, 3)
+    for programs in (predict.load(tmp_path / "part"), replay.build(traces)):
+        assert programs.messages == 1 and programs.unmodelled == {}
+        # 9 us to the send, L, then rank 2's 10 us from its receive's end to MPI_Finalize
+        assert predict.runtime(programs, ONLY_L) == 9 * US + 10 * US + 10 * US
+
+
+@pytest.mark.parametrize("op", ["SCAN", "EXSCAN"])
+def test_a_scans_size_is_read_at_each_ranks_place_in_its_communicator(tmp_path, op):
+    """A scan of 8 B a rank on a communicator whose rank 0 is world rank 1: Score-P counts a scan's
+    bytes by the rank's place in the communicator (collective_bytes), not in the world."""
+    a = ScorePArchive(tmp_path / "scan", 2, communicators={"MPI_COMM_WORLD": [0, 1], "swapped": [1, 0]})
+    swapped = a.comms["swapped"]
+    # (sent, received) at communicator rank 0 and 1, 2 ranks, 8 B each
+    sizes = {"SCAN": [(16, 8), (8, 16)], "EXSCAN": [(8, 0), (0, 8)]}[op]
+    for rank in (0, 1):
+        me = 1 - rank
+        a.call(rank, "MPI_Init", 0, US)
+        a.call(rank, "MPI_" + op.capitalize(), 10 * US, 12 * US, ("mpi_collective_begin",),
+               ("end", "mpi_collective_end", getattr(otf2.CollectiveOp, op), swapped, otf2.Undefined.UINT32.value,
+                *sizes[me]))
+        a.call(rank, "MPI_Finalize", 30 * US, 31 * US)
+    a.close()
+    got = [int(t.records[0]["bytes"]) for t in trace_input.read(tmp_path / "scan")]
+    assert got == [8, 8]
+
+
+def test_a_peer_past_its_communicator_is_kept_as_recorded(tmp_path):
+    """A damaged archive's send to rank 2 of a two-rank communicator: read, the peer as it was
+    recorded beside the communicator's size, which the replay's check names; never a crash."""
+    a = ScorePArchive(tmp_path / "past", 2)
+    world = a.comms["MPI_COMM_WORLD"]
+    for rank in (0, 1):
+        a.call(rank, "MPI_Init", 0, US)
+    a.call(0, "MPI_Send", 10 * US, 11 * US, ("mpi_send", 2, world, 3, 8))
+    for rank in (0, 1):
+        a.call(rank, "MPI_Finalize", 30 * US, 31 * US)
+    a.close()
+    send = trace_input.read(tmp_path / "past")[0].records[0]
+    assert (send["peer"], send["comm_size"]) == (2, 2)
+    with pytest.raises(trace.TraceError, match="a message with rank 2, not one of the run's 2 ranks"):
+        predict.load(tmp_path / "past")
+
+
+def test_the_run_spans_mpi_init_thread_to_mpi_finalize_or_else_the_first_and_last_events(tmp_path):
+    a = ScorePArchive(tmp_path / "thread", 2)
+    world = a.comms["MPI_COMM_WORLD"]
+    for rank in (0, 1):
+        a.call(rank, "main", 0, US)
+        a.call(rank, "MPI_Init_thread", 2 * US, 7 * US)
+        a.call(rank, "MPI_Send" if rank == 0 else "MPI_Recv", 10 * US, 12 * US,
+               ("mpi_send", 1, world, 3, 8) if rank == 0 else ("end", "mpi_recv", 0, world, 3, 8))
+        a.call(rank, "MPI_Finalize", 30 * US, 31 * US)
+        a.call(rank, "main", 40 * US, 41 * US)
+    a.close()
+    traces = trace_input.read(tmp_path / "thread")
+    assert [(t.init_ns, t.finalize_ns) for t in traces] == [(7 * US, 30 * US)] * 2
+    # no MPI_Init or MPI_Finalize recorded: the run spans the rank's first and last events
+    a = ScorePArchive(tmp_path / "bare", 2)
+    world = a.comms["MPI_COMM_WORLD"]
+    for rank in (0, 1):
+        a.call(rank, "main", 3 * US, 4 * US)
+        a.call(rank, "MPI_Send" if rank == 0 else "MPI_Recv", 10 * US, 12 * US,
+               ("mpi_send", 1, world, 3, 8) if rank == 0 else ("end", "mpi_recv", 0, world, 3, 8))
+        a.call(rank, "main", 20 * US, 21 * US)
+    a.close()
+    assert [(t.init_ns, t.finalize_ns) for t in trace_input.read(tmp_path / "bare")] == [(3 * US, 21 * US)] * 2
+
+
+def test_an_mpi_event_outside_any_region_that_predict_cannot_model_makes_no_record(tmp_path):
+    a = ScorePArchive(tmp_path / "loose", 2)
+    world = a.comms["MPI_COMM_WORLD"]
+    for rank in (0, 1):
+        a.call(rank, "MPI_Init", 0, US)
+    a.call(0, "MPI_Send", 10 * US, 11 * US, ("mpi_send", 1, world, 3, 8))
+    a.call(1, "MPI_Recv", 10 * US, 20 * US, ("end", "mpi_recv", 0, world, 3, 8))
+    a.writers[1].mpi_request_cancelled(a.t(21 * US), 5)
+    for rank in (0, 1):
+        a.call(rank, "MPI_Finalize", 30 * US, 31 * US)
+    a.close()
+    notes = []
+    traces = otf2_import.read(tmp_path / "loose", notes)
+    assert [len(t.records) for t in traces] == [1, 2]   # the send; the receive and its completion
+    assert any("MpiRequestCancelled x1" in n for n in notes), notes
+
+
+def test_an_mpi_region_entered_again_inside_itself_is_one_call(tmp_path):
+    """A region Score-P enters again before leaving it (a wrapper recorded twice): the call spans
+    the outer Enter and Leave, with the events of both."""
+    a = ScorePArchive(tmp_path / "nested", 2)
+    world = a.comms["MPI_COMM_WORLD"]
+    for rank in (0, 1):
+        a.call(rank, "MPI_Init", 0, US)
+    w = a.writers[0]
+    w.enter(a.t(10 * US), a.region("MPI_Send"))
+    a.call(0, "MPI_Send", 11 * US, 12 * US)
+    w.mpi_send(a.t(13 * US), 1, world, 3, 8)
+    w.leave(a.t(15 * US), a.region("MPI_Send"))
+    a.call(1, "MPI_Recv", 10 * US, 20 * US, ("end", "mpi_recv", 0, world, 3, 8))
+    for rank in (0, 1):
+        a.call(rank, "MPI_Finalize", 30 * US, 31 * US)
+    a.close()
+    send = trace_input.read(tmp_path / "nested")[0].records
+    assert len(send) == 1 and (send[0]["start_ns"], send[0]["end_ns"]) == (10 * US, 15 * US)
+    assert send[0]["peer"] == 1 and send[0]["bytes"] == 8
 
 
 def nonblocking_collective(folder, name, region="own"):

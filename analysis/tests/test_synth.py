@@ -28,12 +28,45 @@ def test_a_large_alltoall_replays_to_its_pairwise_critical_path(tmp_path, machin
 def check_critical_path(tmp_path, name, size, nbytes, machine):
     pattern = synth.Pattern(name, size, phases=4, nbytes=nbytes, compute_ns=25000)
     pattern.write(tmp_path)
-    params = MACHINES[machine]
+    params = machine if isinstance(machine, Params) else MACHINES[machine]
     replayed = predict.load(tmp_path).simulate(params).runtime_ns
     assert replayed == pytest.approx(pattern.critical_path_ns(params), rel=1e-12)
     # and the Python replay of the same trace agrees
     programs = replay.build(trace.read_folder(tmp_path))
     assert loggops.simulate_reference(programs.programs, params).runtime_ns == pytest.approx(replayed, rel=1e-12)
+
+
+@pytest.mark.parametrize("size, each", [(8, 256), (8, 257), (3, 32768), (3, 32769)])
+def test_an_alltoall_at_either_side_of_a_switch_replays_to_its_critical_path(tmp_path, size, each):
+    # Bruck's up to 256 B a peer (8 ranks), every peer at once up to 32768 B, pairwise above
+    check_critical_path(tmp_path, "alltoall", size, each, 1)
+
+
+def test_receptions_are_g_apart_where_g_exceeds_o_r(tmp_path):
+    # a halo's receives take the neighbours' messages out of their order of sending, so one
+    # found already there waits for the gap after the reception before it, not only o_r
+    check_critical_path(tmp_path, "halo", 8, 64, Params(o_s=50.0, o_r=50.0, g=400.0, G=0.0, L=1000.0))
+
+
+def test_the_closed_form_holds_up_to_the_eager_limit_itself(tmp_path):
+    params = Params(o_s=100.0, o_r=100.0, g=50.0, G=0.5, L=2000.0, S=2048)
+    at = synth.Pattern("halo", 8, phases=2, nbytes=2048, compute_ns=1000)
+    at.write(tmp_path)
+    assert predict.load(tmp_path).simulate(params).runtime_ns == pytest.approx(at.critical_path_ns(params), rel=1e-12)
+    with pytest.raises(ValueError, match="past the eager limit"):
+        synth.Pattern("halo", 8, phases=2, nbytes=2049, compute_ns=1000).critical_path_ns(params)
+
+
+def test_a_scattered_alltoall_is_in_closed_form_up_to_one_round_of_peers(tmp_path):
+    throttle = synth.schedules.ALLTOALL_THROTTLE
+    check_critical_path(tmp_path, "alltoall", throttle, 1024, 1)
+    with pytest.raises(ValueError, match="more than one round"):
+        synth.Pattern("alltoall", throttle + 1, phases=1, nbytes=1024, compute_ns=0).critical_path_ns(MACHINES[1])
+
+
+def test_a_pattern_needs_two_ranks(tmp_path):
+    with pytest.raises(ValueError, match="at least 2"):
+        synth.Pattern("ring", 1, 1, 8, 0).write(tmp_path)
 
 
 def test_the_critical_path_grows_with_each_parameter():
