@@ -89,12 +89,19 @@ def test_a_folder_error_names_no_offset(tmp_path, good):
     assert str(info.value) == f"{tmp_path}: expected ranks 0..1, found [0, 0]"
 
 
+def older(data, version):
+    """A trace as an earlier version wrote it: its shorter header, no memberships after the records
+    (version 1: no run id, no transport either)."""
+    layout = tr.HEADERS[version]
+    comms = int.from_bytes(data[112:120], "little")
+    old = bytearray(data[:layout.itemsize]) + data[tr.HEADER.itemsize:len(data) - comms]
+    old[8:12] = version.to_bytes(4, "little")
+    old[12:16] = layout.itemsize.to_bytes(4, "little")
+    return bytes(old)
+
+
 def version_1(data):
-    """A trace as version 1 wrote it: no run id, no transport."""
-    v1 = bytearray(data[:tr.HEADER_V1.itemsize]) + data[tr.HEADER.itemsize:]
-    v1[8:12] = (1).to_bytes(4, "little")
-    v1[12:16] = tr.HEADER_V1.itemsize.to_bytes(4, "little")
-    return bytes(v1)
+    return older(data, 1)
 
 
 def test_a_version_1_trace_still_reads(tmp_path, good):
@@ -120,16 +127,16 @@ def test_a_wrong_version_is_named_with_its_offset(tmp_path, good):
     data = bytearray(good)
     data[8:12] = (9).to_bytes(4, "little")
     err = error_of(damaged(tmp_path, bytes(data)))
-    assert err.offset == 8 and "format version 9, this reader knows 1, 2, 3" in str(err)
+    assert err.offset == 8 and "format version 9, this reader knows 1, 2, 3, 4" in str(err)
 
 
-def test_a_version_2_trace_still_reads_and_says_its_version(tmp_path, good):
-    # version 2 had this layout; only what comm_id means changed
-    data = bytearray(good)
-    data[8:12] = (2).to_bytes(4, "little")
-    old, new = tr.read(damaged(tmp_path, bytes(data))), tr.read(damaged(tmp_path, good))
-    assert old.version == 2 and new.version == tr.VERSION == 3
+@pytest.mark.parametrize("version", [2, 3])
+def test_a_version_2_or_3_trace_still_reads_and_says_its_version(tmp_path, good, version):
+    # versions 2 and 3 had this layout less the memberships; version 3 changed what comm_id means
+    old, new = tr.read(damaged(tmp_path, older(good, version))), tr.read(damaged(tmp_path, good))
+    assert old.version == version and new.version == tr.VERSION == 4
     assert (old.records == new.records).all() and old.run_id == new.run_id
+    assert old.comms is None and new.comms is not None
 
 
 def test_every_nonblocking_collective_posts_its_request(tmp_path):
@@ -186,3 +193,74 @@ def test_a_traced_program_using_every_nonblocking_collective_replays(tmp_path):
     assert programs.collectives == {name: 2 for name in ("Scan", "Exscan", "Gatherv", "Scatterv", "Allgatherv",
                                                          "Alltoallw", "Reduce_scatter", "Reduce_scatter_block")}
     assert programs.unmodelled == {}
+
+
+# ---- version 4: the memberships after the records ----
+
+def with_comms(tmp_path, comms, rank=1, size=4):
+    """A trace of rank `rank` of `size` whose memberships section holds comms (a list of
+    (id, members) entries, written as given), its header saying their bytes."""
+    from loggp.analysis import trace_write
+    t = trace_write.make(rank, size, 0, 100, [{"call": "MPI_Barrier", "start_ns": 10, "end_ns": 20}])
+    blob = b"".join(np.array([comm, len(members), *members], dtype="<u4").tobytes() for comm, members in comms)
+    head = bytearray(trace_write.encode(t))
+    head[112:120] = len(blob).to_bytes(8, "little")
+    return damaged(tmp_path, bytes(head) + blob)
+
+
+def test_the_memberships_read_by_id_in_rank_order(tmp_path):
+    path = with_comms(tmp_path, [(0x20000001, (3, 2, 1, 0)), (0x20000002, (1, 3))])
+    for t in (tr.read(path), tr.open_trace(path)):
+        assert t.comms == {0x20000001: (3, 2, 1, 0), 0x20000002: (1, 3)}
+
+
+def test_a_written_trace_keeps_its_memberships(tmp_path):
+    from loggp.analysis import trace_write
+    t = trace_write.make(0, 2, 0, 100, [{"call": "MPI_Barrier", "start_ns": 10, "end_ns": 20}],
+                         comms={0x20000003: (1, 0)})
+    assert tr.read(damaged(tmp_path, trace_write.encode(t))).comms == {0x20000003: (1, 0)}
+
+
+@pytest.mark.parametrize("comms, what", [
+    ([(0x20000001, (1, 4))], "are not distinct ranks of the 4 that include this rank 1"),
+    ([(0x20000001, (0, 2))], "are not distinct ranks of the 4 that include this rank 1"),
+    ([(0x20000001, (1, 1))], "are not distinct ranks"),
+    ([(0x20000001, ())], "membership of 0 ranks is empty"),
+])
+def test_a_membership_that_cannot_be_is_named_with_its_offset(tmp_path, comms, what):
+    path = with_comms(tmp_path, [(0x20000002, (1, 3))] + comms)
+    err = error_of(path)
+    entries = path.stat().st_size - 8 - 4 * len(comms[0][1])
+    assert err.offset == entries and "communicator 0x20000001" in str(err) and what in str(err)
+    with pytest.raises(tr.TraceError, match=what):
+        tr.open_trace(path)
+
+
+def test_a_membership_cut_short_is_named(tmp_path):
+    path = with_comms(tmp_path, [(0x20000001, (1, 3))])
+    data = bytearray(path.read_bytes())
+    data[-12:-8] = (3).to_bytes(4, "little")  # says 3 members, has 2
+    err = error_of(damaged(tmp_path, bytes(data)))
+    assert err.offset == len(data) - 16 and "membership of 3 ranks is cut short" in str(err)
+
+
+def test_memberships_beyond_the_headers_count_are_trailing_bytes(tmp_path):
+    path = with_comms(tmp_path, [(0x20000001, (1, 3))])
+    data = path.read_bytes()
+    err = error_of(damaged(tmp_path, data + b"\0" * 4))
+    assert err.offset == len(data) and "trailing bytes" in str(err) and "16 bytes of memberships" in str(err)
+    err = error_of(damaged(tmp_path, data[:-4]))
+    assert err.offset == len(data) - 4 and "truncated" in str(err)
+
+
+def test_an_id_listed_twice_with_other_members_is_unknown(tmp_path):
+    # two communicators whose ids collide: which one a record means cannot be told
+    path = with_comms(tmp_path, [(0x20000001, (1, 3)), (0x20000002, (1, 0)), (0x20000001, (3, 1))])
+    assert tr.read(path).comms == {0x20000002: (1, 0)}
+
+
+def test_a_runs_memberships_leave_out_the_ids_its_files_disagree_on():
+    from types import SimpleNamespace as F
+    files = [F(comms={1: (0, 1), 2: (0, 2)}), F(comms={1: (0, 1), 3: (1, 2)}), F(comms={2: (2, 0), 3: (1, 2)}),
+             F(comms=None)]  # a version 3 file says nothing
+    assert tr.memberships(files) == {1: (0, 1), 3: (1, 2)}

@@ -36,11 +36,12 @@ REQUEST = 0x98000000  # request handles, k-th post of an exchange: come back eac
 INIT_NS = 1_000_000_000
 
 
-def write_rank(path, rank, size, records, init_ns, finalize_ns, run_id=0, names=NAMES):
-    """One rank's trace file (loggp.analysis.trace_write's encoding), written atomically."""
+def write_rank(path, rank, size, records, init_ns, finalize_ns, run_id=0, names=NAMES, comms=None):
+    """One rank's trace file (loggp.analysis.trace_write's encoding), written atomically; comms:
+    {communicator id: its members' world ranks} of the communicators the rank belongs to."""
     t = trace.Trace(path=Path(path), rank=rank, size=size, init_ns=int(init_ns), finalize_ns=int(finalize_ns),
                     clock_offset_ns=0, names=list(names), records=np.asarray(records, dtype=trace.RECORD),
-                    records_offset=0, run_id=run_id)
+                    records_offset=0, run_id=run_id, comms=comms)
     write_text_atomic(path, trace_write.encode(t))
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 MAGIC = b"LGPTRACE"
-VERSION = 3          # written by libloggp.so; versions 1 and 2 are still read (see HEADERS)
+VERSION = 4          # written by libloggp.so; versions 1 to 3 are still read (see HEADERS)
 CLOCK_MONOTONIC = 1
 CALL, COMPLETE = 0, 1
 
@@ -26,8 +26,11 @@ HEADER_V1 = np.dtype([
 # version 2 adds the run's id (the same in every rank's file of one run) and its transport;
 # version 3 keeps the layout, but a record's comm_id is an id every rank of the communicator
 # shares (in versions 1 and 2 each rank's own handle, which could differ between ranks)
-HEADER = np.dtype(HEADER_V1.descr + [("run_id", "<u8"), ("transport", "S32")])
-HEADERS = {1: HEADER_V1, 2: HEADER, 3: HEADER}
+HEADER_V2 = np.dtype(HEADER_V1.descr + [("run_id", "<u8"), ("transport", "S32")])
+# version 4 adds the memberships of the communicators the rank belongs to, after the records
+# (comms_bytes of them: per communicator its id, its size and its members' world ranks, uint32 each)
+HEADER = np.dtype(HEADER_V2.descr + [("comms_bytes", "<u8")])
+HEADERS = {1: HEADER_V1, 2: HEADER_V2, 3: HEADER_V2, 4: HEADER}
 RECORD = np.dtype([
     ("start_ns", "<u8"), ("end_ns", "<u8"), ("bytes", "<u8"), ("request", "<u8"),
     ("peer", "<i4"), ("tag", "<i4"), ("comm_id", "<u4"), ("comm_size", "<u4"),
@@ -72,6 +75,9 @@ class Trace:
     run_id: int = None   # None: a version 1 file, which has none
     transport: str = None  # "libfabric:shm", "pmpi"; None: not recorded
     version: int = VERSION  # the file's format version (HEADERS)
+    # communicator id -> its members' world ranks in its rank order (tuple), for the communicators
+    # this rank belongs to whose membership the file records (version 4); see members_of
+    comms: dict = None
 
     def call_names(self):
         """Each record's call as a name (numpy array of str)."""
@@ -129,6 +135,38 @@ class TraceFile:
     run_id: int = None
     transport: str = None
     version: int = VERSION
+    comms: dict = None  # as Trace.comms
+
+
+def parse_comms(path, blob, at, rank, size):
+    """The memberships section of a file (bytes blob, found at offset at) of rank `rank` in a
+    world of `size`: {comm id: world ranks in its rank order}; TraceError at the first entry
+    that cannot be one. An id listed twice with different members (two communicators whose
+    ids collide) is left out: its records keep the rule for communicators of unknown membership."""
+    if len(blob) % 4:
+        raise TraceError(path, at, f"the communicators' memberships take {len(blob)} bytes, not whole 4-byte words")
+    words = np.frombuffer(blob, "<u4")
+    comms, clashing, k = {}, set(), 0
+    while k < len(words):
+        if k + 2 > len(words):
+            raise TraceError(path, at + 4 * k, "a communicator's membership is cut short")
+        comm, n = int(words[k]), int(words[k + 1])
+        members = words[k + 2:k + 2 + n].astype(np.int64)
+        if n == 0 or len(members) < n:
+            raise TraceError(path, at + 4 * k, f"communicator {comm:#x}: membership of {n} ranks "
+                                               f"{'is empty' if n == 0 else 'is cut short'}")
+        if members.max() >= size or len(np.unique(members)) != n or rank not in members:
+            raise TraceError(path, at + 4 * k, f"communicator {comm:#x}: members {members[:8].tolist()}"
+                                               f"{'...' if n > 8 else ''} are not distinct ranks of the "
+                                               f"{size} that include this rank {rank}")
+        members = tuple(members.tolist())
+        if comms.get(comm, members) != members:
+            clashing.add(comm)
+        comms[comm] = members
+        k += 2 + n
+    for comm in clashing:
+        del comms[comm]
+    return comms
 
 
 # name tables seen, by their bytes: the thousands of ranks of one run share one list
@@ -164,17 +202,28 @@ def _header(path, data, file_size):
     if not names_blob.endswith(b"\0"):
         raise TraceError(path, names_end - 1, "the call-name table does not end with NUL")
     names = _NAME_TABLES.setdefault(names_blob, names_blob[:-1].decode("ascii", "replace").split("\0"))
-    expected = names_end + int(h["records"]) * RECORD.itemsize
+    comms_bytes = int(h["comms_bytes"]) if version >= 4 else 0
+    expected = names_end + int(h["records"]) * RECORD.itemsize + comms_bytes
     if file_size != expected:
         at = min(file_size, expected)
+        said = f" and {comms_bytes} bytes of memberships" if comms_bytes else ""
         raise TraceError(path, at, f"{'truncated' if file_size < expected else 'trailing bytes'}: the header "
-                                   f"says {h['records']} records ({expected} bytes), the file has {file_size}")
+                                   f"says {h['records']} records{said} ({expected} bytes), the file has {file_size}")
     return TraceFile(path=path, rank=int(h["rank"]), size=int(h["size"]), init_ns=int(h["init_ns"]),
                      finalize_ns=int(h["finalize_ns"]), clock_offset_ns=int(h["clock_offset_ns"]), names=names,
                      records_offset=names_end, count=int(h["records"]),
                      run_id=int(h["run_id"]) if version >= 2 else None,
                      transport=(bytes(h["transport"]).decode("ascii", "replace") or None) if version >= 2 else None,
-                     version=version)
+                     version=version, comms={} if version >= 4 else None)
+
+
+def _read_comms(f, fh):
+    """f's memberships (a version 4 file's section after the records), read from open file fh."""
+    if f.version < 4:
+        return
+    at = f.records_offset + f.count * RECORD.itemsize
+    fh.seek(at)
+    f.comms = parse_comms(f.path, fh.read(), at, f.rank, f.size)
 
 
 def _check_records(f, records, first):
@@ -199,9 +248,11 @@ def open_trace(path):
             if len(data) >= 24:  # names_bytes, in every version's header
                 names_bytes = int.from_bytes(data[20:24], "little")
                 data += fh.read(min(names_bytes, 1 << 20))
+            f = _header(path, data, size)
+            _read_comms(f, fh)
     except OSError as err:
         raise TraceError(path, None, f"cannot read: {err.strerror}") from None
-    return _header(path, data, size)
+    return f
 
 
 def iter_records(f, chunk=65536):
@@ -232,9 +283,12 @@ def read(path):
     f = _header(path, data, len(data))
     records = np.frombuffer(data, RECORD, count=f.count, offset=f.records_offset).copy()
     _check_records(f, records, 0)
+    if f.version >= 4:
+        at = f.records_offset + f.count * RECORD.itemsize
+        f.comms = parse_comms(path, data[at:], at, f.rank, f.size)
     return Trace(path=path, rank=f.rank, size=f.size, init_ns=f.init_ns, finalize_ns=f.finalize_ns,
                  clock_offset_ns=f.clock_offset_ns, names=f.names, records=records, records_offset=f.records_offset,
-                 run_id=f.run_id, transport=f.transport, version=f.version)
+                 run_id=f.run_id, transport=f.transport, version=f.version, comms=f.comms)
 
 
 def _one_run(folder, files):
@@ -254,6 +308,23 @@ def _one_run(folder, files):
         raise TraceError(folder, None, f"the traces are of {len(runs)} different runs: {said}. Trace the "
                                        "program again into an empty folder")
     return files
+
+
+def memberships(files):
+    """The communicators' memberships over a run's files (Trace or TraceFile, rank order):
+    {comm id: world ranks in its rank order}, each as every member's file records it. An id
+    whose files disagree (two communicators whose ids collide) is left out, as is any that
+    files of versions before 4 cannot say: their records keep the rule for communicators of
+    unknown membership (docs/trace-format.md)."""
+    out, clashing = {}, set()
+    for f in files:
+        for comm, members in (f.comms or {}).items():
+            if out.get(comm, members) != members:
+                clashing.add(comm)
+            out[comm] = members
+    for comm in clashing:
+        del out[comm]
+    return out
 
 
 def _files(names, shown=4):

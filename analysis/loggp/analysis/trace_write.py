@@ -25,9 +25,10 @@ DEFAULTS = {"start_ns": 0, "end_ns": 0, "bytes": 0, "request": 0, "peer": -1, "t
 _FIELDS = set(DEFAULTS) | {"call"}
 
 
-def make(rank, size, init_ns, finalize_ns, rows, path=None, clock_offset_ns=0, run_id=0):
+def make(rank, size, init_ns, finalize_ns, rows, path=None, clock_offset_ns=0, run_id=0, comms=None):
     """A Trace of one rank; rows: dicts with "call" (a name) and any RECORD field; run_id the
-    same for every rank of one run (0: unknown)."""
+    same for every rank of one run (0: unknown); comms: {communicator id: its members' world
+    ranks in its rank order} for the communicators this rank belongs to."""
     names = []
     index = {}
     for i, row in enumerate(rows):
@@ -43,7 +44,8 @@ def make(rank, size, init_ns, finalize_ns, rows, path=None, clock_offset_ns=0, r
     return trace.Trace(path=Path(path) if path else Path(f"trace.{rank}.bin"), rank=rank, size=size,
                        init_ns=int(init_ns), finalize_ns=int(finalize_ns), clock_offset_ns=int(clock_offset_ns),
                        names=names, records=records,
-                       records_offset=trace.HEADER.itemsize + len(_names_blob(names)), run_id=run_id)
+                       records_offset=trace.HEADER.itemsize + len(_names_blob(names)), run_id=run_id,
+                       comms={int(c): tuple(int(r) for r in m) for c, m in (comms or {}).items()})
 
 
 def record_of(row, call):
@@ -55,9 +57,18 @@ def _names_blob(names):
     return b"\0".join(n.encode("ascii") for n in names) + b"\0"
 
 
+def comms_blob(comms):
+    """The memberships section of a file: per communicator its id, its size and its members."""
+    words = []
+    for comm, members in (comms or {}).items():
+        words += [comm, len(members), *members]
+    return np.array(words, dtype="<u4").tobytes()
+
+
 def encode(t):
     """The bytes of t's file."""
-    return head(t, len(t.records)) + np.ascontiguousarray(t.records, dtype=trace.RECORD).tobytes()
+    return (head(t, len(t.records)) + np.ascontiguousarray(t.records, dtype=trace.RECORD).tobytes()
+            + comms_blob(getattr(t, "comms", None)))
 
 
 def head(t, count):
@@ -71,7 +82,8 @@ def head(t, count):
                          ("names_bytes", len(blob)), ("rank", t.rank), ("size", t.size),
                          ("clock", trace.CLOCK_MONOTONIC), ("records", count), ("init_ns", t.init_ns),
                          ("finalize_ns", t.finalize_ns), ("clock_offset_ns", t.clock_offset_ns),
-                         ("run_id", t.run_id or 0), ("transport", (t.transport or "").encode("ascii"))):
+                         ("run_id", t.run_id or 0), ("transport", (t.transport or "").encode("ascii")),
+                         ("comms_bytes", len(comms_blob(getattr(t, "comms", None))))):
         header[0][field] = value
     return header.tobytes() + blob
 

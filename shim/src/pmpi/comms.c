@@ -13,6 +13,8 @@
  * MPI_Comm_create_group), so all compute the same id without a message; a
  * split's colours differ in their members. An intercommunicator's two groups
  * have different parents: they agree through one Allreduce of 8 bytes over it.
+ * An intracommunicator's members (world ranks, in its rank order) go into the
+ * trace once per member rank, so a replay can map its ranks to world ranks.
  * Ids so made lie in [DERIVED_BASE, DERIVED_BASE + DERIVED_MASK], where no
  * MPICH communicator handle lies (those have one of the top two bits set).
  * Handles of communicators made otherwise (MPI_Comm_spawn, connect/accept,
@@ -103,36 +105,52 @@ uint32_t loggp_comm_id(MPI_Comm comm)
     return (uint32_t)id.bytes;
 }
 
-/* h extended by group g's world ranks in g's rank order. */
-static uint64_t hash_group(uint64_t h, MPI_Group g)
+/* g's members' world ranks in g's rank order (malloc'd, *n of them); NULL when they cannot be
+ * had (*n is then the size, or 0). */
+static int *world_ranks(MPI_Group g, int *n)
 {
-    int n = 0;
-    if (pmpi.Group_size(g, &n) != MPI_SUCCESS || n <= 0)
-        return combine(h, 0);
-    h = combine(h, (uint64_t)n);
+    *n = 0;
+    if (pmpi.Group_size(g, n) != MPI_SUCCESS || *n <= 0) {
+        *n = 0;
+        return NULL;
+    }
     if (!get_world_group())
-        return h;
-    int *ranks = malloc(2 * (size_t)n * sizeof *ranks);
+        return NULL;
+    int *ranks = malloc(2 * (size_t)*n * sizeof *ranks);
     if (!ranks)
-        return h; /* the size alone: ids may then coincide, never disagree */
-    for (int i = 0; i < n; i++)
+        return NULL;
+    for (int i = 0; i < *n; i++)
         ranks[i] = i;
-    if (pmpi.Group_translate_ranks(g, n, ranks, world_group, ranks + n) == MPI_SUCCESS)
-        for (int i = 0; i < n; i++)
-            h = combine(h, (uint32_t)ranks[n + i]);
-    free(ranks);
-    return h;
+    if (pmpi.Group_translate_ranks(g, *n, ranks, world_group, ranks + *n) != MPI_SUCCESS) {
+        free(ranks);
+        return NULL;
+    }
+    memmove(ranks, ranks + *n, (size_t)*n * sizeof *ranks);
+    return ranks;
 }
 
+/* A communicator's members: the hash its id is made of, and their world ranks (NULL: unknown;
+ * the size alone is hashed then: ids may coincide, never disagree). */
+typedef struct {
+    uint64_t hash;
+    int n;
+    int *ranks;
+} membership;
+
 /* comm's members (an intercommunicator's local group only: the side this rank is on). */
-static uint64_t members_of(MPI_Comm comm)
+static membership members_of(MPI_Comm comm)
 {
+    membership m = {0};
     MPI_Group g;
     if (pmpi.Comm_group(comm, &g) != MPI_SUCCESS)
-        return 0;
-    uint64_t h = hash_group(0, g);
+        return m;
+    m.ranks = world_ranks(g, &m.n);
     pmpi.Group_free(&g);
-    return h;
+    m.hash = combine(0, (uint64_t)m.n);
+    if (m.ranks)
+        for (int i = 0; i < m.n; i++)
+            m.hash = combine(m.hash, (uint32_t)m.ranks[i]);
+    return m;
 }
 
 /* How many communicators with these members were made on parent before this one (the
@@ -152,12 +170,17 @@ static void remember(MPI_Comm comm, uint32_t id)
     loggp_table_put(&ids, handle_key(comm), LOGGP_REQ_RECV_POSTED, id);
 }
 
-/* newcomm was made on parent; members: its membership hash. */
-static void made(MPI_Comm parent, MPI_Comm newcomm, uint64_t members)
+/* newcomm was made on parent with members m (freed here): its id, and its membership into the
+ * trace, which maps the ranks of its records to world ranks. */
+static void made(MPI_Comm parent, MPI_Comm newcomm, membership m)
 {
     uint32_t parent_id = loggp_comm_id(parent);
-    uint64_t n = next_count(parent_id, members);
-    remember(newcomm, loggp_derive_comm_id(parent_id, n, members));
+    uint64_t n = next_count(parent_id, m.hash);
+    uint32_t id = loggp_derive_comm_id(parent_id, n, m.hash);
+    remember(newcomm, id);
+    if (m.ranks)
+        loggp_trace_members(id, m.n, m.ranks);
+    free(m.ranks);
 }
 
 static void made_intracomm(MPI_Comm parent, MPI_Comm newcomm)
@@ -180,7 +203,10 @@ static void made_intercomm(MPI_Comm local, MPI_Comm newcomm)
     if (newcomm == MPI_COMM_NULL)
         return;
     uint32_t parent_id = loggp_comm_id(local);
-    uint64_t members = members_of(local);
+    /* no membership recorded: an intercommunicator's ranks name the other group's members */
+    membership m = members_of(local);
+    free(m.ranks);
+    uint64_t members = m.hash;
     uint64_t n = next_count(parent_id, members);
     int64_t mine = (int64_t)loggp_derive_comm_id(parent_id, n, members) << 32 | (int64_t)(members & 0xffffffffu);
     /* on an intercommunicator each group gets the reduction of the other group's values */

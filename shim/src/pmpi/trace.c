@@ -1,7 +1,8 @@
 /* Traces: one fixed-size record per MPI call (and per completed request),
  * collected in a bounded buffer, flushed to DIR/.trace.<rank>.bin.tmp.<pid>
  * in chunks and renamed to DIR/trace.<rank>.bin at MPI_Finalize once the
- * header says how many records there are. Format: docs/trace-format.md. */
+ * header says how many records there are; the memberships of the communicators
+ * the rank belongs to follow the records. Format: docs/trace-format.md. */
 #include "trace.h"
 
 #include <errno.h>
@@ -32,6 +33,9 @@ static struct {
     uint64_t records, init_ns, run_id;
     uint32_t names_bytes;
     size_t used;
+    /* the memberships: 4 bytes per member of each communicator made, written after the records */
+    char *comms;
+    size_t comms_used, comms_cap;
     loggp_trace_record buffer[BUFFER_RECORDS];
     char path[PATH_MAX], tmp[PATH_MAX + 48];
 } trace = {.lock = ATOMIC_FLAG_INIT, .fd = -1};
@@ -78,6 +82,38 @@ void loggp_trace_add(const loggp_trace_record *r)
     if (trace.used == BUFFER_RECORDS)
         flush_locked();
     trace.buffer[trace.used++] = *r;
+    atomic_flag_clear_explicit(&trace.lock, memory_order_release);
+}
+
+void loggp_trace_members(uint32_t id, int n, const int *ranks)
+{
+    if (!loggp_tracing || n <= 0)
+        return;
+    uint32_t size = (uint32_t)n;
+    size_t need = 2 * sizeof(uint32_t) + (size_t)n * sizeof(int32_t);
+    while (atomic_flag_test_and_set_explicit(&trace.lock, memory_order_acquire))
+        ;
+    if (trace.comms_used + need > trace.comms_cap) {
+        size_t cap = trace.comms_cap ? 2 * trace.comms_cap : 4096;
+        while (cap < trace.comms_used + need)
+            cap *= 2;
+        char *grown = realloc(trace.comms, cap);
+        if (!grown) { /* the trace would lie: it is dropped at MPI_Finalize, saying why */
+            if (!trace.failed) {
+                trace.failed = 1;
+                trace.error = ENOMEM;
+            }
+            atomic_flag_clear_explicit(&trace.lock, memory_order_release);
+            return;
+        }
+        trace.comms = grown;
+        trace.comms_cap = cap;
+    }
+    char *at = trace.comms + trace.comms_used;
+    memcpy(at, &id, sizeof id);
+    memcpy(at + sizeof id, &size, sizeof size);
+    memcpy(at + 2 * sizeof id, ranks, (size_t)n * sizeof(int32_t));
+    trace.comms_used += need;
     atomic_flag_clear_explicit(&trace.lock, memory_order_release);
 }
 
@@ -215,7 +251,7 @@ void loggp_trace_close(uint64_t finalize_ns)
         .names_bytes = trace.names_bytes, .rank = loggp_world_rank, .size = loggp_world_size,
         .clock = LOGGP_TRACE_CLOCK_MONOTONIC, .records = trace.records, .init_ns = trace.init_ns,
         .finalize_ns = finalize_ns, .clock_offset_ns = clock.synchronised ? -clock.offset_ns : 0,
-        .run_id = trace.run_id,
+        .run_id = trace.run_id, .comms_bytes = trace.comms_used,
     };
     memcpy(h.magic, LOGGP_TRACE_MAGIC, sizeof h.magic);
     if (loggp_engine == ENGINE_LIBFABRIC)
@@ -224,8 +260,14 @@ void loggp_trace_close(uint64_t finalize_ns)
         snprintf(h.transport, sizeof h.transport, "pmpi");
     int bad = trace.failed;
     errno = trace.error;
+    off_t comms_at = (off_t)(sizeof h + trace.names_bytes + trace.records * sizeof(loggp_trace_record));
+    if (!bad && trace.comms_used)
+        bad = write_all(trace.fd, trace.comms, trace.comms_used, comms_at) != 0;
     if (!bad)
         bad = write_all(trace.fd, &h, sizeof h, 0) != 0 || fsync(trace.fd) != 0;
+    free(trace.comms);
+    trace.comms = NULL;
+    trace.comms_used = trace.comms_cap = 0;
     if (close(trace.fd) != 0 && !bad)
         bad = 1;
     if (bad || rename(trace.tmp, trace.path) != 0) {

@@ -16,7 +16,7 @@
 #pragma GCC visibility push(hidden)
 
 #define LOGGP_TRACE_MAGIC "LGPTRACE"
-#define LOGGP_TRACE_VERSION 3u
+#define LOGGP_TRACE_VERSION 4u
 #define LOGGP_TRACE_CLOCK_MONOTONIC 1u /* ns of CLOCK_MONOTONIC (TSC-extrapolated, delay.h) */
 
 /* What a record says (its kind field). */
@@ -41,6 +41,7 @@ typedef struct {
     int64_t clock_offset_ns; /* this rank's clock minus rank 0's (0: unknown or rank 0) */
     uint64_t run_id;       /* one value for every rank of one run, drawn by rank 0 (0: unknown) */
     char transport[32];    /* how the messages went: "libfabric:<provider>" or "pmpi", NUL-padded */
+    uint64_t comms_bytes;  /* the memberships after the records: (id, size, size world ranks) each */
 } loggp_trace_header;
 
 typedef struct {
@@ -73,6 +74,10 @@ void loggp_trace_begin(uint64_t init_ns);
 void loggp_trace_close(uint64_t finalize_ns);
 /* Drops an open trace's temporary file: the run stops before it began. */
 void loggp_trace_discard(void);
+
+/* Notes that this rank belongs to communicator id, whose members are the world ranks
+ * ranks[0..n) in its rank order (thread-safe; written after the records at MPI_Finalize). */
+void loggp_trace_members(uint32_t id, int n, const int *ranks);
 
 /* Appends one record (thread-safe). */
 void loggp_trace_add(const loggp_trace_record *r);
