@@ -47,7 +47,7 @@ static int contribute(sim *s, map3 *pending, int32_t r, int64_t i, const lr_rec 
             co->root_rank = r;
         }
     }
-    if (++co->ranks < s->nranks)
+    if (++co->ranks < (int32_t)x->comm_size)
         return 0;
     map_del(pending, map_find(pending, k));
     if (co->bytes == co->least && !co->roots_differ) {
@@ -61,7 +61,7 @@ static int contribute(sim *s, map3 *pending, int32_t r, int64_t i, const lr_rec 
     return 0;
 }
 
-/* The n-th collective on each communicator as large as the world, over every rank: its largest
+/* The n-th collective on each communicator whose ranks map to world ranks, over every rank: its largest
  * size (the schedule's message size) and root. The ranks' files are read side by side, each up to
  * its next collective in turn, so only the instances some rank has reached and another not yet
  * are held, and those the ranks recorded differently. */
@@ -95,7 +95,8 @@ int scan_collectives(sim *s)
                 }
                 cursor[r] = i + 1;
                 int32_t c = cls_of(s, r, x->call);
-                if (x->kind != 0 || (c & 0xff) != C_COLL || (int32_t)x->comm_size != s->nranks)
+                const int32_t *members;
+                if (x->kind != 0 || (c & 0xff) != C_COLL || !comm_members(s, x->comm_id, x->comm_size, &members))
                     continue;
                 key3 sk = {(uint64_t)r, x->comm_id, 0};
                 long slot = map_find(&seen, sk);

@@ -68,6 +68,7 @@ API void lr_free(sim *s)
         map_free(&rk->aux);
     }
     map_free(&s->colls);
+    map_free(&s->comms);
     free(s->req_pool.items);
     free(s->chan_pool.items);
     free(s->pend_pool.items);
@@ -94,12 +95,15 @@ API sim *lr_new_ops(int32_t nranks, const lr_op *ops, const int64_t *rank_start,
     return s;
 }
 /* Programs read from trace files: rank r's records start at records_offset[r] of paths[r]
- * (nrecords[r] of them); cls[cls_start[r] + call] classes its calls. Reads chunk records at a
- * time. NULL when out of memory; otherwise check lr_error (a file that cannot be read, a
+ * (nrecords[r] of them); cls[cls_start[r] + call] classes its calls. Communicator comm_ids[k]
+ * has the world ranks comm_members[comm_start[k] .. comm_start[k + 1]) in its rank order (the
+ * memberships the files record). Reads chunk records at a time. The arrays must outlive the
+ * sim. NULL when out of memory; otherwise check lr_error (a file that cannot be read, a
  * collective that differs between ranks). */
 API sim *lr_new_trace(int32_t nranks, const char *const *paths, const uint64_t *records_offset,
                       const int64_t *nrecords, const uint64_t *init_ns, const uint64_t *finalize_ns,
-                      const int32_t *cls, const int32_t *cls_start, int64_t chunk)
+                      const int32_t *cls, const int32_t *cls_start, int64_t chunk, int64_t ncomms,
+                      const uint32_t *comm_ids, const int64_t *comm_start, const int32_t *comm_members)
 {
     sim *s = sim_new(nranks);
     if (!s)
@@ -107,6 +111,13 @@ API sim *lr_new_trace(int32_t nranks, const char *const *paths, const uint64_t *
     s->traces = 1;
     s->cls = cls;
     s->cls_start = cls_start;
+    s->comm_start = comm_start;
+    s->comm_members = comm_members;
+    for (int64_t k = 0; k < ncomms; k++)
+        if (map_put(&s->comms, (key3){comm_ids[k], 3, 0}, (uint32_t)k) != 0) {
+            lr_free(s);
+            return NULL;
+        }
     s->chunk = chunk > 0 ? chunk : 4096;
     s->unmodelled = calloc((size_t)cls_start[nranks] + 1, sizeof *s->unmodelled);
     if (!s->unmodelled) {

@@ -196,6 +196,11 @@ struct sim {
     const int32_t *cls_start;
     int64_t chunk;
     map3 colls;             /* (comm, seq) -> collective */
+    /* the communicators' recorded memberships: (id, 3, 0) -> k; its world ranks are
+     * comm_members[comm_start[k] .. comm_start[k + 1]) in its rank order */
+    map3 comms;
+    const int64_t *comm_start;
+    const int32_t *comm_members;
     pool coll_pool;
     /* the run */
     double o_s, o_r, g, G, L, S;
@@ -255,12 +260,19 @@ void req_drop(sim *s, int32_t r, int64_t req);
 /* A send (is_send) or receive meets the oldest partner on its channel, or queues. */
 void post(sim *s, int is_send, int32_t src, int32_t dst, int64_t comm, int64_t tag, pending item);
 
+/* ---- communicators' ranks as world ranks (translate.c) ---- */
+
+/* Whether the ranks of communicator comm (of size ranks) map to world ranks: 1 with *members its
+ * world ranks in its rank order (NULL: the world's own order, for a communicator as large as the
+ * world whose membership the trace does not record), 0 when they do not (not modelled). */
+int comm_members(const sim *s, uint32_t comm, uint32_t size, const int32_t **members);
+
 /* ---- trace records into operations (translate.c), collectives (collectives.c, schedules.c) ---- */
 
 /* Operations for the next call of rank r (the closing computation after the last); how many
  * (0: the trace has ended), -1 on error. */
 int translate(sim *s, int32_t r);
-/* The n-th collective on each communicator as large as the world, over every rank. */
+/* The n-th collective on each communicator whose ranks map to world ranks, over every rank. */
 int scan_collectives(sim *s);
 /* One rank's part of a collective as (round, op 0 send / 1 receive, peer, bytes); returns how many. */
 int schedule(int base, int rank, int size, uint64_t nbytes, int root, int32_t *rounds, int32_t *ops,

@@ -55,9 +55,11 @@ static lr_op *emit_simple(sim *s, rank *rk, int kind, int32_t peer, int64_t comm
                           int64_t req)
 {
     if ((kind == OP_ISEND || kind == OP_IRECV) && (peer < 0 || peer >= s->nranks)) {
-        /* a damaged record: its rank would index past the run's ranks */
-        fail(s, ERR_PEER, (int32_t)(rk - s->ranks), rk->rd.keep);
-        s->err.value = (uint64_t)(uint32_t)peer;
+        /* a damaged record: its rank would index past the run's ranks (or world_rank said so) */
+        if (!s->err.code) {
+            fail(s, ERR_PEER, (int32_t)(rk - s->ranks), rk->rd.keep);
+            s->err.value = (uint64_t)(uint32_t)peer;
+        }
         return NULL;
     }
     lr_op *op = emit(s, rk);
@@ -174,6 +176,35 @@ static int64_t completion_of(sim *s, int32_t r, int64_t i, uint64_t handle, lr_r
     return -1;
 }
 
+int comm_members(const sim *s, uint32_t comm, uint32_t size, const int32_t **members)
+{
+    long slot = map_find(&s->comms, (key3){comm, 3, 0});
+    if (slot >= 0) {
+        uint32_t k = s->comms.vals[slot];
+        if (s->comm_start[k + 1] - s->comm_start[k] == (int64_t)size) {
+            *members = s->comm_members + s->comm_start[k];
+            return 1;
+        }
+    }
+    *members = NULL;
+    return (int32_t)size == s->nranks;
+}
+
+/* peer, a rank of rec's communicator, as a world rank; -1 (and the error) when it is none of its ranks. */
+static int32_t world_rank(sim *s, rank *rk, const lr_rec *rec, int32_t peer)
+{
+    const int32_t *members;
+    comm_members(s, rec->comm_id, rec->comm_size, &members);
+    if (!members)
+        return peer;
+    if (peer >= 0 && (uint32_t)peer < rec->comm_size)
+        return members[peer];
+    fail(s, ERR_PEER, (int32_t)(rk - s->ranks), rk->rd.keep);
+    s->err.value = (uint64_t)(uint32_t)peer;
+    s->err.value2 = (uint64_t)rec->comm_size + 1; /* a rank of a communicator of this size */
+    return -1;
+}
+
 /* *req, allocated on first use (-1: not yet). */
 static int64_t req_of(sim *s, rank *rk, int64_t *req)
 {
@@ -187,7 +218,8 @@ static int add_send(sim *s, rank *rk, const lr_rec *rec, int64_t *req)
 {
     if (rec->peer < 0)
         return 0;
-    lr_op *op = emit_simple(s, rk, OP_ISEND, rec->peer, rec->comm_id, rec->tag, rec->bytes, req_of(s, rk, req));
+    lr_op *op = emit_simple(s, rk, OP_ISEND, world_rank(s, rk, rec, rec->peer), rec->comm_id, rec->tag, rec->bytes,
+                            req_of(s, rk, req));
     if (op) {
         int32_t c = cls_of(s, (int32_t)(rk - s->ranks), rec->call);
         op->mode = (c & CLS_SYNC) ? SEND_SYNC : (c & CLS_BUFFERED) ? SEND_BUFFERED : SEND_STANDARD;
@@ -202,7 +234,8 @@ static int add_recv(sim *s, rank *rk, const lr_rec *rec, const lr_rec *got, int6
         got = rec;
     if (got->peer < 0 || got->peer == ANY_SOURCE || got->tag == ANY_TAG)
         return 0;
-    emit_simple(s, rk, OP_IRECV, got->peer, rec->comm_id, got->tag, rec->bytes, req_of(s, rk, req));
+    emit_simple(s, rk, OP_IRECV, world_rank(s, rk, rec, got->peer), rec->comm_id, got->tag, rec->bytes,
+                req_of(s, rk, req));
     return 1;
 }
 
@@ -211,7 +244,7 @@ typedef struct {
     lr_rec rec;
     int64_t at;             /* its record's index */
     int cls, base;          /* its class (C_*) and, for a collective, which one (B_*) */
-    int local;              /* on a communicator as large as the world: modelled */
+    int local;              /* on a communicator whose ranks map to world ranks: modelled */
     int posted;             /* it posts a request later records complete */
     int64_t req;            /* its request (a post's is what later completions name), -1 until used */
     lr_rec got;             /* a receive's completion, read ahead (when got_at >= 0) */
@@ -234,7 +267,8 @@ static int begin_call(sim *s, int32_t r, int64_t i, mpi_call *cl)
     cl->at = i;
     cl->cls = c & 0xff;
     cl->base = (c >> 8) & 0xff;
-    cl->local = (int32_t)cl->rec.comm_size == s->nranks;
+    const int32_t *members;
+    cl->local = comm_members(s, cl->rec.comm_id, cl->rec.comm_size, &members);
     cl->req = -1;
     cl->posted = (c & CLS_POSTING) && cl->rec.request;
     cl->got_at = -1;
@@ -348,7 +382,8 @@ static int persistent_start(sim *s, int32_t r, mpi_call *cl)
     rank *rk = &s->ranks[r];
     long slot = map_find(&rk->aux, (key3){cl->rec.request, 1, 0});
     const lr_rec *made = slot < 0 ? NULL : &AT(&s->pers_pool, persistent, rk->aux.vals[slot])->rec;
-    if (!made || (int32_t)made->comm_size != s->nranks)
+    const int32_t *members;
+    if (!made || !comm_members(s, made->comm_id, made->comm_size, &members))
         return 0;
     lr_rec m = *made;
     int ok = (cls_of(s, r, m.call) & 0xff) == C_SEND_INIT
@@ -376,14 +411,25 @@ static int64_t collective_seq(sim *s, int32_t r, mpi_call *cl)
     return seq;
 }
 
-/* A collective as MPICH's schedule for it: each round's sends and receives, then a wait for them.
- * 1 modelled, 0 not (another communicator), -1 on error. */
+/* A collective as MPICH's schedule for it over its communicator's ranks, each a world rank through
+ * its members: each round's sends and receives, then a wait for them. 1 modelled, 0 not (another
+ * communicator), -1 on error. */
 static int collective_ops(sim *s, int32_t r, mpi_call *cl)
 {
     rank *rk = &s->ranks[r];
-    int32_t world = s->nranks;
-    if (!cl->local)
+    const int32_t *members;
+    if (!comm_members(s, cl->rec.comm_id, cl->rec.comm_size, &members))
         return 0;
+    int32_t size = (int32_t)cl->rec.comm_size, me = r;
+    if (members) {
+        for (me = 0; me < size && members[me] != r; me++)
+            ;
+        if (me == size) { /* the reader checks each rank is among its communicators' members */
+            fail(s, ERR_PEER, r, rk->rd.keep);
+            s->err.value = (uint64_t)(uint32_t)r;
+            return -1;
+        }
+    }
     int64_t seq_or_error = collective_seq(s, r, cl);
     if (seq_or_error < 0)
         return -1;
@@ -397,13 +443,14 @@ static int collective_ops(sim *s, int32_t r, mpi_call *cl)
         nbytes = co->bytes;
         root = co->root;
     }
-    if (root >= world) {
+    if (root >= size) {
         /* a damaged record: the schedules take the root modulo the ranks, so say it here */
         fail(s, ERR_PEER, r, rk->rd.keep);
         s->err.value = (uint64_t)(uint32_t)root;
+        s->err.value2 = members ? (uint64_t)size + 1 : 0;
         return -1;
     }
-    int cap = 3 * world + 8; /* a large Bcast: a scatter + a ring allgather 2 (world - 1) */
+    int cap = 3 * size + 8; /* a large Bcast: a scatter + a ring allgather 2 (size - 1) */
     int32_t *rounds = malloc((size_t)cap * sizeof *rounds), *kinds = malloc((size_t)cap * sizeof *kinds),
             *peers = malloc((size_t)cap * sizeof *peers);
     uint64_t *sizes = malloc((size_t)cap * sizeof *sizes);
@@ -412,12 +459,12 @@ static int collective_ops(sim *s, int32_t r, mpi_call *cl)
         fail(s, ERR_MEMORY, r, cl->at);
         return -1;
     }
-    int n = schedule(cl->base, r, world, nbytes, root, rounds, kinds, peers, sizes, cap);
+    int n = schedule(cl->base, me, size, nbytes, root, rounds, kinds, peers, sizes, cap);
     int64_t w = rk->nwaits;
     for (int k = 0; k < n; k++) {
         int64_t req = req_alloc(s, r);
-        emit_simple(s, rk, kinds[k] ? OP_IRECV : OP_ISEND, peers[k], cl->rec.comm_id, COLL_TAG + seq, sizes[k],
-                    req);
+        emit_simple(s, rk, kinds[k] ? OP_IRECV : OP_ISEND, members ? members[peers[k]] : peers[k], cl->rec.comm_id,
+                    COLL_TAG + seq, sizes[k], req);
         s->messages += kinds[k] == 0;
         emit_wait_req(s, rk, req);
         if (k + 1 == n || rounds[k + 1] != rounds[k]) {

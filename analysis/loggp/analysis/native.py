@@ -60,7 +60,7 @@ def library():
     lib.lr_new_ops.restype = p
     lib.lr_new_ops.argtypes = [i32, p, p, p]
     lib.lr_new_trace.restype = p
-    lib.lr_new_trace.argtypes = [i32, ctypes.POINTER(ctypes.c_char_p), p, p, p, p, p, p, i64]
+    lib.lr_new_trace.argtypes = [i32, ctypes.POINTER(ctypes.c_char_p), p, p, p, p, p, p, i64, i64, p, p, p]
     lib.lr_free.argtypes = [p]
     lib.lr_error.argtypes = [p, ctypes.POINTER(Err)]
     lib.lr_run.restype = ctypes.c_int
@@ -228,6 +228,16 @@ def schedule(base, rank, size, nbytes, root=0):
     return out
 
 
+def comm_arrays(comms):
+    """Memberships {comm id: world ranks} (trace.memberships) as the core takes them: comm_ids,
+    comm_start (where each one's members start in comm_members, and the end) and comm_members."""
+    ids = np.array(list(comms), dtype=np.uint32)
+    start = np.cumsum([0] + [len(m) for m in comms.values()]).astype(np.int64)
+    members = np.array([r for m in comms.values() for r in m] or [0], dtype=np.int32)
+    return {"comm_ids": ids if len(ids) else np.zeros(1, np.uint32), "comm_start": start,
+            "comm_members": members, "ncomms": len(ids)}
+
+
 class TraceReplay:
     """A traced run replayed straight from its files (trace.open_folder), a chunk of records per
     rank at a time: what `loggp predict` replays. Opening it reads every file once (each
@@ -255,9 +265,12 @@ class TraceReplay:
             counts=np.array([f.count for f in self.files], dtype=np.int64),
             init=np.array([f.init_ns for f in self.files], dtype=np.uint64),
             finalize=np.array([f.finalize_ns for f in self.files], dtype=np.uint64))
+        arrays.update(comm_arrays(trace.memberships(self.files)))
         handle = library().lr_new_trace(self.ranks, paths, _ptr(arrays["offsets"]), _ptr(arrays["counts"]),
                                         _ptr(arrays["init"]), _ptr(arrays["finalize"]), _ptr(self._cls),
-                                        _ptr(self._cls_start), self.chunk)
+                                        _ptr(self._cls_start), self.chunk, arrays["ncomms"],
+                                        _ptr(arrays["comm_ids"]), _ptr(arrays["comm_start"]),
+                                        _ptr(arrays["comm_members"]))
         if not handle:
             raise MemoryError("the replay core is out of memory")
         self._sim = _Sim(handle, self.ranks, keep=(paths, arrays))
@@ -337,8 +350,9 @@ class TraceReplay:
                                        "the traces are not of one run")
         if err.code == ERR_PEER:
             peer = err.value - (1 << 32) if err.value >= 1 << 31 else err.value
-            raise trace.TraceError(path, at, f"record {err.record}: a message with rank {peer}, not one of the run's "
-                                             f"{self.ranks} ranks")
+            among = f"its communicator's {err.value2 - 1}" if err.value2 else f"the run's {self.ranks}"
+            raise trace.TraceError(path, at, f"record {err.record}: a message with rank {peer}, not one of "
+                                             f"{among} ranks")
         if err.code == ERR_TRUNCATED:
             raise trace.TraceError(path, at, "truncated: the file changed while it was replayed")
         if err.code == ERR_MEMORY:

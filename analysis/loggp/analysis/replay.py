@@ -3,15 +3,17 @@ the time between MPI calls becomes computation, point-to-point calls become
 sends, receives and waits matched as MPI matches them, collectives become
 MPICH's point-to-point schedules (loggp.analysis.schedules).
 
-What cannot be modelled is kept as the time it took in the trace and counted
-in Programs.unmodelled: point-to-point and collectives on communicators
-smaller than MPI_COMM_WORLD (the trace has no membership to map their ranks),
-probes, and calls of unknown meaning."""
+A record's ranks are its communicator's: they become world ranks through the
+communicator's membership where the traces record it (version 4), else only on
+a communicator as large as MPI_COMM_WORLD, taken in the world's order
+(members_of). What cannot be modelled is kept as the time it took in the trace
+and counted in Programs.unmodelled: point-to-point and collectives on other
+communicators, probes, and calls of unknown meaning."""
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 from . import loggops, schedules
-from .trace import CALL, COMPLETE
+from .trace import CALL, COMPLETE, TraceError, memberships
 
 SENDS = {"MPI_Send", "MPI_Bsend", "MPI_Rsend", "MPI_Ssend"}
 ISENDS = {"MPI_Isend", "MPI_Ibsend", "MPI_Irsend", "MPI_Issend"}
@@ -49,9 +51,19 @@ class Programs:
             raise loggops.DeadlockError(stuck_message(self, err), err.stuck, err.finished) from None
 
 
-def _collective_sizes(traces, world):
+def members_of(comms, comm, size, world):
+    """The world ranks of communicator comm (of size ranks) in its rank order: its recorded
+    membership (comms: trace.memberships), else, for one as large as the world, the world's
+    own order; None when neither (its calls are not modelled)."""
+    known = comms.get(comm)
+    if known is not None and len(known) == size:
+        return known
+    return range(world) if size == world else None
+
+
+def _collective_sizes(traces, world, comms):
     """(comm_id, n-th collective on it) -> (name, largest bytes over ranks, root), for
-    collectives on communicators as large as MPI_COMM_WORLD."""
+    collectives on communicators whose ranks map to world ranks (members_of)."""
     sizes = {}
     for t in traces:
         names = t.call_names()
@@ -60,7 +72,7 @@ def _collective_sizes(traces, world):
             if rec["kind"] != CALL:
                 continue
             base = schedules.base_name(name)
-            if base is None or rec["comm_size"] != world:
+            if base is None or members_of(comms, int(rec["comm_id"]), int(rec["comm_size"]), world) is None:
                 continue
             comm = int(rec["comm_id"])
             key = (comm, seen[comm])
@@ -81,10 +93,11 @@ def build(traces):
     world = traces[0].size
     if len(traces) != world or [t.rank for t in traces] != list(range(world)):
         raise ValueError(f"expected one trace per rank 0..{world - 1}, got ranks {[t.rank for t in traces]}")
-    sizes = _collective_sizes(traces, world)
+    comms = memberships(traces)
+    sizes = _collective_sizes(traces, world, comms)
     out = Programs([], 0.0)
     for t in traces:
-        program, calls = _program(t, world, sizes, out)
+        program, calls = _program(t, world, sizes, out, comms)
         out.programs.append(program)
         out.calls.append(calls)
         out.traced_ns = max(out.traced_ns, float(t.finalize_ns - t.init_ns))
@@ -94,8 +107,9 @@ def build(traces):
 class _RankProgram:
     """One rank's trace turned into a LogGOPS program, one MPI call at a time."""
 
-    def __init__(self, t, world, sizes, out):
-        self.t, self.world, self.sizes, self.out = t, world, sizes, out
+    def __init__(self, t, world, sizes, out, comms):
+        self.t, self.world, self.sizes, self.out, self.comms = t, world, sizes, out, comms
+        self.my_rank = {}       # communicator id -> this rank's rank in it
         self.recs, self.posts = t.records, t.posts()
         self.completion_of = {int(self.posts[j]): j for j in range(len(self.recs)) if self.posts[j] >= 0}
         self.persistent = {}    # request handle -> the init record that made it
@@ -112,9 +126,21 @@ class _RankProgram:
     def key(self, rec, tag=None):
         return (int(rec["comm_id"]), int(rec["tag"]) if tag is None else tag)
 
+    def members(self, rec):
+        """The world ranks of rec's communicator in its rank order, or None (not modelled)."""
+        return members_of(self.comms, int(rec["comm_id"]), int(rec["comm_size"]), self.world)
+
     def local(self, rec):
-        """Point-to-point on a communicator whose ranks are world ranks."""
-        return rec["comm_size"] == self.world
+        """Point-to-point on a communicator whose ranks map to world ranks."""
+        return self.members(rec) is not None
+
+    def world_rank(self, rec, peer):
+        """peer, a rank of rec's communicator, as a world rank."""
+        members = self.members(rec)
+        if not 0 <= peer < len(members):
+            raise TraceError(self.t.path, None, f"a message with rank {peer}, not one of its communicator's "
+                                                f"{len(members)} ranks (communicator {int(rec['comm_id']):#x})")
+        return members[peer]
 
     def add_recv(self, rec, completion, req):
         """A receive posted by rec (its communicator); the source, tag and size it
@@ -123,7 +149,7 @@ class _RankProgram:
         src, tag, nbytes = int(got["peer"]), int(got["tag"]), int(got["bytes"])
         if src < 0 or src == ANY_SOURCE or tag == ANY_TAG:
             return False  # never matched (cancelled or MPI_PROC_NULL): nothing to wait for
-        self.prog.append(("irecv", src, self.key(rec, tag), nbytes, req))
+        self.prog.append(("irecv", self.world_rank(rec, src), self.key(rec, tag), nbytes, req))
         return True
 
     def add_send(self, rec, req):
@@ -132,7 +158,8 @@ class _RankProgram:
             return False
         name = self.t.names[rec["call"]]
         mode = ("sync",) if name in SYNC_SENDS else ("buffered",) if name in BUFFERED_SENDS else ()
-        self.prog.append(("isend", int(rec["peer"]), self.key(rec), int(rec["bytes"]), req) + mode)
+        self.prog.append(("isend", self.world_rank(rec, int(rec["peer"])), self.key(rec), int(rec["bytes"]),
+                          req) + mode)
         self.out.messages += 1
         return True
 
@@ -208,19 +235,26 @@ class _RankProgram:
         return True
 
     def collective(self, base, rec, i):
-        """A collective on MPI_COMM_WORLD's ranks as MPICH's schedule of messages, round by round."""
+        """A collective as MPICH's schedule of messages over its communicator's ranks, round by
+        round, each rank a world rank through the communicator's members."""
         comm = int(rec["comm_id"])
-        if rec["comm_size"] != self.world:
+        members = self.members(rec)
+        if members is None:
             return False
+        if comm not in self.my_rank:
+            self.my_rank[comm] = members.index(self.t.rank)
         seq = self.coll_seen[comm]
         self.coll_seen[comm] += 1
         _, nbytes, root = self.sizes[(comm, seq)]
-        for r, rnd in enumerate(schedules.schedule(base, self.t.rank, self.world, nbytes, root)):
+        if root >= len(members):
+            raise TraceError(self.t.path, None, f"{base} on communicator {comm:#x} of {len(members)} ranks "
+                                                f"with root {root}")
+        for r, rnd in enumerate(schedules.schedule(base, self.my_rank[comm], len(members), nbytes, root)):
             reqs = []
             for k, (op, peer, size) in enumerate(rnd):
                 req = ("coll", i, r, k)
                 tag = ("coll", seq)
-                self.prog.append(("isend" if op == "send" else "irecv", peer, (comm, tag), size, req))
+                self.prog.append(("isend" if op == "send" else "irecv", members[peer], (comm, tag), size, req))
                 self.out.messages += op == "send"
                 reqs.append(req)
             self.prog.append(("wait", tuple(reqs)))
@@ -230,9 +264,9 @@ class _RankProgram:
         return True
 
 
-def _program(t, world, sizes, out):
+def _program(t, world, sizes, out, comms):
     """One rank's program, and per operation the MPI call it came from (name, its number)."""
-    rank = _RankProgram(t, world, sizes, out)
+    rank = _RankProgram(t, world, sizes, out, comms)
     names, recs, prog = t.call_names(), t.records, rank.prog
     calls = []         # per operation of prog: (MPI call, its number)
     number = 0
@@ -285,5 +319,6 @@ def stuck_words(stuck, finished):
     return ("the traces cannot be replayed to the end: " + "; ".join(said) + ". The ranks' traces are "
             "probably from different runs (a reused --trace folder, or one rank's file from another run): "
             "trace the program again into an empty folder. If they are of one run, the program talks on a "
-            "communicator as large as MPI_COMM_WORLD in another rank order, which the replay takes in the "
-            "world's (docs/trace-format.md, Limits)")
+            "communicator as large as MPI_COMM_WORLD in another rank order, whose membership the traces do "
+            "not record (written before version 4, or made by MPI_Comm_spawn and the like), which the replay "
+            "takes in the world's (docs/trace-format.md, Limits)")
