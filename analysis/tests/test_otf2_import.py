@@ -109,8 +109,9 @@ def test_a_scorep_archive_replays_as_its_program(tmp_path, ticks_per_s):
     assert added == pytest.approx((2 * n + 1) * 50e3, rel=1e-6)
 
 
-def test_point_to_point_on_a_communicator_is_in_world_ranks(tmp_path):
-    """A communicator whose rank 0 is world rank 1: its peers are translated."""
+def test_point_to_point_on_a_communicator_goes_to_its_members_world_ranks(tmp_path):
+    """A communicator whose rank 0 is world rank 1: the converted trace keeps its ranks and lists
+    its members, through which the replay translates them."""
     a = ScorePArchive(tmp_path / "sub", 2, communicators={"MPI_COMM_WORLD": [0, 1], "swapped": [1, 0]})
     swapped = a.comms["swapped"]
     for rank in (0, 1):
@@ -122,7 +123,9 @@ def test_point_to_point_on_a_communicator_is_in_world_ranks(tmp_path):
     a.close()
     traces = trace_input.read(tmp_path / "sub")
     send = traces[0].records[0]
-    assert send["peer"] == 1 and send["comm_size"] == 2
+    assert send["peer"] == 0 and send["comm_size"] == 2
+    assert traces[0].comms == traces[1].comms == {int(send["comm_id"]): (1, 0)}
+    assert [op[1] for op in replay.build(traces).programs[0] if op[0] == "isend"] == [1]
     programs = predict.load(tmp_path / "sub")
     assert programs.messages == 1 and programs.unmodelled == {}
     predict.runtime(programs, predict.DEFAULT_MACHINE)  # matches: no deadlock
@@ -183,7 +186,7 @@ def test_the_regions_name_the_exchange_and_the_completion_calls(tmp_path):
         assert list(waitall["index"][1:]) == [0, 1]
 
 
-def test_a_communicator_of_some_ranks_sends_in_world_ranks_and_the_worlds_size(tmp_path):
+def test_a_communicator_of_some_ranks_sends_through_its_members(tmp_path):
     """Three ranks; a communicator of world ranks 2 and 0 (in that order): world rank 0 sends to
     its rank 0 (world 2), which receives from its rank 1 (world 0)."""
     a = ScorePArchive(tmp_path / "part", 3, communicators={"MPI_COMM_WORLD": [0, 1, 2], "pair": [2, 0]})
@@ -197,8 +200,9 @@ def test_a_communicator_of_some_ranks_sends_in_world_ranks_and_the_worlds_size(t
     a.close()
     traces = trace_input.read(tmp_path / "part")
     send, recv = traces[0].records[0], traces[2].records[0]
-    # peers are world ranks, so the size they are checked against is the world's
-    assert (send["peer"], send["comm_size"]) == (2, 3) and (recv["peer"], recv["comm_size"]) == (0, 3)
+    # peers stay the communicator's ranks, checked against its size, and its members are listed
+    assert (send["peer"], send["comm_size"]) == (0, 2) and (recv["peer"], recv["comm_size"]) == (1, 2)
+    assert traces[0].comms == traces[2].comms == {int(send["comm_id"]): (2, 0)} and traces[1].comms == {}
     for programs in (predict.load(tmp_path / "part"), replay.build(traces)):
         assert programs.messages == 1 and programs.unmodelled == {}
         # 9 us to the send, L, then rank 2's 10 us from its receive's end to MPI_Finalize
@@ -303,6 +307,29 @@ def test_an_mpi_region_entered_again_inside_itself_is_one_call(tmp_path):
     send = trace_input.read(tmp_path / "nested")[0].records
     assert len(send) == 1 and (send[0]["start_ns"], send[0]["end_ns"]) == (10 * US, 15 * US)
     assert send[0]["peer"] == 1 and send[0]["bytes"] == 8
+
+
+def test_a_collective_on_a_smaller_communicator_runs_among_its_members(tmp_path):
+    """A Bcast from rank 0 of a communicator of world ranks 2 and 0: one message, 2 to 0, and
+    rank 1 takes no part."""
+    a = ScorePArchive(tmp_path / "pair", 3, communicators={"MPI_COMM_WORLD": [0, 1, 2], "pair": [2, 0]})
+    pair = a.comms["pair"]
+    for rank in range(3):
+        a.call(rank, "MPI_Init", 0, US)
+    for rank in (2, 0):
+        a.call(rank, "MPI_Bcast", 10 * US, 20 * US, ("mpi_collective_begin",),
+               ("end", "mpi_collective_end", otf2.CollectiveOp.BCAST, pair, 0, 64 if rank == 2 else 0, 64))
+    for rank in range(3):
+        a.call(rank, "MPI_Finalize", 30 * US, 31 * US)
+    a.close()
+    traces = trace_input.read(tmp_path / "pair")
+    assert traces[1].comms == {} and traces[0].comms == traces[2].comms
+    programs = replay.build(traces)
+    assert programs.collectives == {"Bcast": 2} and programs.unmodelled == {}
+    assert [[op[:2] for op in p if op[0] in ("isend", "irecv")] for p in programs.programs] == \
+        [[("irecv", 2)], [], [("isend", 0)]]
+    files = predict.load(tmp_path / "pair")
+    assert files.collectives == {"Bcast": 2} and files.unmodelled == {}
 
 
 def nonblocking_collective(folder, name, region="own"):

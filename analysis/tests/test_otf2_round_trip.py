@@ -89,3 +89,40 @@ def test_every_nonblocking_collective_replays_and_round_trips(tmp_path, name):
         assert predict.runtime(programs, ONLY_L) == (33 if known else 24) * US
     for programs in back:
         assert predict.runtime(programs, ONLY_L) == (33 if known else 24 + 5) * US
+
+
+REVERSED, PAIR = 0x20000011, 0x20000012  # a split of 3 ranks with reversed keys; world ranks 2 and 0
+
+
+def reordered_program(rank):
+    """One rank of a program on communicators whose ranks are not the world's: on REVERSED (its
+    rank k is world rank 2-k) a Sendrecv to its next rank and a Bcast from its rank 0; on PAIR
+    (world ranks 2, 0) an Allreduce and a Barrier."""
+    me = 2 - rank  # on REVERSED
+    rows, t = [], 10 * US
+
+    def call(name, comm, size, **fields):
+        nonlocal t
+        rows.append({"call": name, "start_ns": t, "end_ns": t + US, "comm_id": comm, "comm_size": size, **fields})
+        t += 5 * US
+
+    call("MPI_Sendrecv", REVERSED, 3, peer=(me + 1) % 3, tag=4, bytes=8 * (rank + 1))
+    before = 2 - (me + 2) % 3  # the world rank of my rank before on REVERSED
+    rows.append({**rows[-1], "kind": trace.COMPLETE, "index": -1, "peer": (me + 2) % 3, "tag": 4,
+                 "bytes": 8 * (before + 1), "comm_id": 0, "comm_size": 0})
+    call("MPI_Bcast", REVERSED, 3, peer=0, bytes=64)
+    if rank in (2, 0):
+        call("MPI_Allreduce", PAIR, 2, bytes=16)
+        call("MPI_Barrier", PAIR, 2)
+    comms = {REVERSED: (2, 1, 0), **({PAIR: (2, 0)} if rank in (2, 0) else {})}
+    return trace_write.make(rank, 3, 0, t + 10 * US, rows, comms=comms)
+
+
+def test_communicators_of_listed_members_round_trip(tmp_path):
+    trace_write.write_folder(tmp_path / "tr", [reordered_program(r) for r in range(3)])
+    original = replay.build(trace.read_folder(tmp_path / "tr"))
+    assert original.unmodelled == {} and original.collectives == {"Bcast": 3, "Allreduce": 2, "Barrier": 2}
+    archive = exported(tmp_path / "tr", tmp_path / "otf2")
+    same_predictions(tmp_path / "tr", archive)
+    back = trace_input.read(archive)
+    assert {c for t in back for c in t.comms.values()} == {(2, 1, 0), (2, 0)}

@@ -12,15 +12,17 @@ per rank Enter/Leave of each call with its MPI events:
                            NonBlockingCollectiveRequest/Complete
 
 Timestamps are nanoseconds on rank 0's clock (timer resolution 1e9 per second).
-Calls on communicators smaller than MPI_COMM_WORLD keep their Enter/Leave but no
-MPI event: the trace does not say who their members are. Docs: docs/trace-formats.md."""
+A communicator whose members the trace lists (version 4) is one over a group of
+those members, in its rank order; calls on a smaller communicator whose members
+it does not list keep their Enter/Leave but no MPI event. Docs:
+docs/trace-formats.md."""
 import os
 import shutil
 from collections import Counter
 from pathlib import Path
 
 from . import collective_bytes, replay, schedules
-from .trace import CALL, COMPLETE
+from .trace import CALL, COMPLETE, memberships
 
 ARCHIVE = "traces"        # the anchor file is OUT/traces.otf2, as Score-P names it
 WORLD_NAME = "MPI_COMM_WORLD"
@@ -69,7 +71,7 @@ def instance_sizes(traces):
 def write(traces, out_dir):
     """Writes the archive into out_dir (which must not exist), whole or not at all:
     it is built beside it and renamed. Returns Counter of calls written without MPI
-    events (on communicators smaller than MPI_COMM_WORLD)."""
+    events (on communicators smaller than MPI_COMM_WORLD whose members the traces do not list)."""
     otf2 = _otf2()
     out_dir = Path(out_dir)
     tmp = out_dir.parent / f".{out_dir.name}.tmp.{os.getpid()}"
@@ -86,6 +88,7 @@ def write(traces, out_dir):
 def _write(otf2, traces, folder):
     world = traces[0].size
     sizes = instance_sizes(traces)
+    known = memberships(traces)
     skipped = Counter()
     with otf2.writer.open(str(folder), archive_name=ARCHIVE, timer_resolution=10 ** 9) as archive:
         defs = archive.definitions
@@ -103,9 +106,15 @@ def _write(otf2, traces, folder):
 
         def comm_of(comm_id):
             if comm_id not in comms:
-                # MPICH's handle of the world, or Open MPI's Fortran index of it; others are duplicates
-                name = WORLD_NAME if comm_id in (0x44000000, 0) else f"{WORLD_NAME} duplicate {comm_id:#x}"
-                comms[comm_id] = defs.comm(name, group=world_group)
+                members = known.get(comm_id)
+                if members is not None and list(members) != list(range(world)):
+                    group = defs.group("", group_type=otf2.GroupType.COMM_GROUP, paradigm=otf2.Paradigm.MPI,
+                                       members=list(members))
+                    comms[comm_id] = defs.comm(f"communicator {comm_id:#x}", group=group)
+                else:
+                    # MPICH's handle of the world, or Open MPI's Fortran index of it; others are duplicates
+                    name = WORLD_NAME if comm_id in (0x44000000, 0) else f"{WORLD_NAME} duplicate {comm_id:#x}"
+                    comms[comm_id] = defs.comm(name, group=world_group)
             return comms[comm_id]
 
         def region(name):
@@ -115,11 +124,11 @@ def _write(otf2, traces, folder):
 
         for t, location in zip(traces, locations):
             _write_rank(otf2, archive.event_writer_from_location(location), t, world, sizes, comm_of, region,
-                        skipped)
+                        skipped, known)
     return skipped
 
 
-def _write_rank(otf2, w, t, world, sizes, comm_of, region, skipped):
+def _write_rank(otf2, w, t, world, sizes, comm_of, region, skipped, known):
     recs, names, posts = t.records, t.call_names(), t.posts()
     shift = int(t.clock_offset_ns)
 
@@ -143,7 +152,8 @@ def _write_rank(otf2, w, t, world, sizes, comm_of, region, skipped):
         start, end = at(rec["start_ns"]), at(rec["end_ns"])
         reg = region(name)
         w.enter(start, reg)
-        local = int(rec["comm_size"]) == world
+        members = replay.members_of(known, int(rec["comm_id"]), int(rec["comm_size"]), world)
+        local = members is not None
         comm = comm_of(int(rec["comm_id"])) if local else None
         peer, tag, nbytes = int(rec["peer"]), max(int(rec["tag"]), 0), int(rec["bytes"])
         base = schedules.base_name(name)
@@ -151,7 +161,7 @@ def _write_rank(otf2, w, t, world, sizes, comm_of, region, skipped):
             persistent[int(rec["request"])] = rec
         made = persistent.get(int(rec["request"])) if name in ("MPI_Start", "MPI_Startall") else None
         if made is not None:
-            local = int(made["comm_size"]) == world
+            local = replay.members_of(known, int(made["comm_id"]), int(made["comm_size"]), world) is not None
             comm = comm_of(int(made["comm_id"])) if local else None
             peer, tag, nbytes = int(made["peer"]), max(int(made["tag"]), 0), int(made["bytes"])
         if not local and (name in replay.SENDS | replay.ISENDS or base is not None or made is not None
@@ -172,8 +182,8 @@ def _write_rank(otf2, w, t, world, sizes, comm_of, region, skipped):
             seq = coll_seen[int(rec["comm_id"])]
             coll_seen[int(rec["comm_id"])] += 1
             root = peer if base in collective_bytes.ROOTED else undefined_root
-            sent, received = collective_bytes.to_scorep(base, sizes[(int(rec["comm_id"]), seq)], world, t.rank,
-                                                        peer)
+            sent, received = collective_bytes.to_scorep(base, sizes[(int(rec["comm_id"]), seq)], len(members),
+                                                        members.index(t.rank), peer)
             details = (collective_op(otf2, base), comm, root, sent, received)
             if int(rec["request"]):
                 w.non_blocking_collective_request(start, i + 1)

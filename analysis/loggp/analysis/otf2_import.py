@@ -23,9 +23,12 @@ inside it:
                                  any other region, MPI_I<op> once its completion
                                  says the operation
 
-Peers are turned into MPI_COMM_WORLD ranks through each communicator's group, so
-point-to-point on any communicator is modelled. Time outside MPI regions is
-computation. Docs: docs/trace-formats.md."""
+Each communicator's group becomes its membership in the converted trace (peers and
+roots stay its ranks, as in our own traces), so the replay maps them to
+MPI_COMM_WORLD ranks and models point-to-point and collectives on any
+communicator; a group with a location that is no rank keeps point-to-point peers
+translated where they can be, and its collectives unmodelled. Time outside MPI
+regions is computation. Docs: docs/trace-formats.md."""
 import os
 import sys
 import tempfile
@@ -103,7 +106,7 @@ def read(path, notes=None):
         return sinks[-1]
 
     world, ranks = convert(anchor, rows_of, notes)
-    return [trace_write.make(rank, world, r.init_ns, r.finalize_ns, sink.rows, path=anchor)
+    return [trace_write.make(rank, world, r.init_ns, r.finalize_ns, sink.rows, path=anchor, comms=r.comms())
             for rank, (r, sink) in enumerate(zip(ranks, sinks))]
 
 
@@ -296,9 +299,22 @@ class _Rank:
         num, den = self.scale
         return int(ticks) * num // den
 
+    def comms(self):
+        """{comm id: its members' world ranks} of the communicators this rank belongs to whose
+        members are all ranks: what the converted trace lists (docs/trace-format.md), so that the
+        replay maps their ranks, as it does our own traces'. The world's own order goes unsaid: the
+        replay takes a communicator as large as the world in it when no members are listed."""
+        world = tuple(range(self.world))
+        return {ref: tuple(ranks) for ref, ranks in self.members.items()
+                if self.rank in ranks and min(ranks) >= 0 and len(set(ranks)) == len(ranks)
+                and tuple(ranks) != world}
+
     def world_rank(self, comm, peer):
-        """(world rank, comm id, comm size as the replay needs it) of a peer in comm."""
+        """(rank, comm id, comm size as the replay needs it) of a peer in comm: a rank of comm when
+        the trace lists its members (comms), else a world rank where its group says it."""
         ranks = self.members.get(comm._ref) if comm is not None else None
+        if ranks is not None and min(ranks, default=-1) >= 0 and len(set(ranks)) == len(ranks):
+            return int(peer), comm._ref, len(ranks)
         if ranks is None or not 0 <= int(peer) < len(ranks) or ranks[int(peer)] < 0:
             return int(peer), comm._ref if comm is not None else 0, len(ranks) if ranks else 0
         return ranks[int(peer)], comm._ref, self.world

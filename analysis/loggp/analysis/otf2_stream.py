@@ -75,17 +75,19 @@ class _RecordFile:
         self.count = 0
         self.patches.clear()
 
-    def finish(self, size, init_ns, finalize_ns):
-        """Writes trace.<rank>.bin: header, name table, then the records, copied from the body file."""
+    def finish(self, size, init_ns, finalize_ns, comms=None):
+        """Writes trace.<rank>.bin: header, name table, the records, copied from the body file, then
+        the memberships comms ({comm id: world ranks})."""
         self.flush()
         header = SimpleNamespace(rank=self.rank, size=size, init_ns=int(init_ns), finalize_ns=int(finalize_ns),
-                                 clock_offset_ns=0, names=self.names, run_id=0, transport=None)
+                                 clock_offset_ns=0, names=self.names, run_id=0, transport=None, comms=comms)
         try:
             with open(self.path, "wb") as out:
                 out.write(trace_write.head(header, self.written))
                 if self.written:
                     with open(self.body, "rb") as body:
                         shutil.copyfileobj(body, out, self.held.nbytes)  # a chunk at a time, as it was written
+                out.write(trace_write.comms_blob(comms))
             if self.written:
                 os.unlink(self.body)
         except OSError as err:
@@ -117,7 +119,7 @@ def write_folder(path, folder, notes=None, chunk=native.CHUNK_RECORDS):
 
     world, ranks = otf2_import.convert(path, file_of, notes)
     for f, r in zip(files, ranks):
-        f.finish(world, r.init_ns, r.finalize_ns)
+        f.finish(world, r.init_ns, r.finalize_ns, r.comms())
 
 
 class ArchiveReplay(native.TraceReplay):
