@@ -156,6 +156,18 @@ def test_calls_fall_in_their_class():
                    (("MPI_Start", "rendezvous"), BIG)]
 
 
+def test_a_message_to_oneself_is_told_by_the_communicators_members():
+    # a split with reversed keys (its rank 1 is world rank 0) and one whose members are not listed
+    reversed_comm, unknown = 0x20000021, 0x20000022
+    rows = [{"call": "MPI_Send", "start_ns": INIT + k * 1000, "end_ns": INIT + k * 1000 + 10, "peer": peer,
+             "bytes": 8, "tag": 0, "comm_id": comm, "comm_size": 2}
+            for k, (peer, comm) in enumerate([(1, reversed_comm), (0, reversed_comm), (0, unknown), (0, WORLD)])]
+    t = trace_write.make(0, 2, INIT, INIT + 9000, rows, comms={reversed_comm: (1, 0)})
+    assert [kind for (_, kind), _ in explain.classify(t, 4096)] == ["self", "eager", "self", "self"]
+    t = trace_write.make(0, 3, INIT, INIT + 9000, [dict(r, comm_id=unknown) for r in rows])
+    assert [kind for (_, kind), _ in explain.classify(t, 4096)] == ["eager"] * 4  # not mapped: never itself
+
+
 def test_a_setting_the_replay_predicts_exactly_leaves_nothing_to_explain():
     base = exchange()
     ex = explain.explain(base, setting_trace(base), M, DELTA)

@@ -50,13 +50,19 @@ def check_alike(base, knob):
                                f"{names_k[i]} in the setting's")
 
 
-def message_kind(peer, nbytes, me, on_world, S):
-    """'self', 'rendezvous' (bytes > S) or 'eager' for a message with peer; NO_PEER without one."""
+def message_kind(peer, nbytes, me, members, S):
+    """'self', 'rendezvous' (bytes > S) or 'eager' for a message with peer, a rank of a communicator
+    whose world ranks are members (None: not known, never 'self'); NO_PEER without one."""
     if peer < 0:
         return NO_PEER
-    if on_world and peer == me:
+    if members is not None and 0 <= peer < len(members) and members[peer] == me:
         return "self"
     return "rendezvous" if nbytes > S else "eager"
+
+
+def _members(t, rec):
+    """The world ranks of rec's communicator as the replay maps them (replay.members_of)."""
+    return replay.members_of(t.comms or {}, int(rec["comm_id"]), int(rec["comm_size"]), t.size)
 
 
 def classify(t, S):
@@ -72,7 +78,7 @@ def classify(t, S):
         rec, name = recs[i], names[i]
         if rec["kind"] != CALL:
             continue
-        on_world = int(rec["comm_size"]) == t.size
+        members = _members(t, rec)
         if schedules.base_name(name) is not None:
             out.append(((name, COLLECTIVE), int(rec["bytes"])))
             continue
@@ -99,7 +105,7 @@ def classify(t, S):
                 receive = t.names[source["call"]] in ("MPI_Irecv", "MPI_Recv_init")
                 got = recs[c] if receive else source
                 size = int(got["bytes"])
-                kinds.add(message_kind(int(got["peer"]), size, t.rank, int(source["comm_size"]) == t.size, S))
+                kinds.add(message_kind(int(got["peer"]), size, t.rank, _members(t, source), S))
                 nbytes = max(nbytes, size)
             kind = kinds.pop() if len(kinds) == 1 else (MIXED if kinds else NO_PEER)
             out.append(((name, kind), nbytes))
@@ -109,9 +115,9 @@ def classify(t, S):
             got = recs[completions[0]]
         elif name in ("MPI_Start", "MPI_Startall") and int(rec["request"]) in persistent:
             got = persistent[int(rec["request"])]
-            on_world = int(got["comm_size"]) == t.size
+            members = _members(t, got)
         nbytes = int(got["bytes"])
-        out.append(((name, message_kind(int(got["peer"]), nbytes, t.rank, on_world, S)), nbytes))
+        out.append(((name, message_kind(int(got["peer"]), nbytes, t.rank, members, S)), nbytes))
     return out
 
 
