@@ -38,11 +38,12 @@ typedef struct {
 _Static_assert(sizeof(lr_rec) == 56, "a trace record is 56 bytes");
 
 /* What went wrong (Python turns it into a message naming the file and offset). */
-enum { ERR_NONE = 0, ERR_IO, ERR_CORRUPT, ERR_COLLECTIVE, ERR_TRUNCATED, ERR_MEMORY, ERR_PEER };
+enum { ERR_NONE = 0, ERR_IO, ERR_CORRUPT, ERR_COLLECTIVE, ERR_TRUNCATED, ERR_MEMORY, ERR_PEER, ERR_NOT_MEMBER };
 typedef struct {
     int32_t code, rank;
     int64_t record;       /* index of the record in the rank's trace */
-    uint64_t value, value2; /* CORRUPT: call, kind; COLLECTIVE: comm, its number; IO: errno */
+    uint64_t value, value2; /* CORRUPT: call, kind; COLLECTIVE: comm, its number; IO: errno;
+                             * PEER: the rank, its communicator's size + 1 (0: the run's); NOT_MEMBER: comm */
     uint64_t start, end;  /* CORRUPT */
     int32_t base_here, base_other; /* COLLECTIVE */
 } lr_err;

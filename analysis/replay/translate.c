@@ -424,9 +424,10 @@ static int collective_ops(sim *s, int32_t r, mpi_call *cl)
     if (members) {
         for (me = 0; me < size && members[me] != r; me++)
             ;
-        if (me == size) { /* the reader checks each rank is among its communicators' members */
-            fail(s, ERR_PEER, r, rk->rd.keep);
-            s->err.value = (uint64_t)(uint32_t)r;
+        if (me == size) { /* the reader checks a file's own members; another file's may share the id */
+            fail(s, ERR_NOT_MEMBER, r, rk->rd.keep);
+            s->err.value = cl->rec.comm_id;
+            s->err.value2 = (uint64_t)cl->base;
             return -1;
         }
     }

@@ -597,6 +597,21 @@ def test_a_rank_outside_its_communicator_is_a_damaged_trace(tmp_path):
         replay.build(trace.read_folder(tmp_path))
 
 
+def test_a_collective_on_a_communicator_whose_members_leave_the_rank_out_is_a_damaged_trace(tmp_path):
+    # rank 1's file lists no members for SUB (e.g. an intercommunicator's id that collides), the
+    # others list members without it
+    ranks = [Rank(3) for _ in range(3)]
+    for r in ranks:
+        r.call("MPI_Bcast", 0, -1, 8, comm=SUB, size=2)
+    write(tmp_path, ranks, comms={SUB: (2, 0)})
+    with pytest.raises(trace.TraceError, match=r"trace\.1\.bin: .*record 0: Bcast on communicator 0x84000005, "
+                                               r"whose members do not include this rank 1"):
+        predict.load(tmp_path)
+    with pytest.raises(trace.TraceError, match=r"trace\.1\.bin: Bcast on communicator 0x84000005, whose members "
+                                               r"\[2, 0\] do not include this rank 1"):
+        replay.build(trace.read_folder(tmp_path))
+
+
 def test_a_membership_the_ranks_disagree_on_is_unknown(tmp_path):
     # two communicators whose ids collide: neither membership is used, the calls keep their time
     r0, r1, r2 = Rank(3), Rank(3), Rank(3)

@@ -27,7 +27,7 @@ CHUNK_RECORDS = 1024  # records a rank's reader takes from its file at a time (5
 POSTING, FREEING, SYNC, BUFFERED = 1 << 16, 1 << 17, 1 << 18, 1 << 19
 BASES = ("Barrier", "Bcast", "Reduce", "Allreduce", "Allgather", "Allgatherv", "Alltoall", "Alltoallv", "Alltoallw",
          "Gather", "Gatherv", "Scatter", "Scatterv", "Reduce_scatter", "Reduce_scatter_block", "Scan", "Exscan")
-ERR_IO, ERR_CORRUPT, ERR_COLLECTIVE, ERR_TRUNCATED, ERR_MEMORY, ERR_PEER = range(1, 7)
+ERR_IO, ERR_CORRUPT, ERR_COLLECTIVE, ERR_TRUNCATED, ERR_MEMORY, ERR_PEER, ERR_NOT_MEMBER = range(1, 8)
 
 
 class Err(ctypes.Structure):
@@ -353,6 +353,9 @@ class TraceReplay:
             among = f"its communicator's {err.value2 - 1}" if err.value2 else f"the run's {self.ranks}"
             raise trace.TraceError(path, at, f"record {err.record}: a message with rank {peer}, not one of "
                                              f"{among} ranks")
+        if err.code == ERR_NOT_MEMBER:
+            raise trace.TraceError(path, at, f"record {err.record}: {BASES[err.value2]} on communicator "
+                                             f"{err.value:#x}, whose members do not include this rank {err.rank}")
         if err.code == ERR_TRUNCATED:
             raise trace.TraceError(path, at, "truncated: the file changed while it was replayed")
         if err.code == ERR_MEMORY:

@@ -242,6 +242,9 @@ class _RankProgram:
         if members is None:
             return False
         if comm not in self.my_rank:
+            if self.t.rank not in members:  # the reader checks a file's own; another's may share the id
+                raise TraceError(self.t.path, None, f"{base} on communicator {comm:#x}, whose members "
+                                                    f"{list(members)[:8]} do not include this rank {self.t.rank}")
             self.my_rank[comm] = members.index(self.t.rank)
         seq = self.coll_seen[comm]
         self.coll_seen[comm] += 1
