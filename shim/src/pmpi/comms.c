@@ -130,11 +130,13 @@ static int *world_ranks(MPI_Group g, int *n)
 }
 
 /* A communicator's members: the hash its id is made of, and their world ranks (NULL: unknown;
- * the size alone is hashed then: ids may coincide, never disagree). */
+ * the size alone is hashed then: ids may coincide, never disagree). in_world: every member is a
+ * rank of MPI_COMM_WORLD (not so for one of a spawned job's), so the trace may list them. */
 typedef struct {
     uint64_t hash;
     int n;
     int *ranks;
+    int in_world;
 } membership;
 
 /* comm's members (an intercommunicator's local group only: the side this rank is on). */
@@ -147,9 +149,12 @@ static membership members_of(MPI_Comm comm)
     m.ranks = world_ranks(g, &m.n);
     pmpi.Group_free(&g);
     m.hash = combine(0, (uint64_t)m.n);
+    m.in_world = m.ranks != NULL;
     if (m.ranks)
-        for (int i = 0; i < m.n; i++)
+        for (int i = 0; i < m.n; i++) {
             m.hash = combine(m.hash, (uint32_t)m.ranks[i]);
+            m.in_world &= m.ranks[i] >= 0; /* MPI_UNDEFINED: not in MPI_COMM_WORLD */
+        }
     return m;
 }
 
@@ -178,7 +183,7 @@ static void made(MPI_Comm parent, MPI_Comm newcomm, membership m)
     uint64_t n = next_count(parent_id, m.hash);
     uint32_t id = loggp_derive_comm_id(parent_id, n, m.hash);
     remember(newcomm, id);
-    if (m.ranks)
+    if (m.in_world)
         loggp_trace_members(id, m.n, m.ranks);
     free(m.ranks);
 }
