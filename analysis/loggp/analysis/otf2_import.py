@@ -299,21 +299,24 @@ class _Rank:
         num, den = self.scale
         return int(ticks) * num // den
 
+    def listed(self, ranks):
+        """Whether the converted trace lists a group of these world ranks as its communicator's
+        members: every one a rank, each once, and not the world's own order, which goes unsaid
+        (the replay takes a communicator as large as the world in it when none are listed)."""
+        return min(ranks, default=-1) >= 0 and len(set(ranks)) == len(ranks) and \
+            tuple(ranks) != tuple(range(self.world))
+
     def comms(self):
-        """{comm id: its members' world ranks} of the communicators this rank belongs to whose
-        members are all ranks: what the converted trace lists (docs/trace-format.md), so that the
-        replay maps their ranks, as it does our own traces'. The world's own order goes unsaid: the
-        replay takes a communicator as large as the world in it when no members are listed."""
-        world = tuple(range(self.world))
-        return {ref: tuple(ranks) for ref, ranks in self.members.items()
-                if self.rank in ranks and min(ranks) >= 0 and len(set(ranks)) == len(ranks)
-                and tuple(ranks) != world}
+        """{comm id: its members' world ranks} of the listed communicators this rank belongs to:
+        what the converted trace lists (docs/trace-format.md), so that the replay maps their ranks,
+        as it does our own traces'."""
+        return {ref: tuple(ranks) for ref, ranks in self.members.items() if self.rank in ranks and self.listed(ranks)}
 
     def world_rank(self, comm, peer):
         """(rank, comm id, comm size as the replay needs it) of a peer in comm: a rank of comm when
-        the trace lists its members (comms), else a world rank where its group says it."""
+        the trace lists its members (listed), else a world rank where its group says it."""
         ranks = self.members.get(comm._ref) if comm is not None else None
-        if ranks is not None and min(ranks, default=-1) >= 0 and len(set(ranks)) == len(ranks):
+        if ranks is not None and self.listed(ranks):
             return int(peer), comm._ref, len(ranks)
         if ranks is None or not 0 <= int(peer) < len(ranks) or ranks[int(peer)] < 0:
             return int(peer), comm._ref if comm is not None else 0, len(ranks) if ranks else 0
