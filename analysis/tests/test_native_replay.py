@@ -96,6 +96,41 @@ def test_every_schedule_is_known_to_the_core():
     assert set(native.BASES) == set(schedules.SCHEDULES)
 
 
+@pytest.mark.parametrize("size", [5, 10])
+def test_the_core_takes_allgathers_ring_from_exactly_81920_bytes_in_all(size):
+    # MPICH, not a power of two: Bruck's while the total is below 81920 B, a ring from it on
+    # (5 and 10 divide 81920, so the total can sit on the switch)
+    at = 81920 // size
+    for rank in range(size):
+        ring = [[("send", (rank + 1) % size, at), ("recv", (rank - 1) % size, at)]] * (size - 1)
+        assert native.schedule("Allgather", rank, size, at) == ring
+        bruck = native.schedule("Allgather", rank, size, at - 1)
+        assert len(bruck) == (size - 1).bit_length()   # ceil(log2 size) rounds, not size - 1
+        assert sum(b for rnd in bruck for op, _, b in rnd if op == "send") == (size - 1) * (at - 1)
+
+
+@pytest.mark.parametrize("size", [512, 600, 1024])
+def test_the_core_reduces_by_halving_once_the_count_reaches_the_power_of_two(size):
+    # MPICH: above 2048 B, reduce-scatter + gather only while count >= pof2 (of doubles here)
+    pof2 = 1 << (size.bit_length() - 1)
+    leaf = 2 * (size - pof2) + 1   # an odd rank the fold keeps: a leaf of the binomial tree from 0
+    at, below = 8 * pof2, 8 * (pof2 - 1)
+    assert native.schedule("Reduce", leaf, size, below) == [[("send", leaf - 1, below)]]
+    # halving: first swap half the vector with the partner one apart
+    assert native.schedule("Reduce", leaf, size, at)[0] == [("send", leaf - 1, at // 2), ("recv", leaf - 1, at // 2)]
+
+
+@pytest.mark.parametrize("name, down", [("Bcast", True), ("Scatter", True), ("Scatterv", True),
+                                        ("Reduce", False), ("Gather", False), ("Gatherv", False)])
+def test_the_core_roots_a_collective_without_a_recorded_root_at_rank_zero(name, down):
+    # a trace gives root -1 when it recorded none: rank 0 only sends down the tree, only receives up
+    for size in (2, 5):
+        zero = [op for rnd in native.schedule(name, 0, size, 40, -1) for op, _, _ in rnd]
+        assert zero and set(zero) == {"send" if down else "recv"}
+        for rank in range(1, size):
+            assert native.schedule(name, rank, size, 40, -1) == native.schedule(name, rank, size, 40, 0)
+
+
 # ---- traces: the core reading files against replay.build + the Python replay ----
 
 NAMES = ("MPI_Isend", "MPI_Send", "MPI_Irecv", "MPI_Recv", "MPI_Sendrecv", "MPI_Waitall", "MPI_Wait",
