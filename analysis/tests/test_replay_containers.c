@@ -67,6 +67,51 @@ Test(replay_map, deleting_in_any_order_keeps_the_others_reachable)
     map_free(&m);
 }
 
+/* The slot a key takes in an empty map of 16 slots: its home. */
+static long home_of(key3 k)
+{
+    map3 m = {0};
+    map_put(&m, k, 0);
+    long s = map_find(&m, k);
+    cr_assert_eq(m.cap, 16);
+    map_free(&m);
+    return s;
+}
+
+/* The first key from i on whose home is slot h (of 16). */
+static key3 key_at_home(uint64_t *i, long h)
+{
+    while (home_of(key_of(*i)) != h)
+        ++*i;
+    return key_of((*i)++);
+}
+
+Test(replay_map, deleting_before_a_run_that_wraps_past_the_last_slot_keeps_it_reachable)
+{
+    /* a run from slot 14 over 15 into 0: z's home (15) lies between the hole (14) and its slot (0)
+     * going round, so it stays; w sits at its own home 0 after a hole at 15, so it stays too */
+    uint64_t i = 0;
+    key3 x = key_at_home(&i, 14), y = key_at_home(&i, 15), z = key_at_home(&i, 15);
+    map3 m = {0};
+    map_put(&m, x, 1), map_put(&m, y, 2), map_put(&m, z, 3);
+    cr_assert_eq(m.cap, 16);
+    cr_assert_eq(map_find(&m, z), 0, "the run wraps to slot 0");
+    map_del(&m, map_find(&m, x));
+    cr_expect_eq(map_find(&m, x), -1);
+    cr_assert_geq(map_find(&m, y), 0, "y lost");
+    cr_assert_geq(map_find(&m, z), 0, "z lost: moved before its home");
+    cr_expect_eq(m.vals[map_find(&m, z)], 3);
+    map_free(&m);
+
+    key3 v = key_at_home(&i, 15), w = key_at_home(&i, 0);
+    m = (map3){0};
+    map_put(&m, v, 1), map_put(&m, w, 2);
+    cr_assert_eq(map_find(&m, w), 0);
+    map_del(&m, map_find(&m, v));
+    cr_assert_eq(map_find(&m, w), 0, "w left its home");
+    map_free(&m);
+}
+
 Test(replay_map, a_cleared_map_is_empty_and_takes_keys_again)
 {
     map3 m = {0};
