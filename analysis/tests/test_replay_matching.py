@@ -486,6 +486,16 @@ def test_a_collective_with_a_root_outside_the_run_is_a_damaged_trace(tmp_path, r
         predict.load(tmp_path)
 
 
+def test_a_collective_whose_ranks_recorded_different_roots_runs_from_one_root(tmp_path):
+    # every rank's schedule of an instance must agree, or the tree sticks: one root for all, the
+    # last rank's record (as replay.build takes it). Rank 2 names root 1, so rank 1 broadcasts:
+    # to rank 0 first (the farthest child of its tree at 3 ranks), then to rank 2, o_s later
+    ranks = [Rank(3) for _ in range(3)]
+    for r, root in zip(ranks, (0, 0, 1)):
+        r.call("MPI_Bcast", root, -1, 8)
+    assert_times(replays(tmp_path, ranks), [PATH, 200, 200 + 1000 + 200])
+
+
 @pytest.mark.parametrize("name", ["MPI_Sendrecv", "MPI_Sendrecv_replace"])
 def test_a_sendrecv_with_oneself_is_a_copy(tmp_path, name):
     r0 = Rank(1)
