@@ -154,6 +154,18 @@ def test_g_is_a_minimum_spacing_of_injections_that_computation_overlaps():
 
 
 @pytest.mark.parametrize("simulate", [loggops.simulate, loggops.simulate_reference], ids=["core", "python"])
+def test_receptions_of_messages_that_arrive_together_are_g_apart(simulate):
+    # LogP's g spaces receptions as it spaces injections: two senders' messages land at once
+    # (o_s + L = 1100), the receiver takes the first then (o_r: 1300) and the second g after the
+    # first (2100, o_r: 2300), not as soon as its o_r is paid (1300, 1500)
+    p = Params(o_s=100.0, o_r=200.0, g=1000.0, L=1000.0)
+    got = simulate([send(2, "a"), send(2, "b"),
+                    [("irecv", 0, K, 8, "a"), ("irecv", 1, K, 8, "b"), ("wait", ("a", "b"))]], p)
+    assert got.end_ns == pytest.approx([100, 100, 2300])
+    assert got.waiting_ns[2] == pytest.approx(1100 + 800)   # until the first arrives, then the gap
+
+
+@pytest.mark.parametrize("simulate", [loggops.simulate, loggops.simulate_reference], ids=["core", "python"])
 @pytest.mark.parametrize("nbytes, spacing", [(0, 100), (1, 100), (2, 101), (1001, 1100)])
 def test_back_to_back_injections_are_g_plus_k_minus_one_G_apart(simulate, nbytes, spacing):
     # the NIC is busy g + (k - 1) G after injecting k bytes: k G (or (k - 1) G without the
