@@ -154,6 +154,25 @@ def test_g_is_a_minimum_spacing_of_injections_that_computation_overlaps():
 
 
 @pytest.mark.parametrize("simulate", [loggops.simulate, loggops.simulate_reference], ids=["core", "python"])
+def test_a_ranks_time_splits_into_computation_overhead_and_waiting(simulate):
+    p = Params(o_s=100.0, o_r=200.0, g=1000.0, L=1000.0, S=4096)
+    # a stream after 500 ns of computation: each send after the first stands 900 ns for the NIC;
+    # the receiver waits for the first arrival (1600), then for each next one, g after the last
+    stream = simulate([[("calc", 500.0)] + [("isend", 1, K, 8, i) for i in range(3)] + [("wait", (0, 1, 2))],
+                       [("irecv", 0, K, 8, i) for i in range(3)] + [("wait", (0, 1, 2))]], p)
+    assert stream.end_ns == pytest.approx([2600, 3800])
+    assert stream.compute_ns == pytest.approx([500, 0])
+    assert stream.overhead_ns == pytest.approx([300, 600])
+    assert stream.waiting_ns == pytest.approx([1800, 1600 + 800 + 800])
+    # rendezvous, receive posted first: the sender waits for the go-ahead (2 L after its o_s),
+    # the receiver for the data (3 L)
+    big = simulate([send(1, "s", 8192), recv(0, "r", 8192)], p)
+    assert big.end_ns == pytest.approx([2100, 3300])
+    assert big.overhead_ns == pytest.approx([100, 200])
+    assert big.waiting_ns == pytest.approx([2000, 3100])
+
+
+@pytest.mark.parametrize("simulate", [loggops.simulate, loggops.simulate_reference], ids=["core", "python"])
 def test_receptions_of_messages_that_arrive_together_are_g_apart(simulate):
     # LogP's g spaces receptions as it spaces injections: two senders' messages land at once
     # (o_s + L = 1100), the receiver takes the first then (o_r: 1300) and the second g after the
