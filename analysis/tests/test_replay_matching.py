@@ -16,7 +16,7 @@ NAMES = ("MPI_Bcast", "MPI_Send", "MPI_Isend", "MPI_Recv", "MPI_Irecv", "MPI_Sen
          "MPI_Waitall", "MPI_Waitany", "MPI_Waitsome", "MPI_Test", "MPI_Testall", "MPI_Testany", "MPI_Testsome",
          "MPI_Iprobe", "MPI_Probe", "MPI_Send_init", "MPI_Recv_init", "MPI_Start", "MPI_Startall",
          "MPI_Request_free", "MPI_Allreduce", "MPI_Bsend", "MPI_Rsend", "MPI_Ssend", "MPI_Ibsend", "MPI_Irsend",
-         "MPI_Issend", "MPI_Bsend_init", "MPI_Rsend_init", "MPI_Ssend_init")
+         "MPI_Issend", "MPI_Bsend_init", "MPI_Rsend_init", "MPI_Ssend_init", "MPI_Iallreduce")
 ANY_SOURCE, ANY_TAG, PROC_NULL = -2, -1, -1
 WORLD, DUP = 0x44000000, 0x84000002   # MPI_COMM_WORLD and a duplicate of it (same ranks)
 NULL_COMM = 0x04000000   # MPICH's MPI_COMM_NULL: what a Start records, with size 0
@@ -484,6 +484,25 @@ def test_a_collective_with_a_root_outside_the_run_is_a_damaged_trace(tmp_path, r
                          names=NAMES)
     with pytest.raises(trace.TraceError, match=rf"record 0: a message with rank {root}, not one of the run's 3"):
         predict.load(tmp_path)
+
+
+def test_a_collective_is_as_large_as_its_largest_record(tmp_path):
+    # the ranks' schedules of an instance take the largest size any rank recorded: the root's
+    # 0 B, read alone, would send eager (o_s + L + o_r), rank 1's 100000 B go by rendezvous:
+    # the go-ahead (2 L after the root's o_s), then the data (L) and rank 1's o_r
+    ranks = [Rank(2), Rank(2)]
+    ranks[0].call("MPI_Bcast", 0, -1, 0)
+    ranks[1].call("MPI_Bcast", 0, -1, 100000)
+    assert_times(replays(tmp_path, ranks), [100 + 2000, 100 + 3000 + 200])
+
+
+def test_a_nonblocking_collective_is_done_at_its_post_and_its_wait_costs_nothing(tmp_path):
+    # modelled as its blocking twin where it is posted: 8 B at 2 ranks is one exchange
+    ranks = [Rank(2), Rank(2)]
+    for r in ranks:
+        r.call("MPI_Iallreduce", -1, -1, 8, request=0x9c000001)
+        r.call("MPI_Wait", after=50, took=700, done=[(0x9c000001, None)])   # not its traced time
+    assert_times(replays(tmp_path, ranks), [PATH + 50, PATH + 50])
 
 
 def test_a_collective_whose_ranks_recorded_different_roots_runs_from_one_root(tmp_path):
