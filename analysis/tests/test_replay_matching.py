@@ -496,6 +496,18 @@ def test_a_collective_is_as_large_as_its_largest_record(tmp_path):
     assert_times(replays(tmp_path, ranks), [100 + 2000, 100 + 3000 + 200])
 
 
+def test_a_large_broadcast_at_many_ranks_keeps_every_message(tmp_path):
+    # above 12288 B from 8 ranks on: a binomial scatter (16 edges at 17 ranks; the root sends
+    # to 5 children) and a ring allgather (each rank 16 sends and 16 receives): 37 operations
+    # at the root, more than twice the ranks
+    ranks = [Rank(17) for _ in range(17)]
+    for r in ranks:
+        r.call("MPI_Bcast", 0, -1, 100000)
+    got = replays(tmp_path, ranks)
+    assert got["files"] == pytest.approx(got["python"], abs=1e-6)
+    assert predict.load(tmp_path).messages == 16 + 17 * 16
+
+
 def test_a_nonblocking_collective_is_done_at_its_post_and_its_wait_costs_nothing(tmp_path):
     # modelled as its blocking twin where it is posted: 8 B at 2 ranks is one exchange
     ranks = [Rank(2), Rank(2)]
