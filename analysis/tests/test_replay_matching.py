@@ -508,6 +508,30 @@ def test_a_large_broadcast_at_many_ranks_keeps_every_message(tmp_path):
     assert predict.load(tmp_path).messages == 16 + 17 * 16
 
 
+def test_collectives_are_numbered_per_communicator(tmp_path):
+    # the n-th collective on WORLD is sized over the ranks' n-th on WORLD, whatever came on a
+    # duplicate before: the Bcast is 100000 B (rendezvous) after an exchange of 8 B on DUP
+    ranks = [Rank(2), Rank(2)]
+    for r, nbytes in zip(ranks, (0, 100000)):
+        r.call("MPI_Allreduce", -1, -1, 8, comm=DUP)
+        r.call("MPI_Bcast", 0, -1, nbytes)
+    assert_times(replays(tmp_path, ranks), [PATH + 100 + 2000, PATH + 100 + 3000 + 200])
+
+
+def test_ranks_that_recorded_different_collectives_are_not_of_one_run(tmp_path):
+    ranks = [Rank(2), Rank(2)]
+    ranks[0].call("MPI_Bcast", 0, -1, 8)
+    ranks[1].call("MPI_Allreduce", -1, -1, 8)
+    for me, r in enumerate(ranks):
+        synth.write_rank(tmp_path / f"trace.{me}.bin", me, 2, np.array(r.recs, dtype=trace.RECORD), INIT, r.clock,
+                         names=NAMES)
+    with pytest.raises(trace.TraceError, match=r"collective 1 on communicator 0x44000000 is Allreduce here but "
+                                               r"Bcast on another rank: the traces are not of one run"):
+        predict.load(tmp_path)
+    with pytest.raises(ValueError, match="not of one run"):
+        replay.build(trace.read_folder(tmp_path))
+
+
 def test_a_nonblocking_collective_is_done_at_its_post_and_its_wait_costs_nothing(tmp_path):
     # modelled as its blocking twin where it is posted: 8 B at 2 ranks is one exchange
     ranks = [Rank(2), Rank(2)]
