@@ -79,6 +79,7 @@ API void lr_free(sim *s)
     free(s->unmodelled);
     free(s->ranks);
     free(s->ready);
+    free(s->wait_order);
     free(s);
 }
 

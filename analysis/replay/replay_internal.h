@@ -210,6 +210,12 @@ struct sim {
     pool fifo_pool, node_pool, pers_pool;
     int32_t *ready;
     int64_t ready_head, ready_n;
+    /* a wait's requests in the order they completed (simulate.c) */
+    struct wait_slot {
+        double at;
+        int32_t k;
+    } *wait_order;
+    int64_t wait_cap;
     /* counts of the last run (traces) */
     int64_t messages;
     int64_t collectives[32];

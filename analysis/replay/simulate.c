@@ -1,6 +1,7 @@
 /* The replay: ranks run in turn until each waits for what is not known yet; a completion
  * wakes the rank waiting for it. o_s, o_r, g, G and L are paid here. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "replay_internal.h"
@@ -67,6 +68,12 @@ static int start_recv(sim *s, int32_t r, rank *rk, const lr_op *op)
     return 0;
 }
 
+static int by_completion(const void *a, const void *b)
+{
+    const struct wait_slot *x = a, *y = b;
+    return x->at < y->at ? -1 : x->at > y->at ? 1 : (x->k > y->k) - (x->k < y->k);
+}
+
 /* A wait: 1 when a request is not complete yet (the rank sleeps until the last one is); else the
  * rank moves to the latest completion, a receive paying o_r and the receive gap, and 0. */
 static int finish_wait(sim *s, int32_t r, rank *rk, const lr_op *op)
@@ -87,7 +94,24 @@ static int finish_wait(sim *s, int32_t r, rank *rk, const lr_op *op)
         rk->missing = missing;
         return 1;
     }
-    for (int32_t k = 0; k < op->peer; k++) {
+    /* taken as they completed, not in the list's order: MPI's Waitall does not depend on the
+     * order of its arguments (ties keep that order) */
+    if (op->peer > s->wait_cap) {
+        struct wait_slot *grown = realloc(s->wait_order, (size_t)op->peer * sizeof *grown);
+        if (!grown) {
+            fail(s, ERR_MEMORY, r, -1);
+            return 0;
+        }
+        s->wait_order = grown;
+        s->wait_cap = op->peer;
+    }
+    int32_t n = 0;
+    for (int32_t k = 0; k < op->peer; k++)
+        s->wait_order[n++] = (struct wait_slot){req_find(s, r, list[k], NULL)->at, k};
+    if (n > 1)
+        qsort(s->wait_order, (size_t)n, sizeof *s->wait_order, by_completion);
+    for (int32_t j = 0; j < n; j++) {
+        int32_t k = s->wait_order[j].k;
         request *q = req_find(s, r, list[k], NULL);
         if (!q) /* the same request twice in one wait: waited for already */
             continue;

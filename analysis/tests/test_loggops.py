@@ -659,3 +659,19 @@ def test_alltoall_posts_32_peers_at_a_time(size, first, second):
     # MPICH's MPIR_CVAR_ALLTOALL_THROTTLE (32) requests each way a round, oneself among the first
     rounds = schedules.alltoall(0, size, schedules.ALLTOALL_MEDIUM * size)
     assert [sum(op == "send" for op, _, _ in rnd) for rnd in rounds] == [first, second]
+
+
+@pytest.mark.parametrize("simulate", [loggops.simulate, loggops.simulate_reference], ids=["core", "python"])
+@pytest.mark.parametrize("g", [0.0, 1000.0])
+def test_a_wait_takes_its_receives_as_they_arrived_whatever_their_order(simulate, g):
+    # rank 0 computes 4000 before sending, rank 1 sends at once: b lands at o_s + L = 1100 and
+    # a at 4000 + 1100 = 5100. The receiver takes b (o_r: 1300), then a on arrival (5300),
+    # whichever order its wait lists them in; taking them in list order would pay b's o_r
+    # (and the gap) after a's arrival: 5500, or 6300 with g = 1000
+    p = Params(o_s=100.0, o_r=200.0, g=g, L=1000.0)
+    late = [("calc", 4000.0)] + send(2, "a")
+    for order in (("a", "b"), ("b", "a")):
+        got = simulate([late, send(2, "b"),
+                        [("irecv", 0, K, 8, "a"), ("irecv", 1, K, 8, "b"), ("wait", order)]], p)
+        assert got.end_ns[2] == pytest.approx(5300), order
+        assert got.waiting_ns[2] == pytest.approx(5100 - 200), order

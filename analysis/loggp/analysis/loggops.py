@@ -228,7 +228,9 @@ def simulate_reference(programs, params, timeline=None):
             elif kind == "wait":
                 if any(req not in st.done for req in op[1]):
                     return moved
-                for req in op[1]:
+                # taken as they completed, not in the list's order: MPI's Waitall does not
+                # depend on the order of its arguments (ties keep that order)
+                for req in sorted(op[1], key=st.done.__getitem__):
                     at = st.done.pop(req)
                     if req in st.receives:
                         st.receives.discard(req)

@@ -206,9 +206,9 @@ def _concatenate(parts):
 def _exchange_path(n, nbytes, params, recv_tags, send_tags):
     """One exchange's length at every rank: n Isends, each injected max(o_s, g + (k-1)G) after
     the one before (o_s after the start for the first), then the Waitall takes the n messages
-    in the order it lists them, each arriving (k-1)G + L after its sender injected it (a
-    neighbour's send with a given tag is its j-th, as it is here: every rank is alike), each
-    taking o_r, receptions at least g apart."""
+    in the order they arrive, each (k-1)G + L after its sender injected it (a neighbour's send
+    with a given tag is its j-th, as it is here: every rank is alike), each taking o_r,
+    receptions at least g apart."""
     if nbytes > params.S:
         raise ValueError(f"{nbytes} B is past the eager limit {params.S:g} B: not in closed form here")
     per_byte = max(nbytes - 1, 0) * params.G
@@ -217,8 +217,8 @@ def _exchange_path(n, nbytes, params, recv_tags, send_tags):
     injected = [params.o_s + j * spacing for j in range(n)]
     position = {tag: j for j, tag in enumerate(send_tags)}
     t, rx = injected[-1], float("-inf")
-    for tag in recv_tags:
-        take = max(t, injected[position[tag]] + flight, rx)
+    for arrival in sorted(injected[position[tag]] + flight for tag in recv_tags):
+        take = max(t, arrival, rx)
         rx = take + params.g
         t = take + params.o_r
     return t
