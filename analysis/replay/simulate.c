@@ -79,11 +79,27 @@ static int by_completion(const void *a, const void *b)
 static int finish_wait(sim *s, int32_t r, rank *rk, const lr_op *op)
 {
     const int64_t *list = (s->traces ? rk->waits : s->all_waits) + op->req;
+    if (op->peer > s->wait_cap) {
+        struct wait_slot *grown = realloc(s->wait_order, (size_t)op->peer * sizeof *grown);
+        if (!grown) {
+            fail(s, ERR_MEMORY, r, -1);
+            return 0;
+        }
+        s->wait_order = grown;
+        s->wait_cap = op->peer;
+    }
+    /* taken as they completed, not in the list's order: MPI's Waitall does not depend on the
+     * order of its arguments (ties keep that order) */
     int64_t missing = 0;
+    int32_t n = 0, in_order = 1;
     for (int32_t k = 0; k < op->peer; k++) {
         request *q = req_find(s, r, list[k], NULL);
-        if (!q || !q->done)
+        if (!q || !q->done) {
             missing++;
+            continue;
+        }
+        in_order &= n == 0 || s->wait_order[n - 1].at <= q->at;
+        s->wait_order[n++] = (struct wait_slot){q->at, k};
     }
     if (missing) {
         for (int32_t k = 0; k < op->peer; k++) {
@@ -94,22 +110,17 @@ static int finish_wait(sim *s, int32_t r, rank *rk, const lr_op *op)
         rk->missing = missing;
         return 1;
     }
-    /* taken as they completed, not in the list's order: MPI's Waitall does not depend on the
-     * order of its arguments (ties keep that order) */
-    if (op->peer > s->wait_cap) {
-        struct wait_slot *grown = realloc(s->wait_order, (size_t)op->peer * sizeof *grown);
-        if (!grown) {
-            fail(s, ERR_MEMORY, r, -1);
-            return 0;
-        }
-        s->wait_order = grown;
-        s->wait_cap = op->peer;
-    }
-    int32_t n = 0;
-    for (int32_t k = 0; k < op->peer; k++)
-        s->wait_order[n++] = (struct wait_slot){req_find(s, r, list[k], NULL)->at, k};
-    if (n > 1)
+    if (!in_order && n > 32) {
         qsort(s->wait_order, (size_t)n, sizeof *s->wait_order, by_completion);
+    } else if (!in_order) { /* a few: an insertion sort, stable, without qsort's calls */
+        for (int32_t j = 1; j < n; j++) {
+            struct wait_slot x = s->wait_order[j];
+            int32_t i = j;
+            for (; i > 0 && s->wait_order[i - 1].at > x.at; i--)
+                s->wait_order[i] = s->wait_order[i - 1];
+            s->wait_order[i] = x;
+        }
+    }
     for (int32_t j = 0; j < n; j++) {
         int32_t k = s->wait_order[j].k;
         request *q = req_find(s, r, list[k], NULL);

@@ -675,3 +675,14 @@ def test_a_wait_takes_its_receives_as_they_arrived_whatever_their_order(simulate
                         [("irecv", 0, K, 8, "a"), ("irecv", 1, K, 8, "b"), ("wait", order)]], p)
         assert got.end_ns[2] == pytest.approx(5300), order
         assert got.waiting_ns[2] == pytest.approx(5100 - 200), order
+
+
+@pytest.mark.parametrize("simulate", [loggops.simulate, loggops.simulate_reference], ids=["core", "python"])
+def test_a_long_wait_listed_backwards_still_takes_each_receive_as_it_arrives(simulate):
+    # 40 messages 1100 apart (1000 of computation and o_s each), the last landing at
+    # 40 * 1100 + L = 45000: the receiver, waiting on all 40 listed last first, takes each on
+    # arrival and ends o_r after the last (45200), not 39 o_r later as in list order (53000)
+    p = Params(o_s=100.0, o_r=200.0, L=1000.0)
+    sender = [op for i in range(40) for op in [("calc", 1000.0)] + send(1, i)]
+    receiver = [("irecv", 0, K, 8, i) for i in range(40)] + [("wait", tuple(reversed(range(40))))]
+    assert simulate([sender, receiver], p).end_ns[1] == pytest.approx(45200)
