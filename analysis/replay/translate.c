@@ -178,7 +178,7 @@ static int64_t completion_of(sim *s, int32_t r, int64_t i, uint64_t handle, lr_r
 
 int comm_members(const sim *s, uint32_t comm, uint32_t size, const int32_t **members)
 {
-    long slot = map_find(&s->comms, (key3){comm, 3, 0});
+    long slot = s->comms.n ? map_find(&s->comms, (key3){comm, 3, 0}) : -1; /* none listed: no lookup */
     if (slot >= 0) {
         uint32_t k = s->comms.vals[slot];
         if (s->comm_start[k + 1] - s->comm_start[k] == (int64_t)size) {
