@@ -281,6 +281,9 @@ def test_known_defects_explain_a_bounded_deviation_in_one_direction():
     # o_r high at a large o: up to 2 % of the setting, never below, never a tenth too much
     assert known_defect("o", "o_r", 0.148, 10.0) and not known_defect("o", "o_r", 0.201, 10.0)
     assert not known_defect("o", "o_r", -0.148, 10.0) and not known_defect("o", "o_r", 1.0, 10.0)
+    # g_excess under o: up to the 0.16 us plain MPICH's own spins reach at 10 us, never below
+    assert known_defect("o", "g_excess", 0.16, 10.0) and not known_defect("o", "g_excess", 0.161, 10.0)
+    assert not known_defect("o", "g_excess", -0.05, 10.0)
     # G's bulk slope at 1 us: under g up to 0.001 ns/B high, never low; under L either way
     for knob in ("g", "L"):
         assert known_defect(knob, "G", 0.0007, 1.0) and not known_defect(knob, "G", 0.0011, 1.0)
