@@ -11,11 +11,54 @@ from tests.testkit import installed, run
 SPIN_NS = 20000
 
 
-def rounds_of(zero, o_growth, spun_growth):
-    return [{"zero": {"computation_s": z, "length_s": 2 * z},
-             "o": {"computation_s": z + go, "length_s": 2 * z + 1.0},
-             "spun": {"computation_s": z + gs, "length_s": 2 * z + 0.9}}
+def rounds_of(zero, o_growth, spun_growth, intervals=None):
+    base = intervals or [np.array([100e3, 150e3]), np.array([120e3])]
+    return [{"zero": {"computation_s": z, "length_s": 2 * z, "intervals": base},
+             "o": {"computation_s": z + go, "length_s": 2 * z + 1.0, "intervals": base},
+             "spun": {"computation_s": z + gs, "length_s": 2 * z + 0.9, "intervals": base}}
             for z, go, gs in zip(zero, o_growth, spun_growth)]
+
+
+def test_intervals_are_the_times_between_calls_per_rank_in_rank_order():
+    def fake(rank, spans, kinds=None):
+        records = np.zeros(len(spans), dtype=trace.RECORD)
+        records["start_ns"], records["end_ns"] = [a for a, _ in spans], [b for _, b in spans]
+        records["kind"] = kinds or [trace.CALL] * len(spans)
+        return type("T", (), {"rank": rank, "records": records})()
+    # a completion record between the calls is not a call: the interval spans it
+    one = fake(1, [(0, 10), (12, 13), (40, 45)], [trace.CALL, trace.COMPLETE, trace.CALL])
+    zero = fake(0, [(0, 5), (20, 30), (31, 35)])
+    got = spun_calls.computation_intervals([one, zero])
+    assert [list(g) for g in got] == [[15.0, 1.0], [30.0]]
+
+
+def test_only_intervals_grown_by_more_than_the_threshold_are_counted_apart():
+    zero = [np.array([100.0, 100.0, 100.0, 100.0]), np.array([200.0, 200.0])]
+    other = [np.array([150.0, 100.0, 60.0, 251.0]), np.array([250.0, 200.0])]
+    got = spun_calls.delayed_intervals(zero, other, 50.0)
+    # grown by exactly 50 is not over 50; a shrunk one is among the rest
+    assert got["share"] == pytest.approx(1 / 6)
+    assert got["delayed_s"] == pytest.approx(151e-9 / 2)
+    assert got["rest_s"] == pytest.approx((50 - 40 + 50) * 1e-9 / 2)
+
+
+@pytest.mark.parametrize("other", [[np.array([1.0, 2.0])], [np.array([1.0, 2.0]), np.array([1.0, 2.0, 3.0])]])
+def test_intervals_of_runs_whose_calls_differ_are_not_compared(other):
+    assert spun_calls.delayed_intervals([np.array([1.0, 2.0]), np.array([1.0, 2.0])], other, 1.0) is None
+
+
+def test_where_the_growth_sits_takes_half_the_spin_round_by_round():
+    rounds = rounds_of([8.0] * 6, [0.4] * 6, [0.3] * 6)
+    for i, r in enumerate(rounds):
+        # each round, one of three o intervals grows by 60 us (over half of 100 us), another by 40
+        r["o"]["intervals"] = [np.array([160e3 + i, 190e3]), np.array([120e3])]
+    sits = spun_calls.where_growth_sits(rounds, 100e3)
+    assert sits["o"]["share"].estimate == pytest.approx(1 / 3)
+    assert sits["o"]["delayed_s"].estimate == pytest.approx((60e3 + 2.5) * 1e-9 / 2)
+    assert sits["o"]["rest_s"].estimate == pytest.approx(40e3 * 1e-9 / 2)
+    assert sits["spun"]["share"].estimate == 0
+    rounds[2]["spun"]["intervals"] = [np.array([1.0])]
+    assert spun_calls.where_growth_sits(rounds, 100e3)["spun"] is None
 
 
 def test_growth_is_paired_within_each_round():
@@ -37,11 +80,12 @@ def test_every_round_runs_each_mode_once_and_each_mode_leads_in_turn():
 
 
 def test_the_report_gives_intervals_only_from_enough_rounds():
-    few = spun_calls.report("lu", "100us", rounds_of([8.0] * 3, [0.4] * 3, [0.3] * 3), 100)
+    few = spun_calls.report("lu", "100us", rounds_of([8.0] * 3, [0.4] * 3, [0.3] * 3), 100, 100e3)
     assert f"no interval below {precision.MIN_SAMPLES} rounds" in few
     enough = rounds_of([8.0, 8.1, 7.9, 8.2, 7.8, 8.0], [0.40, 0.42, 0.38, 0.41, 0.39, 0.40], [0.3] * 6)
-    text = spun_calls.report("lu", "100us", enough, 100)
+    text = spun_calls.report("lu", "100us", enough, 100, 100e3)
     assert "| o = 100us (the apparatus) | +400 ms [+380, +420] |" in text and "no interval" not in text
+    assert "| o = 100us (the apparatus) | 0.0 % [0.0, 0.0] | +0 ms [+0, +0] |" in text
 
 
 @pytest.mark.parametrize("args, said", [(["--rounds", "0"], "--rounds 0"), (["--np", "1"], "--np 1"),

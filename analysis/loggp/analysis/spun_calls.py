@@ -4,7 +4,9 @@ setting (the apparatus spins o_s in each send and o_r at each receive); and zero
 with analysis/bench/spun_calls.so spinning the same time around each send and receive
 (the library only traces). Every run is traced; its computation is the ranks' mean time
 outside MPI calls (both kinds of spin fall inside the calls). The growth of each over zero
-knobs is paired round by round, and so is their difference (docs/predict.md).
+knobs is paired round by round, and so is their difference. Where the growth sits: each
+computation interval (between two calls) is set beside the same interval at zero knobs,
+and those that grew by more than half the spin are counted apart (docs/predict.md).
 
     python analysis/bench/computation_under_spins.py lu --o 100us --rounds 8
 """
@@ -15,6 +17,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
 
 from loggp.analysis import trace
 from loggp.analysis.emulation_check import KERNELS, computation_s, traced_s
@@ -55,6 +58,32 @@ def run_command(mode, np_, argv, o_ns, folder, library):
     return cmd + ["--", *argv], env
 
 
+def computation_intervals(traces):
+    """Per rank (in rank order), each time between the end of a call and the start of the next, in ns."""
+    out = []
+    for t in sorted(traces, key=lambda t: t.rank):
+        calls = t.records[t.records["kind"] == trace.CALL]
+        out.append(calls["start_ns"][1:].astype("f8") - calls["end_ns"][:-1].astype("f8"))
+    return out
+
+
+def delayed_intervals(zero, other, threshold_ns):
+    """Interval by interval against zero knobs (a deterministic program makes the same calls):
+    {share: of the intervals that grew by more than threshold_ns, delayed_s: the growth those
+    carry, rest_s: the others' growth (both a rank's mean, seconds)}; None when a rank's calls
+    differ in number."""
+    if len(zero) != len(other) or any(len(z) != len(o) for z, o in zip(zero, other)):
+        return None
+    grew = [o - z for z, o in zip(zero, other)]
+    over = [g > threshold_ns for g in grew]
+    count = sum(len(g) for g in grew)
+    if not count:
+        return None
+    return {"share": sum(int(m.sum()) for m in over) / count,
+            "delayed_s": sum(float(g[m].sum()) for g, m in zip(grew, over)) / len(grew) * 1e-9,
+            "rest_s": sum(float(g[~m].sum()) for g, m in zip(grew, over)) / len(grew) * 1e-9}
+
+
 def spun_totals(folder, np_):
     """[(spins, ns spun)] per rank, as spun_calls.so wrote them at MPI_Finalize."""
     totals = []
@@ -82,6 +111,7 @@ def one_run(mode, np_, argv, o_ns, scratch, label, library):
     spun = spun_totals(folder, np_) if mode == "spun" else [(0, 0)]
     shutil.rmtree(folder, ignore_errors=True)
     return {"computation_s": computation_s(traces), "length_s": traced_s(traces),
+            "intervals": computation_intervals(traces),
             "spun_s": sum(ns for _, ns in spun) / len(spun) * 1e-9, "spins": sum(n for n, _ in spun) / len(spun)}
 
 
@@ -106,15 +136,39 @@ def growth(rounds):
     }
 
 
+def where_growth_sits(rounds, spin_ns):
+    """Per mode (o, spun): medians and intervals over rounds of delayed_intervals against the
+    same round's zero knobs, at half the spin; None for a mode when some round's calls differ."""
+    out = {}
+    for mode in ("o", "spun"):
+        each = [delayed_intervals(r["zero"]["intervals"], r[mode]["intervals"], spin_ns / 2) for r in rounds]
+        if any(e is None for e in each):
+            out[mode] = None
+            continue
+        out[mode] = {k: precision.median_interval([e[k] for e in each]) for k in ("share", "delayed_s", "rest_s")}
+    return out
+
+
 def _ms(interval):
     return (f"{1000 * interval.estimate:+.0f} ms [{1000 * interval.low:+.0f}, {1000 * interval.high:+.0f}]"
             if interval.bounded else f"{1000 * interval.estimate:+.0f} ms (no interval below "
                                        f"{precision.MIN_SAMPLES} rounds)")
 
 
-def report(title, o_text, rounds, spins):
-    """A Markdown table of growth() over the rounds."""
+def _share(interval):
+    return (f"{100 * interval.estimate:.1f} % [{100 * interval.low:.1f}, {100 * interval.high:.1f}]"
+            if interval.bounded else f"{100 * interval.estimate:.1f} %")
+
+
+def report(title, o_text, rounds, spins, spin_ns):
+    """Markdown tables of growth() and where_growth_sits() over the rounds."""
     g = growth(rounds)
+    sits = where_growth_sits(rounds, spin_ns)
+    rows = []
+    for mode, name in (("o", f"o = {o_text} (the apparatus)"), ("spun", f"{o_text} spun by the program")):
+        w = sits[mode]
+        rows.append(f"| {name} | " + (f"{_share(w['share'])} | {_ms(w['delayed_s'])} | {_ms(w['rest_s'])} |" if w
+                                      else "the calls differ in number from zero knobs' | | |"))
     zero = precision.median_interval([r["zero"]["computation_s"] for r in rounds])
     return "\n".join([
         f"{title}: computation (the ranks' mean time outside MPI calls) {zero.estimate:.3f} s at zero knobs; "
@@ -126,6 +180,13 @@ def report(title, o_text, rounds, spins):
         f"| {o_text} spun by the program around its calls, zero knobs ({spins} spins a rank) | {_ms(g['spun'])} | "
         f"{_ms(g['spun_length'])} |",
         f"| the apparatus's less the program's own | {_ms(g['o_minus_spun'])} | |",
+        "",
+        f"Where the growth sits: each interval between two calls against the same interval at zero knobs "
+        f"of its round; those that grew by more than half the spin apart",
+        "",
+        "| over zero knobs | intervals grown by more than half the spin | their growth | the other intervals' growth |",
+        "|---|---|---|---|",
+        *rows,
     ]) + "\n"
 
 
@@ -167,7 +228,7 @@ def main(argv=None, stream=sys.stdout):
     except (SpinCheckError, MissingProgram, OSError) as err:
         print(f"computation_under_spins.py: {err}", file=sys.stderr)
         return 1
-    text = report(f"{args.program} class {args.klass}, np = {args.np}", o_text, rounds, spins)
+    text = report(f"{args.program} class {args.klass}, np = {args.np}", o_text, rounds, spins, args.o)
     stream.write(text)
     if args.out:
         write_text_atomic(args.out, text)
