@@ -284,12 +284,13 @@ def test_known_defects_explain_a_bounded_deviation_in_one_direction():
     # g_excess under o: up to the 0.16 us plain MPICH's own spins reach at 10 us, never below
     assert known_defect("o", "g_excess", 0.16, 10.0) and not known_defect("o", "g_excess", 0.161, 10.0)
     assert not known_defect("o", "g_excess", -0.05, 10.0)
-    # G's bulk slope at 1 us: under g up to 0.001 ns/B high, never low; under L either way
-    for knob in ("g", "L"):
+    # G's bulk slope at 1 us: under g up to 0.001 ns/B high, never low; under o and L either way
+    for knob in ("g", "o", "L"):
         assert known_defect(knob, "G", 0.0007, 1.0) and not known_defect(knob, "G", 0.0011, 1.0)
     assert not known_defect("g", "G", -0.0007, 1.0)
-    assert known_defect("L", "G", -0.001, 1.0) and not known_defect("L", "G", -0.0011, 1.0)
-    assert not known_defect("o", "G", 0.0007, 1.0)
+    for knob in ("o", "L"):
+        assert known_defect(knob, "G", -0.001, 1.0) and not known_defect(knob, "G", -0.0011, 1.0)
+    assert not known_defect("G", "L", 0.0007, 1.0)
 
 
 @pytest.mark.parametrize("apparatus", [{"scale": {"L": 0.9}}, {"leak": {("L", "o_r"): 0.2}}, {}])
