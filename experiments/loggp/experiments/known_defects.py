@@ -41,8 +41,9 @@ KNOWN_DEFECTS = (
                 "G's slope over 16-64 KiB reads +0.0007 ns/B at g = 1 us (46 ns over 64 KiB) in two runs; cause "
                 "not yet found (docs/benchmarks.md)"),
     KnownDefect("o", "G", None, 0.001, 0.0,
-                "G's slope over 16-64 KiB moves by up to 0.001 ns/B either way at o = 1 us (-0.0005 on a host "
-                "taking about 400 detours a second: 33 ns over 64 KiB), as under g and L; cause not yet found "
+                "G's slope over 16-64 KiB moves by up to 0.001 ns/B either way at o = 1 us (-0.0005 and -0.0006 "
+                "on a host taking about 400 detours a second: 33-39 ns over 64 KiB), as under g and L; cause not "
+                "yet found "
                 "(docs/benchmarks.md)"),
     KnownDefect("L", "G", None, 0.001, 0.0,
                 "G's slope over 16-64 KiB moves by up to 0.001 ns/B either way at L = 1 us (+0.0005 on a host "
