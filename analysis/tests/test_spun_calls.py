@@ -24,7 +24,8 @@ def test_intervals_are_the_times_between_calls_per_rank_in_rank_order():
         records = np.zeros(len(spans), dtype=trace.RECORD)
         records["start_ns"], records["end_ns"] = [a for a, _ in spans], [b for _, b in spans]
         records["kind"] = kinds or [trace.CALL] * len(spans)
-        return type("T", (), {"rank": rank, "records": records})()
+        return trace.Trace(path=None, rank=rank, size=2, init_ns=0, finalize_ns=0, clock_offset_ns=0,
+                           names=["MPI_Send"], records=records, records_offset=0)
     # a completion record between the calls is not a call: the interval spans it
     one = fake(1, [(0, 10), (12, 13), (40, 45)], [trace.CALL, trace.COMPLETE, trace.CALL])
     zero = fake(0, [(0, 5), (20, 30), (31, 35)])

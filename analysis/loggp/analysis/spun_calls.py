@@ -62,7 +62,7 @@ def computation_intervals(traces):
     """Per rank (in rank order), each time between the end of a call and the start of the next, in ns."""
     out = []
     for t in sorted(traces, key=lambda t: t.rank):
-        calls = t.records[t.records["kind"] == trace.CALL]
+        calls = t.calls()
         out.append(calls["start_ns"][1:].astype("f8") - calls["end_ns"][:-1].astype("f8"))
     return out
 
