@@ -45,7 +45,21 @@ def test_only_intervals_grown_by_more_than_the_threshold_are_counted_apart():
 
 @pytest.mark.parametrize("other", [[np.array([1.0, 2.0])], [np.array([1.0, 2.0]), np.array([1.0, 2.0, 3.0])]])
 def test_intervals_of_runs_whose_calls_differ_are_not_compared(other):
-    assert spun_calls.delayed_intervals([np.array([1.0, 2.0]), np.array([1.0, 2.0])], other, 1.0) is None
+    zero = [np.array([1.0, 2.0]), np.array([1.0, 2.0])]
+    assert spun_calls.delayed_intervals(zero, other, 1.0) is None
+    assert spun_calls.long_interval_growth(zero, other, 0.5) is None
+
+
+def test_long_intervals_grow_as_a_share_of_their_own_length_at_zero_knobs():
+    # rank 0: a long interval 10 % slower, a short one late by a whole spin; rank 1: a long one
+    # 20 % slower, and one exactly at the limit, which is not long
+    zero = [np.array([1000.0, 50.0]), np.array([3000.0, 500.0])]
+    other = [np.array([1100.0, 150.0]), np.array([3600.0, 900.0])]
+    assert spun_calls.long_interval_growth(zero, other, 500.0) == pytest.approx(700.0 / 4000.0)
+    # a slower program whose long intervals shrink elsewhere: growth is signed
+    assert spun_calls.long_interval_growth(zero, [np.array([900.0, 50.0]), np.array([3000.0, 500.0])],
+                                           500.0) == pytest.approx(-100.0 / 4000.0)
+    assert spun_calls.long_interval_growth(zero, other, 5000.0) is None
 
 
 def test_where_the_growth_sits_takes_half_the_spin_round_by_round():
@@ -58,6 +72,11 @@ def test_where_the_growth_sits_takes_half_the_spin_round_by_round():
     assert sits["o"]["delayed_s"].estimate == pytest.approx((60e3 + 2.5) * 1e-9 / 2)
     assert sits["o"]["rest_s"].estimate == pytest.approx(40e3 * 1e-9 / 2)
     assert sits["spun"]["share"].estimate == 0
+    # no interval reaches ten spins (1 ms); at a 10 us spin the 150 and 120 us ones are long, and
+    # the 100 us one, exactly ten spins, is not
+    assert sits["o"]["long_share"] is None
+    long_ = spun_calls.where_growth_sits(rounds, 10e3)["o"]["long_share"]
+    assert long_.estimate == pytest.approx(40e3 / 270e3)
     rounds[2]["spun"]["intervals"] = [np.array([1.0])]
     assert spun_calls.where_growth_sits(rounds, 100e3)["spun"] is None
 
@@ -86,7 +105,10 @@ def test_the_report_gives_intervals_only_from_enough_rounds():
     enough = rounds_of([8.0, 8.1, 7.9, 8.2, 7.8, 8.0], [0.40, 0.42, 0.38, 0.41, 0.39, 0.40], [0.3] * 6)
     text = spun_calls.report("lu", "100us", enough, 100, 100e3)
     assert "| o = 100us (the apparatus) | +400 ms [+380, +420] |" in text and "no interval" not in text
-    assert "| o = 100us (the apparatus) | 0.0 % [0.0, 0.0] | +0 ms [+0, +0] |" in text
+    assert "| o = 100us (the apparatus) | 0.0 % [0.0, 0.0] | +0 ms [+0, +0] | +0 ms [+0, +0] | none that long |" in text
+    slower = spun_calls.report("lu", "10us", enough, 100, 10e3)
+    assert "| o = 10us (the apparatus) | 0.0 % [0.0, 0.0] | +0 ms [+0, +0] | +0 ms [+0, +0] | +0.0 % [+0.0, +0.0] |" \
+        in slower
 
 
 @pytest.mark.parametrize("args, said", [(["--rounds", "0"], "--rounds 0"), (["--np", "1"], "--np 1"),

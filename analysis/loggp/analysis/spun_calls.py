@@ -6,7 +6,8 @@ with analysis/bench/spun_calls.so spinning the same time around each send and re
 outside MPI calls (both kinds of spin fall inside the calls). The growth of each over zero
 knobs is paired round by round, and so is their difference. Where the growth sits: each
 computation interval (between two calls) is set beside the same interval at zero knobs,
-and those that grew by more than half the spin are counted apart (docs/predict.md).
+and those that grew by more than half the spin are counted apart; the intervals ten spins
+long and more show whether the computation itself ran slower (docs/predict.md).
 
     python analysis/bench/computation_under_spins.py lu --o 100us --rounds 8
 """
@@ -84,6 +85,19 @@ def delayed_intervals(zero, other, threshold_ns):
             "rest_s": sum(float(g[~m].sum()) for g, m in zip(grew, over)) / len(grew) * 1e-9}
 
 
+def long_interval_growth(zero, other, min_ns):
+    """The growth of the intervals longer than min_ns at zero knobs, as a share of their
+    length there: a delay of one spin each barely moves it, a slower computation does; None
+    when a rank's calls differ in number or no interval is that long."""
+    if len(zero) != len(other) or any(len(z) != len(o) for z, o in zip(zero, other)):
+        return None
+    long_ = [z > min_ns for z in zero]
+    length = sum(float(z[m].sum()) for z, m in zip(zero, long_))
+    if not length:
+        return None
+    return sum(float((o - z)[m].sum()) for z, o, m in zip(zero, other, long_)) / length
+
+
 def spun_totals(folder, np_):
     """[(spins, ns spun)] per rank, as spun_calls.so wrote them at MPI_Finalize."""
     totals = []
@@ -136,9 +150,14 @@ def growth(rounds):
     }
 
 
+LONG_INTERVAL_SPINS = 10   # an interval this many spins long grows under 10 % from one spin's delay
+
+
 def where_growth_sits(rounds, spin_ns):
     """Per mode (o, spun): medians and intervals over rounds of delayed_intervals against the
-    same round's zero knobs, at half the spin; None for a mode when some round's calls differ."""
+    same round's zero knobs, at half the spin, and of long_interval_growth over intervals of
+    LONG_INTERVAL_SPINS spins (None when some round has none); None for a mode when some
+    round's calls differ."""
     out = {}
     for mode in ("o", "spun"):
         each = [delayed_intervals(r["zero"]["intervals"], r[mode]["intervals"], spin_ns / 2) for r in rounds]
@@ -146,6 +165,9 @@ def where_growth_sits(rounds, spin_ns):
             out[mode] = None
             continue
         out[mode] = {k: precision.median_interval([e[k] for e in each]) for k in ("share", "delayed_s", "rest_s")}
+        longs = [long_interval_growth(r["zero"]["intervals"], r[mode]["intervals"], LONG_INTERVAL_SPINS * spin_ns)
+                 for r in rounds]
+        out[mode]["long_share"] = None if any(x is None for x in longs) else precision.median_interval(longs)
     return out
 
 
@@ -153,6 +175,11 @@ def _ms(interval):
     return (f"{1000 * interval.estimate:+.0f} ms [{1000 * interval.low:+.0f}, {1000 * interval.high:+.0f}]"
             if interval.bounded else f"{1000 * interval.estimate:+.0f} ms (no interval below "
                                        f"{precision.MIN_SAMPLES} rounds)")
+
+
+def _growth_share(interval):
+    return (f"{100 * interval.estimate:+.1f} % [{100 * interval.low:+.1f}, {100 * interval.high:+.1f}]"
+            if interval.bounded else f"{100 * interval.estimate:+.1f} %")
 
 
 def _share(interval):
@@ -167,8 +194,10 @@ def report(title, o_text, rounds, spins, spin_ns):
     rows = []
     for mode, name in (("o", f"o = {o_text} (the apparatus)"), ("spun", f"{o_text} spun by the program")):
         w = sits[mode]
-        rows.append(f"| {name} | " + (f"{_share(w['share'])} | {_ms(w['delayed_s'])} | {_ms(w['rest_s'])} |" if w
-                                      else "the calls differ in number from zero knobs' | | |"))
+        long_text = _growth_share(w["long_share"]) if w and w["long_share"] is not None else "none that long"
+        rows.append(f"| {name} | " + (f"{_share(w['share'])} | {_ms(w['delayed_s'])} | {_ms(w['rest_s'])} | "
+                                      f"{long_text} |" if w
+                                      else "the calls differ in number from zero knobs' | | | |"))
     zero = precision.median_interval([r["zero"]["computation_s"] for r in rounds])
     return "\n".join([
         f"{title}: computation (the ranks' mean time outside MPI calls) {zero.estimate:.3f} s at zero knobs; "
@@ -182,10 +211,12 @@ def report(title, o_text, rounds, spins, spin_ns):
         f"| the apparatus's less the program's own | {_ms(g['o_minus_spun'])} | |",
         "",
         f"Where the growth sits: each interval between two calls against the same interval at zero knobs "
-        f"of its round; those that grew by more than half the spin apart",
+        f"of its round; those that grew by more than half the spin apart, and how much the long ones grew "
+        f"(one spin's delay would add under {100 // LONG_INTERVAL_SPINS} % to them)",
         "",
-        "| over zero knobs | intervals grown by more than half the spin | their growth | the other intervals' growth |",
-        "|---|---|---|---|",
+        "| over zero knobs | intervals grown by more than half the spin | their growth | the other intervals' growth "
+        f"| intervals over {LONG_INTERVAL_SPINS} spins: growth as a share of their length |",
+        "|---|---|---|---|---|",
         *rows,
     ]) + "\n"
 
