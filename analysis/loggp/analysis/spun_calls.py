@@ -68,12 +68,17 @@ def computation_intervals(traces):
     return out
 
 
+def same_calls(zero, other):
+    """Whether two runs' intervals pair up: as many ranks, each with as many calls."""
+    return len(zero) == len(other) and all(len(z) == len(o) for z, o in zip(zero, other))
+
+
 def delayed_intervals(zero, other, threshold_ns):
     """Interval by interval against zero knobs (a deterministic program makes the same calls):
     {share: of the intervals that grew by more than threshold_ns, delayed_s: the growth those
     carry, rest_s: the others' growth (both a rank's mean, seconds)}; None when a rank's calls
     differ in number."""
-    if len(zero) != len(other) or any(len(z) != len(o) for z, o in zip(zero, other)):
+    if not same_calls(zero, other):
         return None
     grew = [o - z for z, o in zip(zero, other)]
     over = [g > threshold_ns for g in grew]
@@ -89,7 +94,7 @@ def long_interval_growth(zero, other, min_ns):
     """The growth of the intervals longer than min_ns at zero knobs, as a share of their
     length there: a delay of one spin each barely moves it, a slower computation does; None
     when a rank's calls differ in number or no interval is that long."""
-    if len(zero) != len(other) or any(len(z) != len(o) for z, o in zip(zero, other)):
+    if not same_calls(zero, other):
         return None
     long_ = [z > min_ns for z in zero]
     length = sum(float(z[m].sum()) for z, m in zip(zero, long_))
