@@ -19,7 +19,6 @@ import sys
 import tempfile
 from pathlib import Path
 
-
 from loggp.analysis import trace
 from loggp.analysis.emulation_check import KERNELS, computation_s, traced_s
 from loggp.experiments import precision
@@ -182,14 +181,10 @@ def _ms(interval):
                                        f"{precision.MIN_SAMPLES} rounds)")
 
 
-def _growth_share(interval):
-    return (f"{100 * interval.estimate:+.1f} % [{100 * interval.low:+.1f}, {100 * interval.high:+.1f}]"
-            if interval.bounded else f"{100 * interval.estimate:+.1f} %")
-
-
-def _share(interval):
-    return (f"{100 * interval.estimate:.1f} % [{100 * interval.low:.1f}, {100 * interval.high:.1f}]"
-            if interval.bounded else f"{100 * interval.estimate:.1f} %")
+def _share(interval, signed=False):
+    f = "+.1f" if signed else ".1f"
+    return (f"{100 * interval.estimate:{f}} % [{100 * interval.low:{f}}, {100 * interval.high:{f}}]"
+            if interval.bounded else f"{100 * interval.estimate:{f}} %")
 
 
 def report(title, o_text, rounds, spins, spin_ns):
@@ -199,7 +194,7 @@ def report(title, o_text, rounds, spins, spin_ns):
     rows = []
     for mode, name in (("o", f"o = {o_text} (the apparatus)"), ("spun", f"{o_text} spun by the program")):
         w = sits[mode]
-        long_text = _growth_share(w["long_share"]) if w and w["long_share"] is not None else "none that long"
+        long_text = _share(w["long_share"], signed=True) if w and w["long_share"] is not None else "none that long"
         rows.append(f"| {name} | " + (f"{_share(w['share'])} | {_ms(w['delayed_s'])} | {_ms(w['rest_s'])} | "
                                       f"{long_text} |" if w
                                       else "the calls differ in number from zero knobs' | | | |"))

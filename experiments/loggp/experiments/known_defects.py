@@ -43,8 +43,7 @@ KNOWN_DEFECTS = (
     KnownDefect("o", "G", None, 0.001, 0.0,
                 "G's slope over 16-64 KiB moves by up to 0.001 ns/B either way at o = 1 us (-0.0005 and -0.0006 "
                 "on a host taking about 400 detours a second: 33-39 ns over 64 KiB), as under g and L; cause not "
-                "yet found "
-                "(docs/benchmarks.md)"),
+                "yet found (docs/benchmarks.md)"),
     KnownDefect("L", "G", None, 0.001, 0.0,
                 "G's slope over 16-64 KiB moves by up to 0.001 ns/B either way at L = 1 us (+0.0005 on a host "
                 "taking 7,160 detours a second, -0.0010 on one taking 488: 33-65 ns over 64 KiB); cause not yet "
