@@ -8,9 +8,11 @@
  *   yield  spin calling sched_yield (as MPICH's progress loop does)
  *   touch  spin reading one word of every page of the working set in turn
  * The ways are interleaved and rotated each round. Prints, per way, the median pass
- * in us and its ratio to none's:
+ * in us, then the median of its ratio to none's pass in the same round; each with its
+ * 95 % interval (order statistics):
  *   compute_after_wait KIB WAIT_US ROUNDS */
 #define _GNU_SOURCE
+#include <math.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -126,14 +128,29 @@ int main(int argc, char **argv)
             taken[(size_t)way * (size_t)rounds + (size_t)r] = now_s() - start;
         }
     }
-    double medians[WAYS];
-    for (int w = 0; w < WAYS; w++) {
-        double *own = taken + (size_t)w * (size_t)rounds;
-        qsort(own, (size_t)rounds, sizeof *own, by_value);
-        medians[w] = own[rounds / 2];
+    /* the ranks bounding a median's 95 % interval: n/2 -+ 1.96 sqrt(n)/2 */
+    double reach = 0.98 * sqrt((double)rounds);
+    long low_rank = (long)floor((double)rounds / 2 - reach), high_rank = (long)ceil((double)rounds / 2 + reach);
+    if (low_rank < 0)
+        low_rank = 0;
+    if (high_rank > rounds - 1)
+        high_rank = rounds - 1;
+    double *ratios = malloc((size_t)rounds * WAYS * sizeof *ratios);
+    if (!ratios) {
+        fprintf(stderr, "compute_after_wait: cannot allocate the ratios\n");
+        return 1;
     }
     for (int w = 0; w < WAYS; w++)
-        printf("%s %.1f %.3f\n", way_names[w], medians[w] * 1e6, medians[w] / medians[0]);
+        for (long r = 0; r < rounds; r++)
+            ratios[(size_t)w * (size_t)rounds + (size_t)r] =
+                taken[(size_t)w * (size_t)rounds + (size_t)r] / taken[(size_t)r];
+    for (int w = 0; w < WAYS; w++) {
+        double *own = taken + (size_t)w * (size_t)rounds, *ratio = ratios + (size_t)w * (size_t)rounds;
+        qsort(own, (size_t)rounds, sizeof *own, by_value);
+        qsort(ratio, (size_t)rounds, sizeof *ratio, by_value);
+        printf("%s %.1f %.1f %.1f %.3f %.3f %.3f\n", way_names[w], own[rounds / 2] * 1e6, own[low_rank] * 1e6,
+               own[high_rank] * 1e6, ratio[rounds / 2], ratio[low_rank], ratio[high_rank]);
+    }
     (void)sink;
     return 0;
 }

@@ -14,24 +14,23 @@ WAYS = ["none", "spin", "yield", "touch"]
 @pytest.fixture(scope="module")
 def program(tmp_path_factory):
     exe = tmp_path_factory.mktemp("caw") / "compute_after_wait"
-    run(["cc", "-O2", "-std=c11", "-o", exe, SOURCE], check=True)
+    run(["cc", "-O2", "-std=c11", "-o", exe, SOURCE, "-lm"], check=True)
     return exe
 
 
 def readings(exe, *args):
     proc = run([exe, *map(str, args)], check=True)
     rows = [line.split() for line in proc.stdout.splitlines()]
-    return {name: (float(us), float(ratio)) for name, us, ratio in rows}, [r[0] for r in rows]
+    return {r[0]: [float(v) for v in r[1:]] for r in rows}, [r[0] for r in rows]
 
 
 def test_each_way_is_read_against_the_passes_back_to_back(program):
     by_way, order = readings(program, 256, 0, 5)
     assert order == WAYS
-    assert by_way["none"][1] == 1.0
-    base = by_way["none"][0]
-    for us, ratio in by_way.values():
-        # each figure is printed to 0.1 us and the ratio to 0.001
-        assert us > 0 and ratio == pytest.approx(us / base, abs=0.0005 + 0.1 * (us + base) / base ** 2)
+    assert by_way["none"][3:] == [1.0, 1.0, 1.0]  # none's pass against itself, round by round
+    for us, low, high, ratio, ratio_low, ratio_high in by_way.values():
+        assert 0 < low <= us <= high
+        assert 0 < ratio_low <= ratio <= ratio_high
 
 
 def test_every_way_but_none_waits_its_time_before_each_pass(program):
