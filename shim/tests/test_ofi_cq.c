@@ -472,3 +472,40 @@ Test(ofi_cq, no_provider_but_shm_moves_a_send_by_rendezvous)
     note_send_post_on(cq_state_of(&fake_cq), &request, clock_ns(), 1u << 20, &d);
     cr_assert_eq(send_completion_due(cq_state_of(&fake_cq), &request, clock_ns()), 0);
 }
+
+/* The median of n reads of 64 receives at once, with L = 1 ns (so the holding read runs)
+ * and o_r as given: ns from the read's start to its return. */
+static uint64_t median_read_of_64(uint64_t o_r_ns, int n)
+{
+    uint64_t took[64];
+    cr_assert(n <= 64);
+    loggp_knobs k = {0};
+    k.ps[LOGGP_KNOB_LATENCY] = 1000;
+    k.ps[LOGGP_KNOB_O_R] = (int64_t)o_r_ns * 1000;
+    loggp_live_publish(&k);
+    struct fi_cq_tagged_entry out[64];
+    for (int i = 0; i < n; i++) {
+        for (int j = 0; j < 64; j++)
+            queue_entry(FI_RECV | FI_TAGGED, 8, 0);
+        uint64_t start = loggp_now_ns();
+        read_all(64, out);
+        took[i] = loggp_now_ns() - start;
+    }
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && took[j] < took[j - 1]; j--) {
+            uint64_t t = took[j];
+            took[j] = took[j - 1];
+            took[j - 1] = t;
+        }
+    return took[n / 2];
+}
+
+Test(ofi_cq, o_r_adds_itself_over_the_layers_own_work)
+{
+    /* readings are taken against the armed knobs, so o_r must add whole on top of the layer's
+     * work on a read, not swallow it: 64 receives at o_r = 2 us take the armed read's time and
+     * 128 us more */
+    uint64_t armed = median_read_of_64(1, 41), spun = median_read_of_64(2000, 41);
+    cr_assert_geq(spun + armed / 4, armed + 64 * 2000, "armed read %llu ns, with o_r = 2 us %llu ns",
+                  (unsigned long long)armed, (unsigned long long)spun);
+}

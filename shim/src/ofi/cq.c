@@ -6,14 +6,13 @@
 #include "layer.h"
 
 /* Only o_s / o_r set and nothing held: nothing to time or hold, so the read costs
- * no lock and no clock beyond the o_r spin, counted from when the entries were taken. */
+ * no lock and no clock beyond the o_r spin, counted once the stamps are stripped. */
 static ssize_t cq_read_overhead_only(cq_state *cs, const struct fi_ops_cq *o, struct fid_cq *cq, void *buf,
                                      size_t count, int from, fi_addr_t *src, uint64_t o_r)
 {
     ssize_t rc = inner_read(o, cq, buf, count, from, src);
     if (rc <= 0)
         return rc;
-    uint64_t returned = loggp_now_ns();
     size_t receives = 0;
     for (ssize_t i = 0; i < rc; i++) {
         /* the formats with CQ data start like fi_cq_data_entry */
@@ -31,7 +30,8 @@ static ssize_t cq_read_overhead_only(cq_state *cs, const struct fi_ops_cq *o, st
         receives += is_receive(flags) && (flags & FI_RECV);
     }
     if (receives && o_r) {
-        loggp_spin_overhead_until(returned + o_r * receives);
+        /* from now: the armed baseline strips the stamps too, so o_r adds o_r over it */
+        loggp_spin_overhead_until(loggp_now_ns() + o_r * receives);
         loggp_my_counters()->injected_ns[LOGGP_INJ_O_R] += o_r * receives;
     }
     return rc;

@@ -199,7 +199,7 @@ typedef struct {
     uint64_t reception; /* the last reception handed out (delay.h) */
     uint64_t held_ns;   /* time the entries taken in this read wait, for the profile */
     uint64_t start, now;
-    uint64_t returned;  /* when the provider last returned entries, where o_r starts */
+    uint64_t returned;  /* when the provider last returned entries */
 } held_read;
 
 /* The entries one provider read returned, and what was known of the CQ before it. */
@@ -399,7 +399,7 @@ static void wait_for_head(held_read *r)
 }
 
 /* Step 4: what this read injected, into the profile, and o_r for its
- * receptions, spun from when they were taken. Returns when o_r ended. */
+ * receptions, spun once the layer's work is done. Returns when o_r ended. */
 static uint64_t spend_o_r_and_count(const held_read *r, uint64_t gap_waited_g, uint64_t gap_waited_bytes)
 {
     const loggp_delays *d = r->d;
@@ -412,9 +412,10 @@ static uint64_t spend_o_r_and_count(const held_read *r, uint64_t gap_waited_g, u
         c->injected_ns[LOGGP_INJ_GAP] += gap_waited_g;
         c->injected_ns[LOGGP_INJ_GAP_PER_BYTE] += gap_waited_bytes;
         if (receives && d->o_r) {
-            /* from when the completions were taken, so the layer's own work is inside o_r */
+            /* from now, after the layer's own work: the armed baseline does that work too, so
+             * o_r adds o_r over it rather than swallowing it */
             uint64_t o_r = loggp_jitter_o_drawn() ? loggp_jitter_draw_o(d->o_r * receives) : d->o_r * receives;
-            uint64_t spun_to = loggp_spin_overhead_until(local_ns(returned) + o_r);
+            uint64_t spun_to = loggp_spin_overhead_until(loggp_now_ns() + o_r);
             returned += spun_to - local_ns(returned);
             c->injected_ns[LOGGP_INJ_O_R] += o_r;
         }
