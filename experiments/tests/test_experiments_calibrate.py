@@ -284,6 +284,9 @@ def test_known_defects_explain_a_bounded_deviation_in_one_direction():
     # g_excess under o: up to the 0.16 us plain MPICH's own spins reach at 10 us, never below
     assert known_defect("o", "g_excess", 0.16, 10.0) and not known_defect("o", "g_excess", 0.161, 10.0)
     assert not known_defect("o", "g_excess", -0.05, 10.0)
+    # L under o: up to the 0.14 us plain MPICH's own spins grow a half round trip by, never below
+    assert known_defect("o", "L", 0.14, 1.0) and not known_defect("o", "L", 0.141, 1.0)
+    assert not known_defect("o", "L", -0.05, 1.0) and not known_defect("g", "L", 0.05, 1.0)
     # G's bulk slope at 1 us: under g up to 0.001 ns/B high, never low; under o and L either way
     for knob in ("g", "o", "L"):
         assert known_defect(knob, "G", 0.0007, 1.0) and not known_defect(knob, "G", 0.0011, 1.0)

@@ -26,6 +26,10 @@ KNOWN_DEFECTS = (
                 "the machine's, not the apparatus's: plain MPICH with 1 us (10 us) spun before each send and "
                 "after each receive streams 8 B 0.12 us (0.14) a message slower than with the receive spin "
                 "alone, the o knobs 0.07-0.11 (analysis/bench/spun_stream.c); LogP's max(o_s, o_r) leaves it out"),
+    KnownDefect("o", "L", True, 0.14, 0.0,
+                "the machine's, not the apparatus's: plain MPICH with 1 us (10 us) spun by both ranks around "
+                "each call grows an 8 B half round trip by 0.07-0.10 us (0.12-0.14) over LogP's o_s + o_r "
+                "(analysis/bench/spun_pingpong.c), and L = T - o_s - o_r takes it"),
     KnownDefect("o", "o_r", True, 0.0, 0.02,
                 "o_r's reading at a large o grows with the host's detours, about the share of a CPU they "
                 "take: +0.064 us over 10 us at 2,238 detours a second, +0.148 at 3,922 (2.1 % of a CPU), "
