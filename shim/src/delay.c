@@ -149,10 +149,9 @@ uint64_t loggp_spin_until(uint64_t t)
  * initial-exec, as the clock's anchor: no __tls_get_addr call on an o spin. */
 static __thread uint64_t spin_credit_ns __attribute__((tls_model("initial-exec")));
 
-uint64_t loggp_spin_overhead_until(uint64_t t)
+static inline uint64_t spin_overhead(uint64_t now, uint64_t t)
 {
-    /* the loop's first clock read also places the target: no read of its own */
-    uint64_t now = loggp_now_ns(), credit = spin_credit_ns;
+    uint64_t credit = spin_credit_ns;
     uint64_t target = credit ? loggp_credit_target(t, now, &credit) : t;
     while (now < target) {
         cpu_relax();
@@ -160,6 +159,18 @@ uint64_t loggp_spin_overhead_until(uint64_t t)
     }
     spin_credit_ns = loggp_credit_after(credit, target, now);
     return now;
+}
+
+uint64_t loggp_spin_overhead_until(uint64_t t)
+{
+    /* the loop's first clock read also places the target: no read of its own */
+    return spin_overhead(loggp_now_ns(), t);
+}
+
+uint64_t loggp_spin_overhead_ns(uint64_t ns)
+{
+    uint64_t now = loggp_now_ns(); /* the start, and the loop's first clock read */
+    return spin_overhead(now, now + ns);
 }
 
 uint64_t loggp_spin_until_unpaused(uint64_t t)

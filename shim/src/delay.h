@@ -135,6 +135,9 @@ static inline uint64_t loggp_credit_after(uint64_t credit, uint64_t target, uint
  * the time reached. */
 uint64_t loggp_spin_overhead_until(uint64_t t);
 
+/* The same for ns from now, with one clock read fewer than until(now + ns). */
+uint64_t loggp_spin_overhead_ns(uint64_t ns);
+
 /* Time per byte applied to a k-byte message: (k-1)*G for k >= 1, in ns. */
 static inline uint64_t loggp_bytes_delay_ns(int64_t G_ps_per_byte, uint64_t bytes)
 {

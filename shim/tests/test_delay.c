@@ -399,3 +399,15 @@ Test(spin_credit, at_most_the_cap_is_owed)
 {
     cr_assert_eq(loggp_credit_after(LOGGP_SPIN_CREDIT_MAX_NS - 10, 0, 5000), LOGGP_SPIN_CREDIT_MAX_NS);
 }
+
+Test(spin_overhead, ns_from_now_spins_at_least_that_long)
+{
+    /* a fresh thread owes nothing: the spin lasts its whole length, from below */
+    uint64_t start = loggp_now_ns();
+    uint64_t end = loggp_spin_overhead_ns(2000000);
+    cr_assert_geq(end - start, 2000000u, "a 2 ms spin took %llu ns", (unsigned long long)(end - start));
+    cr_assert_geq(loggp_now_ns(), end, "it returns the time it reached, not a later one");
+    /* a spin of 0 ns spins nothing and returns at once */
+    start = loggp_now_ns();
+    cr_assert_lt(loggp_spin_overhead_ns(0) - start, 1000000u);
+}

@@ -31,7 +31,7 @@ static ssize_t cq_read_overhead_only(cq_state *cs, const struct fi_ops_cq *o, st
     }
     if (receives && o_r) {
         /* from now: the armed baseline strips the stamps too, so o_r adds o_r over it */
-        loggp_spin_overhead_until(loggp_now_ns() + o_r * receives);
+        loggp_spin_overhead_ns(o_r * receives);
         loggp_my_counters()->injected_ns[LOGGP_INJ_O_R] += o_r * receives;
     }
     return rc;

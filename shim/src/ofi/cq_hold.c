@@ -415,7 +415,7 @@ static uint64_t spend_o_r_and_count(const held_read *r, uint64_t gap_waited_g, u
             /* from now, after the layer's own work: the armed baseline does that work too, so
              * o_r adds o_r over it rather than swallowing it */
             uint64_t o_r = loggp_jitter_o_drawn() ? loggp_jitter_draw_o(d->o_r * receives) : d->o_r * receives;
-            uint64_t spun_to = loggp_spin_overhead_until(loggp_now_ns() + o_r);
+            uint64_t spun_to = loggp_spin_overhead_ns(o_r);
             returned += spun_to - local_ns(returned);
             c->injected_ns[LOGGP_INJ_O_R] += o_r;
         }
