@@ -503,9 +503,18 @@ static uint64_t median_read_of_64(uint64_t o_r_ns, int n)
 Test(ofi_cq, o_r_adds_itself_over_the_layers_own_work)
 {
     /* readings are taken against the armed knobs, so o_r must add whole on top of the layer's
-     * work on a read, not swallow it: 64 receives at o_r = 2 us take the armed read's time and
-     * 128 us more */
-    uint64_t armed = median_read_of_64(1, 41), spun = median_read_of_64(2000, 41);
-    cr_assert_geq(spun + armed / 4, armed + 64 * 2000, "armed read %llu ns, with o_r = 2 us %llu ns",
-                  (unsigned long long)armed, (unsigned long long)spun);
+     * work on a read, not swallow it: 64 receives at o_r = 2 us take the armed read's time (64
+     * receives at 1 ns) and 128 us less 64 ns more. Swallowed, the work (most of the armed read)
+     * would be missing: the limit sits half an armed read below. Two medians apart can stray
+     * either way by a few hundred ns on a busy machine, so a miss is measured again. */
+    uint64_t armed = 0, spun = 0;
+    for (int attempt = 0; attempt < 3; attempt++) {
+        armed = median_read_of_64(1, 41);
+        spun = median_read_of_64(2000, 41);
+        if (spun + armed / 2 >= armed + 64 * 2000 - 64)
+            return;
+    }
+    cr_assert_fail("armed read %llu ns, with o_r = 2 us %llu ns: o_r added %lld ns over 64 receives, "
+                   "not 127,936", (unsigned long long)armed, (unsigned long long)spun,
+                   (long long)spun - (long long)armed);
 }
