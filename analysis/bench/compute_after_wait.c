@@ -18,13 +18,13 @@
 #include <stdlib.h>
 #include <time.h>
 
-#define WAYS 4
+enum way { NONE, SPIN, YIELD, TOUCH, WAYS };
 #define MAX_ROUNDS 100000
 #define VECTOR 7000 /* doubles: CG class A's 56 KB exchanged vector */
 #define PER_ROW 26  /* nonzeros a row */
 #define PAGE 4096
 
-static const char *const way_names[WAYS] = {"none", "spin", "yield", "touch"};
+static const char *const way_names[WAYS] = {[NONE] = "none", [SPIN] = "spin", [YIELD] = "yield", [TOUCH] = "touch"};
 
 static double now_s(void)
 {
@@ -68,15 +68,15 @@ static double pass(struct matrix *m)
 }
 
 /* Wait `seconds` one way; returns something read so touching is not optimised away. */
-static double wait_a_way(int way, double seconds, const struct matrix *m)
+static double wait_a_way(enum way way, double seconds, const struct matrix *m)
 {
     double end = now_s() + seconds, read = 0;
     size_t page = 0;
     const size_t values_per_page = PAGE / sizeof(double), columns_per_page = PAGE / sizeof(int);
-    while (way != 0 && now_s() < end) {
-        if (way == 2) {
+    while (way != NONE && now_s() < end) {
+        if (way == YIELD) {
             sched_yield();
-        } else if (way == 3) {
+        } else if (way == TOUCH) {
             for (int k = 0; k < 64; k++, page++) {
                 size_t v = page * values_per_page % m->nonzeros, c = page * columns_per_page % m->nonzeros;
                 read += m->values[v] + m->columns[c];
@@ -121,7 +121,7 @@ int main(int argc, char **argv)
     volatile double sink = pass(&m); /* first touch of every page, outside the timing */
     for (long r = 0; r < rounds; r++) {
         for (int k = 0; k < WAYS; k++) {
-            int way = (int)((k + r) % WAYS);
+            enum way way = (enum way)((k + r) % WAYS);
             sink += wait_a_way(way, (double)wait_us * 1e-6, &m);
             double start = now_s();
             sink += pass(&m);
