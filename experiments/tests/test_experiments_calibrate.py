@@ -296,6 +296,36 @@ def test_known_defects_explain_a_bounded_deviation_in_one_direction():
     assert not known_defect("G", "L", 0.0007, 1.0)
 
 
+def test_a_reading_beyond_a_known_defect_is_a_different_fault_only_when_its_interval_is_beyond_it_too():
+    from loggp.experiments.known_defects import known_defect
+    # G's slope at o = 1 us once read -0.0018 ns/B in [-0.0052, -0.0006]: the interval reaches the 0.001 named
+    assert known_defect("o", "G", -0.0018, 1.0, reach=-0.0006)
+    assert known_defect("o", "G", -0.0018, 1.0, reach=-0.001) and not known_defect("o", "G", -0.0018, 1.0, reach=-0.0011)
+    # both sides of the edge, for a defect that reads high and one that reads low
+    assert known_defect("o", "L", 0.3, 1.0, reach=0.14) and not known_defect("o", "L", 0.3, 1.0, reach=0.141)
+    assert known_defect("L", "g", -0.3, 10.0, reach=-0.15) and not known_defect("L", "g", -0.3, 10.0, reach=-0.151)
+    # the direction is the reading's; an interval end across the expectation does not widen the reach
+    assert not known_defect("L", "g", 0.3, 10.0, reach=0.01)
+    assert not known_defect("o", "L", 0.3, 1.0, reach=-0.01)
+
+
+def _missed_series(measured, low, high, set_value=1.0, unit="ns/B"):
+    return {"verdicts": [pr.MISSED], "measured": [measured], "expected": [0.0], "low": [low], "high": [high],
+            "set": [set_value], "unit": unit}
+
+
+def test_a_miss_named_by_its_interval_alone_says_it_is_beyond_the_defects_known_size():
+    from loggp.experiments.calibration_output import named_defect
+    reaching = named_defect("o", "G", _missed_series(-0.0018, -0.0052, -0.0006), 0)
+    assert reaching.startswith("known defect, though the reading is beyond the 0.001 ns/B it is known to reach")
+    assert "rerun to tell" in reaching and "G's slope over 16-64 KiB" in reaching
+    within = named_defect("o", "G", _missed_series(-0.0008, -0.0010, -0.0006), 0)
+    assert within.startswith("known defect: G's slope") and "beyond" not in within
+    assert named_defect("o", "G", _missed_series(-0.0018, -0.0030, -0.0012), 0) is None
+    unresolved = dict(_missed_series(-0.0018, -0.0052, -0.0006), verdicts=[pr.UNRESOLVED])
+    assert named_defect("o", "G", unresolved, 0) is None
+
+
 @pytest.mark.parametrize("apparatus", [{"scale": {"L": 0.9}}, {"leak": {("L", "o_r"): 0.2}}, {}])
 def test_on_a_noisy_machine_the_same_apparatus_is_unresolved_never_met(apparatus):
     # rounds that differ by microseconds against a 1-10 us knob and a 4-run budget

@@ -16,16 +16,42 @@ from loggp.experiments.known_defects import known_defect
 from loggp.experiments.precision import MET, MISSED, UNRESOLVED, worst as worst_of
 
 
+def _deviation(series, i):
+    """The i-th reading's deviation from its expectation, and its interval's end nearest it."""
+    deviation = series["measured"][i] - series["expected"][i]
+    end = series["high"][i] if deviation < 0 else series["low"][i]
+    return deviation, (None if end is None else end - series["expected"][i])
+
+
 def reading_defect(knob, param, series, i):
     """The known defect that explains the i-th reading of a series, if it is missed."""
     if series["verdicts"][i] != MISSED or series["measured"][i] is None:
         return None
-    return known_defect(knob, param, series["measured"][i] - series["expected"][i], series["set"][i])
+    deviation, reach = _deviation(series, i)
+    return known_defect(knob, param, deviation, series["set"][i], reach)
 
 
-def advice(knob, param, role, verdict, above, defect=None, repeated=True):
-    """What a reading's verdict means, in words, and what to do (empty when met); a known
-    defect (reading_defect) that explains a miss is named instead; repeated False: a miss
+def named_defect(knob, param, series, i):
+    """The i-th reading's known defect as a miss names it (defect_text), or None."""
+    defect = reading_defect(knob, param, series, i)
+    return defect_text(defect, series, i) if defect else None
+
+
+def defect_text(defect, series, i):
+    """How a miss names its known defect; a reading beyond the size the defect is known to
+    reach, whose interval still reaches it, says so."""
+    deviation, _ = _deviation(series, i)
+    if not defect.beyond(deviation, series["set"][i]):
+        return f"known defect: {defect.line}"
+    unit = series["unit"]
+    size = f"{defect.size(series['set'][i]):.4g} {unit}"
+    return (f"known defect, though the reading is beyond the {size} it is known to reach and only its interval "
+            f"reaches that: rerun to tell whether it is larger here; {defect.line}")
+
+
+def advice(knob, param, role, verdict, above, named=None, repeated=True):
+    """What a reading's verdict means, in words, and what to do (empty when met); `named`: a
+    known defect that explains a miss, as defect_text names it, is said instead; repeated False: a miss
     the runs apart did not all show (calibration_verdict.repeated_miss)."""
     if verdict == MET:
         return ""
@@ -35,8 +61,8 @@ def advice(knob, param, role, verdict, above, defect=None, repeated=True):
     if verdict == UNRESOLVED:
         return ("the machine's noise left the interval wider than the goal or across its edge: rerun on a quiet "
                 "machine, or with a longer --budget")
-    if defect:
-        return f"known defect: {defect.line}"
+    if named:
+        return named
     if role == "crosstalk":
         return f"setting {knob} also moved {param}, beyond the armed layer's own cost (which cancels)"
     if above:
@@ -370,7 +396,7 @@ def verdicts_text(summary):
             for p, s in list(k["measures"].items()) + list(k["crosstalk"].items()):
                 role = "" if s["role"] == "primary" else " (cross-talk)"
                 defect = reading_defect(knob, p, s, i)
-                named = f"; known defect: {defect.line}" if defect else ""
+                named = f"; {defect_text(defect, s, i)}" if defect else ""
                 lines.append(f"    {p}{role}: {s['verdicts'][i]}: {s['reasons'][i]}{named}")
     return "\n".join(lines) + "\n"
 

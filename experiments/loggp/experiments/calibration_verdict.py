@@ -4,7 +4,7 @@ and per knob, with the reasons."""
 import numpy as np
 
 from loggp.experiments import precision as pr
-from loggp.experiments.calibration_output import advice, reading_defect
+from loggp.experiments.calibration_output import advice, named_defect
 from loggp.experiments.calibration_plan import (BULK_MIN_BYTES, CAL_SIZES, CROSSTALK, PARAMS, PER_BYTE, PRIMARY,
                                                 UNITS, armed_step)
 from loggp.experiments.calibration_readings import median_run, point_parameters
@@ -158,7 +158,7 @@ def judge(collected, goal=pr.KNOB_PRECISION, bulk_bytes=max(CAL_SIZES), budget_r
                    f"{p}{' (cross-talk)' if s['role'] == 'crosstalk' else ''} {s['reasons'][i]}; "
                    + advice(knob, p, s["role"], s["verdicts"][i],
                             s["measured"][i] is not None and s["measured"][i] > s["expected"][i],
-                            reading_defect(knob, p, s, i), repeated=s["repeats"][i])
+                            named_defect(knob, p, s, i), repeated=s["repeats"][i])
                    for i, v in enumerate(values) for p, s in series.items() if s["verdicts"][i] != pr.MET]
         summary["knobs"][knob] = {
             "unit": UNITS[knob], "values": values, "runs": collected.runs[knob],

@@ -14,11 +14,23 @@ class KnownDefect:
     most_share: float  # ... or this share of the set value, whichever is larger
     line: str          # what it is, in one line
 
-    def explains(self, deviation, set_value):
-        """Does this defect account for a reading `deviation` from its expectation?"""
+    def size(self, set_value):
+        """The largest deviation it is known to reach at `set_value`."""
+        return max(self.most, self.most_share * abs(set_value))
+
+    def explains(self, deviation, set_value, reach=None):
+        """Does this defect account for a reading `deviation` from its expectation? `reach`:
+        the end of the reading's 95 % interval nearest the expectation, as a deviation; a
+        reading beyond the defect's size is a different fault only when that end is beyond
+        it too, as a miss is one only when its whole interval is beyond the goal."""
         if self.above is not None and (deviation > 0) != self.above:
             return False
-        return abs(deviation) <= max(self.most, self.most_share * abs(set_value))
+        nearest = abs(deviation) if reach is None or (reach > 0) != (deviation > 0) else min(abs(deviation), abs(reach))
+        return nearest <= self.size(set_value)
+
+    def beyond(self, deviation, set_value):
+        """Is the reading itself beyond the size this defect is known to reach?"""
+        return abs(deviation) > self.size(set_value)
 
 
 KNOWN_DEFECTS = (
@@ -61,10 +73,11 @@ KNOWN_DEFECTS = (
 )
 
 
-def known_defect(knob, parameter, deviation, set_value):
+def known_defect(knob, parameter, deviation, set_value, reach=None):
     """The KnownDefect that explains `parameter` reading `deviation` (reading - expectation,
-    in its unit) from its expectation when `knob` is set to `set_value`, or None."""
+    in its unit; `reach`: its interval's end nearest the expectation, likewise) from its
+    expectation when `knob` is set to `set_value`, or None."""
     for defect in KNOWN_DEFECTS:
-        if (defect.knob, defect.parameter) == (knob, parameter) and defect.explains(deviation, set_value):
+        if (defect.knob, defect.parameter) == (knob, parameter) and defect.explains(deviation, set_value, reach):
             return defect
     return None
