@@ -1,0 +1,127 @@
+"""How G's bulk slope moves when o is spun on one side of a stream or on both.
+
+`loggp calibrate` reads G as the slope of the stream interval g(m) between the bulk sizes,
+and o's cross-talk on G as that slope under o less the armed baseline's. LogP takes a
+stream to run at max(o_s, o_r) over its machine interval, as if one side bound it; this
+runs the probe with o on both sides, on the receive side alone and on the send side alone,
+beside the armed baseline in interleaved rounds of one launch, for several launches, and
+prints how each moves the slope and the two sizes' intervals (docs/benchmarks.md, "Known
+defects"):
+
+    python analysis/bench/bulk_slope_by_side.py --o 1us --runs 60
+"""
+import argparse
+import sys
+
+from loggp.experiments import precision
+from loggp.experiments.calibration_plan import ARMED, BULK_MIN_BYTES, CAL_SIZES
+from loggp.experiments.probe import ProbeError, run_probe_sets
+from loggp.knobs import grammar
+from loggp.knobs.files import write_text_atomic
+
+# the sizes calibrate's G slope spans: the bulk sizes' ends
+SMALL, LARGE = min(s for s in CAL_SIZES if s >= BULK_MIN_BYTES), max(CAL_SIZES)
+SIDES = {"both": ("o_s", "o_r"), "receive": ("o_r",), "send": ("o_s",)}
+PROBE_ARGS = ["--sizes", f"{SMALL},{LARGE}", "--no-refine", "--time-limit", "1", "--rel-ci", "0.005",
+              "--abs-ci-ns", "10"]
+ROUNDS = 8
+
+
+def knob_sets(o_us):
+    """The armed baseline first, then one set per side with o there at `o_us`."""
+    sets = [dict(ARMED)]
+    for names in SIDES.values():
+        sets.append({**ARMED, **{name: o_us for name in names}})
+    return sets
+
+
+def round_intervals(result, size):
+    """The per-round stream intervals (us) of one knob set's result at `size` bytes."""
+    for entry in result["sizes"]:
+        if entry["bytes"] == size:
+            return entry["g_us"]["rounds_us"]
+    raise ProbeError(f"the probe result has no {size} B size")
+
+
+def slope_ns_per_byte(small_us, large_us, small=SMALL, large=LARGE):
+    """The slope between two stream intervals (us) of sizes `small` < `large`, in ns/B."""
+    return (large_us - small_us) * 1000.0 / (large - small)
+
+
+def launch_differences(results):
+    """Per side, the rounds of one launch as (slope change ns/B, small-size change us,
+    large-size change us), each the side's set less the armed baseline of the same round."""
+    armed_small, armed_large = round_intervals(results[0], SMALL), round_intervals(results[0], LARGE)
+    out = {}
+    for side, result in zip(SIDES, results[1:]):
+        small, large = round_intervals(result, SMALL), round_intervals(result, LARGE)
+        if not len(small) == len(large) == len(armed_small) == len(armed_large):
+            raise ProbeError("the knob sets of one launch have different numbers of rounds")
+        out[side] = [(slope_ns_per_byte(s, l) - slope_ns_per_byte(a, b), s - a, l - b)
+                     for s, l, a, b in zip(small, large, armed_small, armed_large)]
+    return out
+
+
+def summarise(launches):
+    """Per side: the slope change over every round pooled, over the launches' own medians,
+    and the two sizes' interval changes, each a median with its 95 % interval."""
+    table = {}
+    for side in SIDES:
+        rows = [r for launch in launches for r in launch[side]]
+        medians = [precision.median_interval([r[0] for r in launch[side]]).estimate for launch in launches]
+        table[side] = {"slope": precision.median_interval([r[0] for r in rows]),
+                       "launch_medians": precision.median_interval(medians),
+                       "below_zero": sum(m < 0 for m in medians),
+                       "small": precision.median_interval([r[1] for r in rows]),
+                       "large": precision.median_interval([r[2] for r in rows])}
+    return table
+
+
+def _interval(i, places, unit):
+    if not i.bounded:
+        return f"{i.estimate:+.{places}f} {unit} (too few for an interval)"
+    return f"{i.estimate:+.{places}f} [{i.low:+.{places}f}, {i.high:+.{places}f}] {unit}"
+
+
+def report(table, o_us, launches):
+    lines = [f"o = {o_us:g} us on each side in turn, against the armed baseline of the same round; "
+             f"{launches} launches of {ROUNDS} rounds; medians [95 %]", "",
+             f"| o on | G's slope {SMALL // 1024}-{LARGE // 1024} KiB | over the launches' medians "
+             f"(below 0) | {SMALL // 1024} KiB interval | {LARGE // 1024} KiB interval |", "|---|---|---|---|---|"]
+    for side, row in table.items():
+        lines.append(f"| {side} | {_interval(row['slope'], 4, 'ns/B')} | {_interval(row['launch_medians'], 4, 'ns/B')}"
+                     f" ({row['below_zero']} of {launches}) | {_interval(row['small'], 3, 'us')} | "
+                     f"{_interval(row['large'], 3, 'us')} |")
+    return "\n".join(lines) + "\n"
+
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser(prog="bulk_slope_by_side.py", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--o", default="1us", help="o to spin on each side in turn (default 1us)")
+    parser.add_argument("--runs", default="30", help="probe launches (default 30)")
+    parser.add_argument("--out", help="also write the table to this file (atomically)")
+    args = parser.parse_args(argv)
+    try:
+        args.o_us = grammar.parse_duration(args.o, 1e-9, 1e-3) * 1e6
+    except grammar.GrammarError as err:
+        parser.error(f"--o {err}")
+    if not args.runs.isdigit() or not 1 <= int(args.runs) <= 1000:
+        parser.error(f"--runs {args.runs!r}: expected a whole number of launches from 1 to 1000")
+    args.runs = int(args.runs)
+    return args
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    launches = []
+    try:
+        for _ in range(args.runs):
+            launches.append(launch_differences(run_probe_sets(PROBE_ARGS, knob_sets(args.o_us), rounds=ROUNDS)))
+    except ProbeError as err:
+        print(f"bulk_slope_by_side: {err}", file=sys.stderr)
+        return 1
+    text = report(summarise(launches), args.o_us, len(launches))
+    print(text, end="")
+    if args.out:
+        write_text_atomic(args.out, text)
+    return 0
