@@ -320,7 +320,7 @@ def test_a_miss_named_by_its_interval_alone_says_it_is_beyond_the_defects_known_
     assert reaching.startswith("known defect, though the reading is beyond the 0.001 ns/B it is known to reach")
     assert "rerun to tell" in reaching and "G's slope over 16-64 KiB" in reaching
     within = named_defect("o", "G", _missed_series(-0.0008, -0.0010, -0.0006), 0)
-    assert within.startswith("known defect: G's slope") and "beyond" not in within
+    assert within.startswith("known defect: the machine's") and "it is known to reach" not in within
     assert named_defect("o", "G", _missed_series(-0.0018, -0.0030, -0.0012), 0) is None
     unresolved = dict(_missed_series(-0.0018, -0.0052, -0.0006), verdicts=[pr.UNRESOLVED])
     assert named_defect("o", "G", unresolved, 0) is None
