@@ -7,34 +7,12 @@
  * median over the rounds of the growth of the median half round trip, with its
  * 95 % interval (order statistics), in us:
  *   spun_pingpong S_US ROUNDS MESSAGES */
-#include <math.h>
-#include <mpi.h>
 #include <stdio.h>
-#include <stdlib.h>
+
+#include "spun.h"
 
 #define MAX_ROUNDS 1000
 #define MAX_MESSAGES 100000
-
-static void spin_us(double us)
-{
-    double end = MPI_Wtime() + us * 1e-6;
-    while (us > 0 && MPI_Wtime() < end)
-        ;
-}
-
-/* The number `text` spells if it lies in [least, most], else -1. */
-static double parsed(const char *text, double least, double most)
-{
-    char *end;
-    double value = strtod(text, &end);
-    return end != text && !*end && value >= least && value <= most ? value : -1;
-}
-
-static int by_value(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 /* The median half round trip of a batch, in us; rank 1 returns 0. */
 static double batch(int rank, double spin, int messages, double *times)
@@ -95,12 +73,9 @@ int main(int argc, char **argv)
         growth[r] = spun - plain;
     }
     if (rank == 0) {
-        qsort(growth, (size_t)n, sizeof *growth, by_value);
-        double reach = 0.98 * sqrt((double)n);
-        int low = (int)floor(n / 2.0 - reach), high = (int)ceil(n / 2.0 + reach);
-        low = low < 0 ? 0 : low;
-        high = high > n - 1 ? n - 1 : high;
-        printf("%.3f %.3f %.3f\n", growth[n / 2], growth[low], growth[high]);
+        double out[3];
+        median_interval(growth, n, out);
+        printf("%.3f %.3f %.3f\n", out[0], out[1], out[2]);
     }
     free(times);
     free(growth);

@@ -10,10 +10,9 @@
  * (order statistics) of the slope's change (ns/B), the small size's growth and the
  * large size's (us):
  *   spun_sides S_US ROUNDS SAMPLES SMALL LARGE */
-#include <math.h>
-#include <mpi.h>
 #include <stdio.h>
-#include <stdlib.h>
+
+#include "spun.h"
 
 #define BURST 16
 #define MAX_ROUNDS 1000
@@ -22,27 +21,6 @@
 
 enum mode { NONE, BOTH, RECEIVE, SEND, MODES };
 static const char *const MODE_NAMES[MODES] = {"none", "both", "receive", "send"};
-
-static void spin_us(double us)
-{
-    double end = MPI_Wtime() + us * 1e-6;
-    while (us > 0 && MPI_Wtime() < end)
-        ;
-}
-
-/* The number `text` spells if it lies in [least, most], else -1. */
-static double parsed(const char *text, double least, double most)
-{
-    char *end;
-    double value = strtod(text, &end);
-    return end != text && !*end && value >= least && value <= most ? value : -1;
-}
-
-static int by_value(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 static double median_of(double *values, int n)
 {
@@ -82,17 +60,6 @@ static double gap(int rank, enum mode mode, double spin, int samples, char *buff
         one[i] = burst(rank, mode, spin, 1, buffer, bytes);
     }
     return (median_of(many, samples) - median_of(one, samples)) / (BURST - 1);
-}
-
-/* Median and the 95 % interval of its order statistics, sorted in place. */
-static void interval(double *values, int n, double out[3])
-{
-    qsort(values, (size_t)n, sizeof *values, by_value);
-    double reach = 0.98 * sqrt((double)n);
-    int low = (int)floor(n / 2.0 - reach), high = (int)ceil(n / 2.0 + reach);
-    out[0] = values[n / 2];
-    out[1] = values[low < 0 ? 0 : low];
-    out[2] = values[high > n - 1 ? n - 1 : high];
 }
 
 int main(int argc, char **argv)
@@ -144,7 +111,7 @@ int main(int argc, char **argv)
         for (int m = BOTH; m < MODES; m++) {
             double out[3][3];
             for (int k = 0; k < 3; k++)
-                interval(change[m][k], n, out[k]);
+                median_interval(change[m][k], n, out[k]);
             printf("%s %.5f %.5f %.5f %.3f %.3f %.3f %.3f %.3f %.3f\n", MODE_NAMES[m], out[0][0], out[0][1],
                    out[0][2], out[1][0], out[1][1], out[1][2], out[2][0], out[2][1], out[2][2]);
         }

@@ -5,33 +5,12 @@
  * message's size, with no emulation involved (docs/benchmarks.md, "Known
  * defects"). Prints the median interval per message over the batches, in us.
  *   spun_stream S_US R_US MESSAGES BATCHES [BYTES] */
-#include <mpi.h>
 #include <stdio.h>
-#include <stdlib.h>
+
+#include "spun.h"
 
 #define MAX_BATCHES 1000
 #define MAX_BYTES (1 << 24)
-
-static void spin_us(double us)
-{
-    double end = MPI_Wtime() + us * 1e-6;
-    while (us > 0 && MPI_Wtime() < end)
-        ;
-}
-
-/* The number `text` spells if it is at least `least`, else -1. */
-static double parsed(const char *text, double least)
-{
-    char *end;
-    double value = strtod(text, &end);
-    return end != text && !*end && value >= least ? value : -1;
-}
-
-static int by_value(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 int main(int argc, char **argv)
 {
@@ -40,9 +19,11 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     int known = argc == 5 || argc == 6;
-    double send_spin = known ? parsed(argv[1], 0) : -1, receive_spin = known ? parsed(argv[2], 0) : -1;
-    int messages = known ? (int)parsed(argv[3], 1) : -1, batches = known ? (int)parsed(argv[4], 1) : -1;
-    double bytes = argc == 6 ? parsed(argv[5], 1) : 8;
+    double send_spin = known ? parsed(argv[1], 0, HUGE_VAL) : -1;
+    double receive_spin = known ? parsed(argv[2], 0, HUGE_VAL) : -1;
+    int messages = known ? (int)parsed(argv[3], 1, HUGE_VAL) : -1;
+    int batches = known ? (int)parsed(argv[4], 1, HUGE_VAL) : -1;
+    double bytes = argc == 6 ? parsed(argv[5], 1, HUGE_VAL) : 8;
     if (size != 2 || send_spin < 0 || receive_spin < 0 || messages < 1 || batches < 1 || batches > MAX_BATCHES ||
         bytes < 1 || bytes > MAX_BYTES || bytes != (int)bytes) {
         if (rank == 0)
