@@ -251,6 +251,24 @@ def test_a_packet_holds_a_further_record_from_exactly_its_size():
     assert [model.packets(n, 128, 64) for n in (1, 2, 3, 128, 129)] == [1, 1, 2, 64, 65]
 
 
+def test_the_smallest_structure_is_one_message_and_its_acknowledgement():
+    # 1 is the least of records, record size and packet size (0 is refused): one message of m
+    # bytes is packed (c), sent (o_s), flies (m-1)G + L, is taken (o_r) and unpacked (u); the
+    # acknowledgement adds o_s + L + o_r
+    p = model.Params(o_s=100.0, o_r=200.0, g=50.0, G=0.5, L=1000.0, pack_ns=5.0, unpack_ns=7.0)
+    ack = 100.0 + 1000.0 + 200.0
+    for packet_size, records, record_size in ((1, 1, 1), (64, 1, 64), (1, 3, 1)):
+        m = record_size
+        one = 5.0 + 100.0 + (m - 1) * 0.5 + 1000.0 + 200.0 + 7.0
+        # each further one-record packet adds the slowest stage: here the receiver's o_r + u (the
+        # sender's c + o_s, g and (m-1)G are shorter)
+        want = one + (records - 1) * (200.0 + 7.0) + ack
+        assert model.transfer_time_us(packet_size, records, record_size, p) == pytest.approx(want / 1e3)
+    for bad in ((0, 1, 1), (1, 0, 1), (1, 1, 0)):
+        with pytest.raises(ValueError):
+            model.transfer_time_us(*bad, p)
+
+
 def test_the_interface_is_busy_g_or_the_bytes_whichever_is_longer():
     # one full packet then the next: it starts max(g, (m-1)G) after the first, on both sides of g = (m-1)G
     m = 2 * 64
