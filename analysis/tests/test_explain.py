@@ -156,6 +156,18 @@ def test_calls_fall_in_their_class():
                    (("MPI_Start", "rendezvous"), BIG)]
 
 
+def test_a_wait_completing_the_traces_very_first_call_takes_its_message():
+    # the post a completion pairs with may be record 0: a program's first MPI call is often its Irecv
+    r0 = Rank(0)
+    r0.call("MPI_Irecv", 1, BIG, request=0x9)
+    r0.call("MPI_Isend", 1, 8, request=0xa)
+    r0.call("MPI_Wait", done=[(0x9, (1, 0, BIG))])
+    r0.call("MPI_Wait", done=[(0xa, None)])
+    assert explain.classify(r0.trace(), 4096) == [
+        (("MPI_Irecv", "rendezvous"), BIG), (("MPI_Isend", "eager"), 8),
+        (("MPI_Wait", "rendezvous"), BIG), (("MPI_Wait", "eager"), 8)]
+
+
 def test_a_message_to_oneself_is_told_by_the_communicators_members():
     # a split with reversed keys (its rank 1 is world rank 0) and one whose members are not listed
     reversed_comm, unknown = 0x20000021, 0x20000022

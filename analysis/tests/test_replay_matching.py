@@ -455,6 +455,20 @@ def test_a_message_with_a_rank_outside_the_run_is_a_damaged_trace(tmp_path, side
         predict.load(tmp_path)
 
 
+@pytest.mark.parametrize("side, peer", [("send", 2), ("send", 5), ("receive", 2)])
+def test_replay_build_refuses_a_rank_one_past_the_communicator_as_any_outside_it(tmp_path, side, peer):
+    # a communicator of 2 ranks has ranks 0 and 1: rank 2 is as damaged as rank 5 (explain and the
+    # GOAL export build their programs here, not in the core)
+    ranks = _outside(side, peer)
+    if side == "receive":
+        ranks[0].recs[-1] = ranks[0].recs[-1][:4] + (peer,) + ranks[0].recs[-1][5:]
+    for me, r in enumerate(ranks):
+        synth.write_rank(tmp_path / f"trace.{me}.bin", me, 2, np.array(r.recs, dtype=trace.RECORD), INIT, r.clock,
+                         names=NAMES)
+    with pytest.raises(trace.TraceError, match=rf"a message with rank {peer}, not one of its communicator's 2 ranks"):
+        replay.build(trace.read_folder(tmp_path))
+
+
 def test_the_core_refuses_a_program_that_names_a_rank_outside_the_run():
     programs = [[("isend", 1, ("c", 0), 8, "s"), ("isend", 2, ("c", 0), 8, "t")], [("irecv", 0, ("c", 0), 8, "r")]]
     with pytest.raises(ValueError, match="rank 0, operation 1: a message with rank 2, not one of the 2 ranks"):
