@@ -206,6 +206,63 @@ Test(physical, overheads_beyond_the_one_way_time_mark_the_switch)
     cr_expect_eq(find_protocol_switch(small, 3), 3);
 }
 
+/* Five sizes, all past 64 B: T 4 us, o_s 0.5, o_r 1 up to 4 KiB; at 8 KiB T and o_r step as set;
+ * 16 KiB keeps 8 KiB's T (below the rising trend, so no jump of its own) and o_r16. Every value
+ * is exact in binary, so each rule is read right at its edge. */
+static int switch_of(double T8, double o_r8, double o_r16, size_result *r)
+{
+    long sizes[5] = {1024, 2048, 4096, 8192, 16384};
+    for (int i = 0; i < 3; i++)
+        r[i] = point(sizes[i], 4.0, 0.5, 1.0, 0.6);
+    r[3] = point(sizes[3], T8, 0.5, o_r8, 0.6);
+    r[4] = point(sizes[4], T8, 0.5, o_r16, 0.6);
+    return find_protocol_switch(r, 5);
+}
+
+Test(physical, each_rule_of_the_switch_on_both_sides_of_its_edge)
+{
+    size_result r[5];
+    /* T's jump must exceed max(0.3 us, half the T before): 2 us over 4 is not a switch, a
+     * sixteenth more is */
+    cr_expect_eq(switch_of(6.0, 2.0, 2.0, r), 5);
+    cr_expect_eq(switch_of(6.0625, 2.0, 2.0, r), 3);
+    /* o_r's jump must be at least 0.3 of T's (10 us): 3 us is, a sixteenth less is not */
+    cr_expect_eq(switch_of(14.0, 4.0, 4.0, r), 3);
+    cr_expect_eq(switch_of(14.0, 3.9375, 3.9375, r), 5);
+    /* the next size's o_r must keep at least half the rise (1 -> 5): 3 us does, a sixteenth
+     * less is a disturbed size, not a switch */
+    cr_expect_eq(switch_of(14.0, 5.0, 3.0, r), 3);
+    cr_expect_eq(switch_of(14.0, 5.0, 2.9375, r), 5);
+}
+
+Test(physical, the_first_size_past_the_switch_has_no_latency_even_when_its_overheads_fit)
+{
+    /* o_s + o_r = 4.5 < T = 14 at 8 KiB: the overheads alone do not hide its L; the switch does */
+    size_result r[5];
+    cr_assert_eq(switch_of(14.0, 4.0, 4.0, r), 3);
+    summary s = summarize_signature(r, 5, 16384);
+    cr_assert_eq(s.switch_index, 3);
+    cr_expect_float_eq(size_latency_us(&r[2], 2, &s), 2.5, 1e-12);
+    cr_expect(isnan(size_latency_us(&r[3], 3, &s)), "%g", size_latency_us(&r[3], 3, &s));
+    cr_expect(isnan(size_latency_us(&r[4], 4, &s)));
+}
+
+Test(signature, G_is_fitted_past_a_switch_after_the_first_size)
+{
+    /* the switch at index 1 (one size before it), three past it: G is theirs, 0.094 ns/B, not a
+     * line through the step of the switch */
+    size_result r[4];
+    long sizes[4] = {4096, 8192, 16384, 65536};
+    r[0] = point(sizes[0], 4.0, 0.5, 1.0, 1.3 + sizes[0] * 0.094e-3);
+    for (int i = 1; i < 4; i++)
+        r[i] = point(sizes[i], 14.0, 0.5, 5.0, 22.8 + sizes[i] * 0.094e-3);
+    summary s = summarize_signature(r, 4, 65536);
+    cr_assert_eq(s.switch_index, 1);
+    cr_expect_float_eq(s.G_ns_per_byte, 0.094, 1e-9, "G %g", s.G_ns_per_byte);
+    cr_expect_float_eq(s.G_lo, 8192, 0);
+    cr_expect_float_eq(s.G_hi, 65536, 0);
+}
+
 Test(physical, L_is_clamped_at_zero_and_says_so)
 {
     /* o_r timed after an idle wait costs 0.04 us more than its share of the ping-pong. */
