@@ -498,6 +498,9 @@ def test_a_collective_with_a_root_outside_the_run_is_a_damaged_trace(tmp_path, r
                          names=NAMES)
     with pytest.raises(trace.TraceError, match=rf"record 0: a message with rank {root}, not one of the run's 3"):
         predict.load(tmp_path)
+    # replay.build (explain, the GOAL export) refuses it too, from the root one past the last rank
+    with pytest.raises(trace.TraceError, match=rf"Bcast on communicator 0x[0-9a-f]+ of 3 ranks with root {root}"):
+        replay.build(trace.read_folder(tmp_path))
 
 
 def test_a_collective_is_as_large_as_its_largest_record(tmp_path):
