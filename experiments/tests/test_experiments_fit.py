@@ -82,6 +82,19 @@ def test_bad_series_are_rejected():
         fit.segment_fit([4, 2, 8], [1.0, 2.0, 3.0])
 
 
+def test_each_check_of_a_series_holds_at_its_edge():
+    # 2 sizes are the fewest a line needs: one regime through both
+    (one,) = fit.segment_fit([8, 4096], [1.0, 3.0])
+    assert (one.m_min, one.m_max, one.points) == (8, 4096, 2)
+    assert one.us_per_byte == pytest.approx(2.0 / 4088) and one.T0_us == pytest.approx(1.0 - 8 * 2.0 / 4088)
+    # a size measured twice is not strictly increasing, however close its times
+    with pytest.raises(fit.FitError, match="increasing"):
+        fit.segment_fit([8, 8, 64], [1.0, 1.0, 2.0])
+    # a time of exactly 0 is no time (a relative residual divides by it)
+    with pytest.raises(fit.FitError, match=r"positive, got .*0\.0"):
+        fit.segment_fit([1, 2, 4], [1.0, 0.0, 3.0])
+
+
 def test_knob_prediction_matches_knobbed_fit():
     base = synthetic_probe(SIZES)
     knobs = {"o_s": 2.0, "o_r": 2.0, "L": 5.0, "G": 0.5}
