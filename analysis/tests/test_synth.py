@@ -64,6 +64,23 @@ def test_a_scattered_alltoall_is_in_closed_form_up_to_one_round_of_peers(tmp_pat
         synth.Pattern("alltoall", throttle + 1, phases=1, nbytes=1024, compute_ns=0).critical_path_ns(MACHINES[1])
 
 
+@pytest.mark.parametrize("name, size", [("halo", 8), ("ring", 2), ("ring", 5), ("alltoall", 4)])
+def test_each_rank_calls_one_call_after_another(tmp_path, name, size):
+    # as a traced program does: every call starts no earlier than the one before it ended, and the
+    # run's traced length is what the calls and their computation take (the ring's steps follow
+    # one another, each its own length later)
+    pattern = synth.Pattern(name, size, phases=3, nbytes=64, compute_ns=1000)
+    pattern.write(tmp_path)
+    for t in trace.read_folder(tmp_path):
+        calls = t.records[t.records["kind"] == trace.CALL]
+        starts, ends = calls["start_ns"].astype(np.int64), calls["end_ns"].astype(np.int64)
+        assert np.all(starts[1:] >= ends[:-1]), t.path
+        one_phase = pattern.phase_records(t.rank)
+        one_calls = one_phase[one_phase["kind"] == trace.CALL]
+        busy = int(np.sum(one_calls["end_ns"].astype(np.int64) - one_calls["start_ns"].astype(np.int64)))
+        assert int(t.finalize_ns - t.init_ns) == 3 * (busy + 1000)
+
+
 def test_a_pattern_needs_two_ranks(tmp_path):
     with pytest.raises(ValueError, match="at least 2"):
         synth.Pattern("ring", 1, 1, 8, 0).write(tmp_path)
