@@ -95,6 +95,20 @@ def test_each_check_of_a_series_holds_at_its_edge():
         fit.segment_fit([1, 2, 4], [1.0, 0.0, 3.0])
 
 
+def test_a_regime_measured_at_two_sizes_under_knobs_is_fitted_and_one_size_is_refused():
+    m, t = two_regimes([1, 64, 1024, 4096, 8192, 16384, 65536, 262144])
+    template = fit.segment_fit(m, t)
+    assert [(r.m_min, r.m_max) for r in template] == [(1, 8192), (16384, 262144)]
+    # the knobbed run measured the rendezvous regime at two of its sizes: a line through them
+    km = np.array([1, 64, 4096, 16384, 65536], dtype=float)
+    kt = np.where(km <= 8192, 2.2 + km / 4000.0, 6.0 + km / 12000.0)
+    eager, rendezvous = fit.fit_in_regimes(km, kt, template)
+    assert (rendezvous.m_min, rendezvous.m_max, rendezvous.points) == (16384, 65536, 2)
+    assert rendezvous.T0_us == pytest.approx(6.0) and rendezvous.us_per_byte == pytest.approx(1 / 12000.0)
+    with pytest.raises(fit.FitError, match="has 1 measured size"):
+        fit.fit_in_regimes(km[:-1], kt[:-1], template)
+
+
 def test_knob_prediction_matches_knobbed_fit():
     base = synthetic_probe(SIZES)
     knobs = {"o_s": 2.0, "o_r": 2.0, "L": 5.0, "G": 0.5}

@@ -259,6 +259,15 @@ def test_clip_runs_a_faster_parameter_at_the_hosts_value_and_says_how_far(tmp_pa
     assert env["LOGGP_LATENCY"] == "0ns" and env["LOGGP_OS"] == "800ns"
 
 
+def test_clip_says_how_far_a_target_of_zero_is_without_a_ratio(tmp_path, host_file):
+    # a target of exactly 0 (an ideal network's L) has no "x the target": the host's value above it
+    path = toml_target(tmp_path, '[[regime]]\nbytes = [1, "inf"]\no_s = "1us"\nL = "0us"\n')
+    plan = target.compute(signature.load_file(path), signature.load_file(host_file), clip=True)
+    assert [r.param for r in plan.clipped()] == ["L"]
+    lines = target.summary_lines(plan)
+    assert any("L: target 0" in line and "0.4 us above a target of 0" in line for line in lines), lines
+
+
 def test_a_start_up_time_goes_into_L_and_keeps_the_hosts_o(tmp_path, host_file):
     path = toml_target(tmp_path, '[[regime]]\nbytes = [1, "inf"]\nT0 = "10.7us"\n')
     plan = target.compute(signature.load_file(path), signature.load_file(host_file))
