@@ -413,6 +413,22 @@ def test_G_is_read_on_one_side_of_the_protocol_switch():
     assert target_calibration.readings(result)["G"].estimate == pytest.approx(2.1, rel=1e-3)
 
 
+def test_a_reading_has_the_samples_of_its_scarcest_part_and_a_zero_half_width_is_exact():
+    sizes = [8, 4096, 16384, 65536]
+    result = synthetic_probe(sizes, {"G": 2.0}, eager_limit=8192)
+    result["summary"] = {"protocol_switch_bytes": 16384}
+    by_size = {s["bytes"]: s for s in result["sizes"]}
+    by_size[8]["T_us"]["samples"] = 30       # L = T - o_s - o_r: as many as its fewest part
+    by_size[8]["o_r_us"]["samples"] = 40
+    by_size[65536]["g_us"]["samples"] = 20   # G: a slope between two sizes' g
+    by_size[8]["o_s_us"]["ci95_half"] = 0.0  # every sample alike: an interval of no width, not none
+    got = target_calibration.readings(result)
+    assert got["L"].n == 30 and got["o_r"].n == 40 and got["o_s"].n == 50
+    assert got["G"].n == 20
+    o_s = got["o_s"]
+    assert o_s.low == o_s.estimate == o_s.high == pytest.approx(1e3 * (BASE["o_s"] + 8 * 0.00002))
+
+
 def test_calibrate_target_refuses_the_sweeps_options(tmp_path, capsys):
     code, calls = calibrate_target(tmp_path, "now", extra=["--quick"])
     assert code == 2 and calls == [] and "drop --quick" in capsys.readouterr().err
