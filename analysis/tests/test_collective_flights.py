@@ -40,6 +40,7 @@ def test_cases_read_as_the_loop_runs_them():
     (["--case", "Allreduce:8:c:later"], "expected NAME:BYTES"),
     (["--case", "Allreduce:eight"], "'eight' is not a byte count"),
     (["--np", "2,x"], "--np '2,x'"),
+    (["--np", "2,0"], "--np '2,0'"),
     (["--iters", "0"], "--iters 0"),
     (["--L", "0us"], "--L 0us"),
     (["--L", "5parsecs"], "parsecs")])
@@ -47,6 +48,16 @@ def test_bad_input_is_refused_before_any_run(argv, says, capsys):
     assert cf.main(argv) == 2
     err = capsys.readouterr().err.strip()
     assert says in err and err.count("\n") == 0
+
+
+def test_the_least_valid_settings_go_on_to_the_run(monkeypatch, capsys):
+    # one rank and one call a loop are the smallest --np and --iters: not refused, the run starts
+    # (here it fails at once, before any MPI: exit 1, not the usage error's 2)
+    def no_loop(folder):
+        raise RuntimeError("no loop here")
+    monkeypatch.setattr(cf, "build_loop", no_loop)
+    assert cf.main(["--np", "1", "--iters", "1", "--case", "Allreduce:8"]) == 1
+    assert capsys.readouterr().err.strip() == "collective_flights.py: no loop here"
 
 
 def test_the_table_has_a_row_a_case_and_a_column_a_rank_count():
