@@ -109,6 +109,19 @@ def test_a_regime_measured_at_two_sizes_under_knobs_is_fitted_and_one_size_is_re
         fit.fit_in_regimes(km[:-1], kt[:-1], template)
 
 
+def test_a_regime_takes_at_least_three_sizes_by_default():
+    # two sizes always lie on a line: a regime of two would explain any pair off the trend, so
+    # the last two sizes, off the line by 30 %, are no regime of their own (min_points = 3)
+    m = np.array([8, 64, 512, 4096, 32768], dtype=float)
+    t = 1.0 + m / 4000.0
+    t[-2:] *= 1.3
+    assert len(fit.segment_fit(m, t)) == 1
+    # with three sizes each, two regimes are found
+    m6 = np.array([8, 64, 512, 4096, 32768, 65536], dtype=float)
+    t6 = np.where(m6 <= 512, 1.0 + m6 / 4000.0, 5.0 + m6 / 12000.0)
+    assert [(r.m_min, r.m_max) for r in fit.segment_fit(m6, t6)] == [(8, 512), (4096, 65536)]
+
+
 def test_knob_prediction_matches_knobbed_fit():
     base = synthetic_probe(SIZES)
     knobs = {"o_s": 2.0, "o_r": 2.0, "L": 5.0, "G": 0.5}

@@ -269,6 +269,15 @@ def test_the_smallest_structure_is_one_message_and_its_acknowledgement():
             model.transfer_time_us(*bad, p)
 
 
+def test_the_grid_of_packet_sizes_reaches_the_largest_size_asked():
+    # from one record up to max_size itself: one record's size when that is all that is asked,
+    # and an octave's end (two records) as the last size of a grid up to it
+    assert model.candidate_sizes(64, 64) == [64]
+    assert model.candidate_sizes(64, 128) == [64, 128]
+    p = model.Params(o_s=1000.0, o_r=200.0, G=0.5, L=1000.0)
+    assert model.predicted_best(100, 64, p, 64)[0] == 64
+
+
 def test_the_interface_is_busy_g_or_the_bytes_whichever_is_longer():
     # one full packet then the next: it starts max(g, (m-1)G) after the first, on both sides of g = (m-1)G
     m = 2 * 64
