@@ -274,6 +274,9 @@ def test_the_grid_of_packet_sizes_reaches_the_largest_size_asked():
     # and an octave's end (two records) as the last size of a grid up to it
     assert model.candidate_sizes(64, 64) == [64]
     assert model.candidate_sizes(64, 128) == [64, 128]
+    # whole octaves of steps end on max_size itself, however many (8 steps an octave)
+    for record_size, max_size in ((8, 64), (64, 512), (64, 65536), (100, 102400)):
+        assert model.candidate_sizes(record_size, max_size)[-1] == max_size
     p = model.Params(o_s=1000.0, o_r=200.0, G=0.5, L=1000.0)
     assert model.predicted_best(100, 64, p, 64)[0] == 64
 

@@ -109,13 +109,14 @@ def steady_state_best_be(records, record_size, p):
 
 
 def candidate_sizes(record_size, max_size, steps_per_octave=8):
-    """Packet sizes from one record to max_size, geometric, as multiples of R."""
-    sizes, be = [], 1.0
-    while be * record_size <= max_size:
+    """Packet sizes from one record to max_size, geometric, as multiples of R. Each step's BE
+    is 2^(k/steps) from its own k: a product of steps drifts past 2^octaves and loses max_size."""
+    sizes, k = [], 0
+    while (be := 2 ** (k / steps_per_octave)) * record_size <= max_size:
         s = int(round(be)) * record_size
         if not sizes or s != sizes[-1]:
             sizes.append(s)
-        be *= 2 ** (1.0 / steps_per_octave)
+        k += 1
     return sizes
 
 
