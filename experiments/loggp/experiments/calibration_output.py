@@ -43,8 +43,7 @@ def defect_text(defect, series, i):
     deviation, _ = _deviation(series, i)
     if not defect.beyond(deviation, series["set"][i]):
         return f"known defect: {defect.line}"
-    unit = series["unit"]
-    size = f"{defect.size(series['set'][i]):.4g} {unit}"
+    size = f"{defect.size(series['set'][i]):.4g} {series['unit']}"
     return (f"known defect, though the reading is beyond the {size} it is known to reach and only its interval "
             f"reaches that: rerun to tell whether it is larger here; {defect.line}")
 
@@ -395,8 +394,8 @@ def verdicts_text(summary):
             lines.append(f"  {knob} = {v:g} {k['unit']}: {k['points'][i]['verdict']}")
             for p, s in list(k["measures"].items()) + list(k["crosstalk"].items()):
                 role = "" if s["role"] == "primary" else " (cross-talk)"
-                defect = reading_defect(knob, p, s, i)
-                named = f"; {defect_text(defect, s, i)}" if defect else ""
+                defect = named_defect(knob, p, s, i)
+                named = f"; {defect}" if defect else ""
                 lines.append(f"    {p}{role}: {s['verdicts'][i]}: {s['reasons'][i]}{named}")
     return "\n".join(lines) + "\n"
 

@@ -68,7 +68,7 @@ def summarise(launches):
     table = {}
     for side in SIDES:
         rows = [r for launch in launches for r in launch[side]]
-        medians = [precision.median_interval([r[0] for r in launch[side]]).estimate for launch in launches]
+        medians = [precision.median([r[0] for r in launch[side]]) for launch in launches]
         table[side] = {"slope": precision.median_interval([r[0] for r in rows]),
                        "launch_medians": precision.median_interval(medians),
                        "below_zero": sum(m < 0 for m in medians),
