@@ -276,7 +276,7 @@ def test_a_miss_the_known_defect_does_not_reach_is_not_excused(leak):
 def test_known_defects_explain_a_bounded_deviation_in_one_direction():
     from loggp.experiments.known_defects import known_defect
     assert known_defect("G", "G", 0.02 * 2.0, 2.0) and not known_defect("G", "G", 0.04 * 2.0, 2.0)
-    assert not known_defect("G", "G", -0.01, 2.0) and not known_defect("G", "L", 0.01, 2.0)
+    assert not known_defect("G", "G", -0.01, 2.0) and not known_defect("G", "o_r", 0.01, 2.0)
     assert known_defect("L", "g", -0.15, 10.0) and not known_defect("L", "g", -0.151, 10.0)
     # o_r high at a large o: up to 2 % of the setting, never below, never a tenth too much
     assert known_defect("o", "o_r", 0.148, 10.0) and not known_defect("o", "o_r", 0.201, 10.0)
@@ -293,7 +293,12 @@ def test_known_defects_explain_a_bounded_deviation_in_one_direction():
     assert not known_defect("g", "G", -0.0007, 1.0)
     for knob in ("o", "L"):
         assert known_defect(knob, "G", -0.001, 1.0) and not known_defect(knob, "G", -0.0011, 1.0)
-    assert not known_defect("G", "L", 0.0007, 1.0)
+    assert not known_defect("G", "o_s", 0.0007, 1.0)
+    # L under G: the machine's answer to a hold, up to 0.2 us either way at any G, no further
+    for deviation in (0.2, -0.2, 0.01):
+        assert known_defect("G", "L", deviation, 2.0) and known_defect("G", "L", deviation, 0.1)
+    assert not known_defect("G", "L", 0.201, 2.0) and not known_defect("G", "L", -0.201, 5.0)
+    assert not known_defect("L", "L", -0.1, 1.0) and not known_defect("g", "L", -0.1, 1.0)
 
 
 def test_a_reading_beyond_a_known_defect_is_a_different_fault_only_when_its_interval_is_beyond_it_too():

@@ -65,6 +65,12 @@ KNOWN_DEFECTS = (
                 "G's slope over 16-64 KiB moves by up to 0.001 ns/B either way at L = 1 us (+0.0005 on a host "
                 "taking 7,160 detours a second, -0.0010 on one taking 488: 33-65 ns over 64 KiB); cause not yet "
                 "found (docs/benchmarks.md)"),
+    KnownDefect("G", "L", None, 0.2, 0.0,
+                "the machine's, not G's: a hold moves T - o_s - o_r at 8 B-4 KiB beyond its own length by "
+                "-0.16 to +0.15 us, by size and launch, the same whether G or an L of that length sets it "
+                "(paired within 0.013 us, analysis/bench/hold_by_size.py), as plain MPICH moves a half round "
+                "trip by -0.19 to +0.15 us beyond a wait of 0.05-2 us before each reply "
+                "(analysis/bench/spun_reply.c); L is read as their median over the sizes"),
     KnownDefect("G", "G", True, 0.0, 0.03,
                 "shm copies a rendezvous message more slowly after the long wait G adds (a colder cache), "
                 "so g(m) grows by the host's slower copy besides (m-1)G: 1-2 % of G"),
