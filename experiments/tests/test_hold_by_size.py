@@ -100,6 +100,8 @@ def test_the_command_runs_the_probe_per_launch_and_writes_its_table(monkeypatch,
     printed = capsys.readouterr().out
     assert out.read_text() == printed and "G = 2 ns/B" in printed and "3 launches" in printed
     assert "| 4096 | 8186 ns | +20 [" in printed
+    # every size 20 ns beyond its hold under G, none under L: the cross-talk is G's 20, not L's 0
+    assert "(median over the sizes): +20 [" in printed
 
 
 def test_a_failing_probe_exits_1_and_says_why(monkeypatch, tmp_path, capsys):
