@@ -1,5 +1,5 @@
-"""How G's bulk slope moves when o is spun on the send side, the receive side or both
-(docs/benchmarks.md, "Known defects"):
+"""How G's bulk slope moves when o is spun on the send side, the receive side or both, and
+under g and L beside them (docs/benchmarks.md, "Known defects"):
 
     python analysis/bench/bulk_slope_by_side.py --o 1us --runs 60
 """
