@@ -53,9 +53,11 @@ KNOWN_DEFECTS = (
     KnownDefect("L", "g", False, 0.15, 0.0,
                 "L holds hand completions over from the provider in batches, so a receiver-bound stream "
                 "pays the provider's per-read cost less often and runs up to ~0.1 us a message faster"),
-    KnownDefect("g", "G", True, 0.001, 0.0,
-                "G's slope over 16-64 KiB reads +0.0007 ns/B at g = 1 us (46 ns over 64 KiB) in two runs; cause "
-                "not yet found (docs/benchmarks.md)"),
+    KnownDefect("g", "G", None, 0.002, 0.0,
+                "the machine's, not the apparatus's: g's wait before each send moves G's slope over 16-64 KiB as "
+                "1 us spun on the send side does (+0.0006 and +0.0016 ns/B against +0.0008 and +0.0018, paired "
+                "within 0.0003: analysis/bench/bulk_slope_by_side.py), and plain MPICH spinning on the send side "
+                "moves it by -0.0030 to +0.0010 from launch to launch (analysis/bench/spun_sides.c)"),
     KnownDefect("o", "G", None, 0.001, 0.0,
                 "the machine's, not the apparatus's: plain MPICH with 1 us spun by the program on both sides "
                 "moves G's slope over 16-64 KiB by -0.0010 to +0.0018 ns/B from launch to launch, and by up to "
@@ -63,8 +65,8 @@ KNOWN_DEFECTS = (
                 "(analysis/bench/spun_sides.c); the o knobs read -0.0018 to +0.0003 at 1 us"),
     KnownDefect("L", "G", None, 0.001, 0.0,
                 "G's slope over 16-64 KiB moves by up to 0.001 ns/B either way at L = 1 us (+0.0005 on a host "
-                "taking 7,160 detours a second, -0.0010 on one taking 488: 33-65 ns over 64 KiB); cause not yet "
-                "found (docs/benchmarks.md)"),
+                "taking 7,160 detours a second, -0.0010 on one taking 488: 33-65 ns over 64 KiB), mostly as a "
+                "spin on the receive side moves it, by less; cause not yet found (docs/benchmarks.md)"),
     KnownDefect("G", "L", None, 0.2, 0.0,
                 "the machine's, not G's: a hold moves T - o_s - o_r at 8 B-4 KiB beyond its own length by "
                 "-0.16 to +0.15 us, by size and launch, the same whether G or an L of that length sets it "
