@@ -1,5 +1,5 @@
 /* What the spun_* bench programs share: a spin on MPI's clock, argument parsing, and the
- * median with its 95 % interval from order statistics. Header-only, so that each program
+ * median, alone or with its 95 % interval from order statistics. Header-only, so that each program
  * still builds from its one source with `mpicc -O2 -o NAME analysis/bench/NAME.c -lm`. */
 #ifndef SPUN_H
 #define SPUN_H
@@ -28,6 +28,13 @@ static inline int by_value(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
+}
+
+/* Sorts `values` and gives their median. */
+static inline double median_of(double *values, int n)
+{
+    qsort(values, (size_t)n, sizeof *values, by_value);
+    return values[n / 2];
 }
 
 /* Sorts `values` and gives their median and the 95 % interval's low and high ends. */

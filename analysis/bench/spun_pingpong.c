@@ -33,10 +33,7 @@ static double batch(int rank, double spin, int messages, double *times)
         }
         times[i] = (MPI_Wtime() - start) * 1e6 / 2;
     }
-    if (rank != 0)
-        return 0;
-    qsort(times, (size_t)messages, sizeof *times, by_value);
-    return times[messages / 2];
+    return rank == 0 ? median_of(times, messages) : 0;
 }
 
 int main(int argc, char **argv)

@@ -36,10 +36,7 @@ static double batch(int rank, int bytes, double wait, int messages, double *time
         }
         times[i] = (MPI_Wtime() - start) * 1e6 / 2;
     }
-    if (rank != 0)
-        return 0;
-    qsort(times, (size_t)messages, sizeof *times, by_value);
-    return times[messages / 2];
+    return rank == 0 ? median_of(times, messages) : 0;
 }
 
 int main(int argc, char **argv)

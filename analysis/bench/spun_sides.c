@@ -22,12 +22,6 @@
 enum mode { NONE, BOTH, RECEIVE, SEND, MODES };
 static const char *const MODE_NAMES[MODES] = {"none", "both", "receive", "send"};
 
-static double median_of(double *values, int n)
-{
-    qsort(values, (size_t)n, sizeof *values, by_value);
-    return values[n / 2];
-}
-
 /* One burst of n messages of `bytes`, spun as `mode` says; rank 0 returns its time in us. */
 static double burst(int rank, enum mode mode, double spin, int n, char *buffer, int bytes)
 {

@@ -13,13 +13,11 @@ that G's reading moves as any hold of that length moves it on this machine
     python analysis/bench/hold_by_size.py --G 0.5ns/B --runs 12
 """
 import argparse
-import sys
 
-from loggp.experiments import precision
+from loggp.experiments import precision, probe_launches
 from loggp.experiments.calibration_plan import ARMED, BULK_MIN_BYTES, CAL_SIZES
 from loggp.experiments.probe import ProbeError, run_probe_sets
 from loggp.knobs import KnobError, parse as parse_knob_values
-from loggp.knobs.files import write_text_atomic
 
 # the sizes calibrate reads L over
 SIZES = [s for s in CAL_SIZES if s < BULK_MIN_BYTES]
@@ -108,8 +106,7 @@ def report(table, G_ns_per_byte, launches):
 def parse_args(argv):
     parser = argparse.ArgumentParser(prog="hold_by_size.py", description=__doc__.split("\n\n")[0])
     parser.add_argument("--G", default="0.5ns/B", help="G to set (default 0.5ns/B)")
-    parser.add_argument("--runs", default="12", help="probe launches (default 12)")
-    parser.add_argument("--out", help="also write the table to this file (atomically)")
+    probe_launches.add_options(parser, 12)
     args = parser.parse_args(argv)
     try:
         args.G_ns = parse_knob_values({"G": args.G})["G"]
@@ -117,24 +114,13 @@ def parse_args(argv):
         parser.error(str(err))
     if args.G_ns <= ARMED["G"]:
         parser.error(f"--G {args.G!r}: must be above the armed step of {ARMED['G']:g} ns/B")
-    if not args.runs.isdigit() or not 1 <= int(args.runs) <= 1000:
-        parser.error(f"--runs {args.runs!r}: expected a whole number of launches from 1 to 1000")
-    args.runs = int(args.runs)
+    args.runs = probe_launches.launch_count(parser, args.runs)
     return args
 
 
 def main(argv=None):
     args = parse_args(argv)
-    launches = []
-    try:
-        for _ in range(args.runs):
-            results = run_probe_sets(PROBE_ARGS, knob_sets(args.G_ns), rounds=ROUNDS)
-            launches.append(launch_excess(results, args.G_ns))
-    except ProbeError as err:
-        print(f"hold_by_size: {err}", file=sys.stderr)
-        return 1
-    text = report(summarise(launches), args.G_ns, len(launches))
-    print(text, end="")
-    if args.out:
-        write_text_atomic(args.out, text)
-    return 0
+    return probe_launches.run_and_report(
+        "hold_by_size", args.runs,
+        lambda: launch_excess(run_probe_sets(PROBE_ARGS, knob_sets(args.G_ns), rounds=ROUNDS), args.G_ns),
+        lambda launches: report(summarise(launches), args.G_ns, len(launches)), args.out)

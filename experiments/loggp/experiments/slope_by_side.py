@@ -14,13 +14,11 @@ defects"):
     python analysis/bench/bulk_slope_by_side.py --o 1us --runs 60
 """
 import argparse
-import sys
 
-from loggp.experiments import precision
+from loggp.experiments import precision, probe_launches
 from loggp.experiments.calibration_plan import ARMED, BULK_MIN_BYTES, CAL_SIZES
 from loggp.experiments.probe import ProbeError, run_probe_sets
 from loggp.knobs import grammar
-from loggp.knobs.files import write_text_atomic
 
 # the sizes calibrate's G slope spans: the bulk sizes' ends
 SMALL, LARGE = min(s for s in CAL_SIZES if s >= BULK_MIN_BYTES), max(CAL_SIZES)
@@ -114,30 +112,19 @@ def report(table, o_us, launches):
 def parse_args(argv):
     parser = argparse.ArgumentParser(prog="bulk_slope_by_side.py", description=__doc__.split("\n\n")[0])
     parser.add_argument("--o", default="1us", help="o to spin on each side in turn, and g and L (default 1us)")
-    parser.add_argument("--runs", default="30", help="probe launches (default 30)")
-    parser.add_argument("--out", help="also write the table to this file (atomically)")
+    probe_launches.add_options(parser, 30)
     args = parser.parse_args(argv)
     try:
         args.o_us = grammar.parse_duration(args.o, 1e-9, 1e-3) * 1e6
     except grammar.GrammarError as err:
         parser.error(f"--o {err}")
-    if not args.runs.isdigit() or not 1 <= int(args.runs) <= 1000:
-        parser.error(f"--runs {args.runs!r}: expected a whole number of launches from 1 to 1000")
-    args.runs = int(args.runs)
+    args.runs = probe_launches.launch_count(parser, args.runs)
     return args
 
 
 def main(argv=None):
     args = parse_args(argv)
-    launches = []
-    try:
-        for _ in range(args.runs):
-            launches.append(launch_differences(run_probe_sets(PROBE_ARGS, knob_sets(args.o_us), rounds=ROUNDS)))
-    except ProbeError as err:
-        print(f"bulk_slope_by_side: {err}", file=sys.stderr)
-        return 1
-    text = report(summarise(launches), args.o_us, len(launches))
-    print(text, end="")
-    if args.out:
-        write_text_atomic(args.out, text)
-    return 0
+    return probe_launches.run_and_report(
+        "bulk_slope_by_side", args.runs,
+        lambda: launch_differences(run_probe_sets(PROBE_ARGS, knob_sets(args.o_us), rounds=ROUNDS)),
+        lambda launches: report(summarise(launches), args.o_us, len(launches)), args.out)
