@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "knobs.h"
+#include "knobs_internal.h"
 
 static char dir[64];
 static char path[PATH_MAX];
@@ -149,6 +150,33 @@ Test(knob_store, a_binary_file_is_named_without_its_raw_bytes)
     cr_expect(strstr(err, "\\x1b[31mred\\x07 \\xc2\\x85 \\xff \xc3\xa9\xc2\xb5\\x09x"), "%s", err);
     for (const unsigned char *c = (const unsigned char *)err; *c; c++)
         cr_expect(*c >= 0x20 && *c != 0x7f, "raw byte 0x%02x in: %s", *c, err);
+}
+
+Test(knob_store, a_file_with_crlf_line_ends_reads_as_with_lf)
+{
+    loggp_knobs k = {.ps = {7, 7, 7, 7, 7}};
+    char err[512] = "";
+    cr_assert_eq(loggp_knobs_parse_text("o_s = 1us\r\nL = 5us\r\n", &k, err, sizeof err), 0, "%s", err);
+    cr_expect_eq(k.ps[LOGGP_KNOB_O_S], 1000000);
+    cr_expect_eq(k.ps[LOGGP_KNOB_LATENCY], 5000000);
+}
+
+Test(knob_store, escaping_stays_inside_the_buffer_and_whole_characters)
+{
+    /* out[8] of a larger array: the byte after it must stay untouched */
+    char big[16];
+    memset(big, '#', sizeof big);
+    loggp_escape_text("abcdefghij", big, 8);
+    cr_expect_str_eq(big, "abcdefg");
+    cr_expect_eq(big[8], '#', "wrote past the buffer");
+    memset(big, '#', sizeof big);
+    loggp_escape_text("abcd\x01", big, 8); /* "\x01" needs 4 bytes: one short */
+    cr_expect_str_eq(big, "abcd");
+    cr_expect_eq(big[8], '#', "wrote past the buffer");
+    memset(big, '#', sizeof big);
+    loggp_escape_text("abcdef\xc3\xa9", big, 8); /* no half of a two-byte character */
+    cr_expect_str_eq(big, "abcdef");
+    cr_expect_eq(big[8], '#');
 }
 
 Test(knob_store, symlink_and_unsafe_modes_are_refused)

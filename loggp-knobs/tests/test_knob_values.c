@@ -49,6 +49,33 @@ Test(knob_values, per_byte_units)
     cr_expect_eq(parse_ok(LOGGP_KNOB_GAP_PER_BYTE, "10s/B"), LOGGP_KNOB_MAX_PS);
 }
 
+Test(knob_values, every_size_unit_divides_by_its_own_bytes)
+{
+    /* 1 s = 10^12 ps over the unit's bytes; decimal and binary units differ */
+    cr_expect_eq(parse_ok(LOGGP_KNOB_GAP_PER_BYTE, "1s/B"), INT64_C(1000000000000));
+    cr_expect_eq(parse_ok(LOGGP_KNOB_GAP_PER_BYTE, "1s/kB"), 1000000000);
+    cr_expect_eq(parse_ok(LOGGP_KNOB_GAP_PER_BYTE, "1s/KB"), 1000000000);
+    cr_expect_eq(parse_ok(LOGGP_KNOB_GAP_PER_BYTE, "1s/KiB"), 976562500);
+    cr_expect_eq(parse_ok(LOGGP_KNOB_GAP_PER_BYTE, "1s/MB"), 1000000);
+    cr_expect_eq(parse_ok(LOGGP_KNOB_GAP_PER_BYTE, "1s/MiB"), 953674); /* 953674.3 */
+    cr_expect_eq(parse_ok(LOGGP_KNOB_GAP_PER_BYTE, "1s/GB"), 1000);
+    cr_expect_eq(parse_ok(LOGGP_KNOB_GAP_PER_BYTE, "1s/GiB"), 931); /* 931.3 */
+}
+
+Test(knob_values, the_largest_per_byte_value_in_each_size_unit)
+{
+    /* 10 s per byte written per KiB, MB or GiB is accepted; one unit more is not */
+    static const char *const largest[] = {"10240s/KiB", "10000000s/MB", "10737418240s/GiB"};
+    static const char *const over[] = {"10241s/KiB", "10000001s/MB", "10737418241s/GiB"};
+    for (size_t i = 0; i < sizeof largest / sizeof largest[0]; i++) {
+        cr_expect_eq(parse_ok(LOGGP_KNOB_GAP_PER_BYTE, largest[i]), LOGGP_KNOB_MAX_PS, "%s", largest[i]);
+        int64_t ps = 42;
+        char err[256] = "";
+        cr_expect_eq(loggp_parse_knob(LOGGP_KNOB_GAP_PER_BYTE, over[i], &ps, err, sizeof err), -1, "%s", over[i]);
+        cr_expect(strstr(err, "10 s per byte") != NULL, "%s: %s", over[i], err);
+    }
+}
+
 Test(knob_values, format_is_exact_and_readable)
 {
     struct { loggp_knob_id id; int64_t ps; const char *text; } cases[] = {
@@ -133,6 +160,10 @@ ParameterizedTestParameters(knob_values, bad_inputs_are_refused_naming_the_token
         {LOGGP_KNOB_O_S, "10min", "'min'"},
         {LOGGP_KNOB_O_S, "10.5.2us", "'10.5.2us'"},
         {LOGGP_KNOB_O_S, "us", "'us'"},
+        /* a unit is its whole name, never a prefix of one */
+        {LOGGP_KNOB_O_S, "1u", "'u'"},
+        {LOGGP_KNOB_O_S, "5m", "'m'"},
+        {LOGGP_KNOB_GAP_PER_BYTE, "5/B", "'/B'"},
         {LOGGP_KNOB_O_S, "10ns/B", "'10ns/B'"},
         {LOGGP_KNOB_LATENCY, "10.000000000001s", "10 s"},
         {LOGGP_KNOB_LATENCY, "11s", "'11s'"},
@@ -189,6 +220,10 @@ Test(knob_values, environment_overrides)
     setenv("LOGGP_LATENCY", "5", 1);
     cr_assert_eq(loggp_knobs_apply_env(&k, &mask, err, sizeof err), -1);
     cr_expect(strstr(err, "LOGGP_LATENCY=5") != NULL, "%s", err);
+    /* set but empty is refused too, not taken for unset */
+    setenv("LOGGP_LATENCY", "", 1);
+    cr_assert_eq(loggp_knobs_apply_env(&k, &mask, err, sizeof err), -1);
+    cr_expect(strstr(err, "LOGGP_LATENCY=: empty value") != NULL, "%s", err);
     unsetenv("LOGGP_LATENCY");
     unsetenv("LOGGP_OS");
     unsetenv("LOGGP_GAP_PER_BYTE");
