@@ -43,6 +43,11 @@ Test(tsc_reanchor, never_puts_the_clock_back)
     /* it ran slow: CLOCK_MONOTONIC is taken */
     a = loggp_tsc_reanchor(&old, 1100, 5130, ghz);
     cr_assert_eq(a.ns, 5130);
+    /* a reading at the old anchor's own tick: still never behind it */
+    a = loggp_tsc_reanchor(&old, 1000, 4990, ghz);
+    cr_assert_eq(a.ns, 5000);
+    a = loggp_tsc_reanchor(&old, 1000, 5010, ghz);
+    cr_assert_eq(a.ns, 5010);
     /* no anchor yet */
     loggp_tsc_anchor none = {0};
     a = loggp_tsc_reanchor(&none, 1100, 77, ghz / 2);

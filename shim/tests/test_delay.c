@@ -92,6 +92,13 @@ Test(receive_gap_due, bytes_add_to_the_machines_own_time_for_the_message)
     cr_assert_eq(loggp_receive_gap_due(10000, 1 * US, 1 * US, 120, 5 * US), 10000 + 6 * US);
 }
 
+Test(receive_gap_due, G_alone_owes_no_hand_over)
+{
+    /* no g: a hand-over slower than the read's share plus (k-1)G adds nothing */
+    cr_assert_eq(loggp_receive_gap_due(10000, 0, 100, 5 * US, 200), 10000 + 300);
+    cr_assert_eq(loggp_receive_gap_due(10000, 1, 100, 5 * US, 200), 10000 + 5 * US + 1);
+}
+
 /* ---- the LogP examples on a virtual clock --------------------------------- */
 
 #define POST_NS 100u /* the machine's own post call */
