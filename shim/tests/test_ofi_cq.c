@@ -445,6 +445,20 @@ Test(ofi_cq_send, a_send_is_filed_from_one_byte_past_shms_inject_size)
     cr_assert_eq(send_completion_due(cs, &past, posted), posted + 2 * MS, "4097 B: two flights after the post");
 }
 
+Test(ofi_cq_send, a_completion_without_context_takes_no_filed_send)
+{
+    set_knob(LOGGP_KNOB_LATENCY, 1 * MS);
+    int request;
+    uint64_t posted = post_send(&request, 65536);
+    cq_state *cs = cq_state_of(&fake_cq);
+    cr_assert_eq(atomic_load(&cs->sends_filed), 1);
+    /* context 0 is an empty slot's: it must not take one, nor the count */
+    cr_assert_eq(send_completion_due(cs, NULL, posted), 0);
+    cr_assert_eq(atomic_load(&cs->sends_filed), 1);
+    cr_assert_eq(send_completion_due(cs, &request, posted), posted + 2 * MS);
+    cr_assert_eq(atomic_load(&cs->sends_filed), 0, "taken: the hold need not look any more");
+}
+
 Test(ofi_cq_send, a_receive_keeps_its_post_time_from_one_byte_past_4_KiB)
 {
     set_knob(LOGGP_KNOB_LATENCY, 1 * MS);
