@@ -464,13 +464,39 @@ Test(ofi_cq_send, a_receive_keeps_its_post_time_from_one_byte_past_4_KiB)
     set_knob(LOGGP_KNOB_LATENCY, 1 * MS);
     cq_state *cs = cq_state_of(&fake_cq);
     int at_limit, past;
-    note_receive_post_on(cs, &at_limit, 4096);
-    note_receive_post_on(cs, &past, 4097);
-    uint64_t at_limit_ns = 7, past_ns = 0;
-    receive_posted_before_drain(cs, &at_limit, 0, &at_limit_ns);
-    receive_posted_before_drain(cs, &past, 0, &past_ns);
+    cr_assert_null(note_receive_post_on(cs, &at_limit, 4096));
+    post_slot *slot = note_receive_post_on(cs, &past, 4097);
+    cr_assert_not_null(slot);
+    uint64_t at_limit_ns = 7, past_ns = 0, at_limit_post = 7, past_post = 7;
+    receive_posted_before_drain(cs, &at_limit, 0, &at_limit_ns, &at_limit_post);
+    receive_posted_before_drain(cs, &past, 0, &past_ns, &past_post);
     cr_assert_eq(at_limit_ns, 0, "a 4096 B receive needs no post time");
     cr_assert_gt(past_ns, 0, "a 4097 B receive keeps its post time");
+    cr_assert_eq(past_post, 0, "a post call whose return was not noted took no known time");
+}
+
+Test(ofi_cq_send, a_receive_keeps_how_long_its_post_call_took)
+{
+    set_knob(LOGGP_KNOB_LATENCY, 1 * MS);
+    cq_state *cs = cq_state_of(&fake_cq);
+    int receive, other;
+    post_slot *slot = note_receive_post_on(cs, &receive, 1 << 20);
+    uint64_t before = clock_ns();
+    while (clock_ns() - before < 200 * 1000) /* the provider copying inside the post */
+        ;
+    note_receive_posted(slot, &other); /* another context: not this slot's */
+    uint64_t posted_at = 0, post_ns = 7;
+    receive_posted_before_drain(cs, &receive, 0, &posted_at, &post_ns);
+    cr_assert_eq(post_ns, 0, "a return noted for another receive is not this one's");
+    slot = note_receive_post_on(cs, &receive, 1 << 20);
+    before = clock_ns();
+    while (clock_ns() - before < 200 * 1000)
+        ;
+    note_receive_posted(slot, &receive);
+    uint64_t after = clock_ns();
+    receive_posted_before_drain(cs, &receive, 0, &posted_at, &post_ns);
+    cr_assert_geq(post_ns, 200 * 1000, "the post call's 200 us are its own");
+    cr_assert_leq(post_ns, after - before + 200 * 1000);
 }
 
 Test(ofi_cq, no_provider_but_shm_moves_a_send_by_rendezvous)

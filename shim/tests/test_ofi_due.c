@@ -148,7 +148,7 @@ Test(receive_due, a_late_rendezvous_counts_from_its_send_whatever_transit_was_se
     transit_min handshake;
     transit_min_init(&handshake, 0);
     cr_assert_eq(loggp_rendezvous_due(arrival, posted, L, 0,
-                                      rendezvous_handshake_ns(&handshake, 14, now, posted, arrival, UINT64_MAX)),
+                                      rendezvous_handshake_ns(&handshake, 14, now, posted, arrival, 0, UINT64_MAX)),
                  now + 2 * L);
     /* an eager message still counts its size class's least */
     cr_assert_eq(receive_arrival(sent, arrival_transit(30 * US, 0), now, 0, 0, 0), sent + 30 * US);
@@ -159,12 +159,41 @@ Test(rendezvous_handshake, the_least_a_late_receive_of_its_size_took_after_its_p
     transit_min t;
     transit_min_init(&t, 0);
     /* posted at 140 us, its request there since 100 us, completed at 143 us */
-    cr_assert_eq(rendezvous_handshake_ns(&t, 16, 143 * US, 140 * US, 100 * US, UINT64_MAX), 3 * US);
+    cr_assert_eq(rendezvous_handshake_ns(&t, 16, 143 * US, 140 * US, 100 * US, 0, UINT64_MAX), 3 * US);
     /* a caller that computed after its post and read at 200 us: the least stands */
-    cr_assert_eq(rendezvous_handshake_ns(&t, 16, 200 * US, 150 * US, 120 * US, UINT64_MAX), 3 * US);
-    cr_assert_eq(rendezvous_handshake_ns(&t, 16, 302 * US, 300 * US, 250 * US, UINT64_MAX), 2 * US);
+    cr_assert_eq(rendezvous_handshake_ns(&t, 16, 200 * US, 150 * US, 120 * US, 0, UINT64_MAX), 3 * US);
+    cr_assert_eq(rendezvous_handshake_ns(&t, 16, 302 * US, 300 * US, 250 * US, 0, UINT64_MAX), 2 * US);
     /* another size has its own */
-    cr_assert_eq(rendezvous_handshake_ns(&t, 14, 401 * US, 400 * US, 350 * US, UINT64_MAX), 1 * US);
+    cr_assert_eq(rendezvous_handshake_ns(&t, 14, 401 * US, 400 * US, 350 * US, 0, UINT64_MAX), 1 * US);
+}
+
+Test(rendezvous_handshake, a_late_receive_whose_copy_took_longer_than_the_least_pays_its_own)
+{
+    transit_min t;
+    transit_min_init(&t, 0);
+    cr_assert_eq(rendezvous_handshake_ns(&t, 16, 143 * US, 140 * US, 100 * US, 3 * US, UINT64_MAX), 3 * US);
+    /* its post and read took 9 us (a first touch, a copy beside another): all of it, not the least's 3 */
+    cr_assert_eq(rendezvous_handshake_ns(&t, 16, 211 * US, 200 * US, 150 * US, 9 * US, UINT64_MAX), 9 * US);
+    /* the calls' time bounds it, not the post to now: a caller that computed in between pays no more */
+    cr_assert_eq(rendezvous_handshake_ns(&t, 16, 400 * US, 300 * US, 250 * US, 4 * US, UINT64_MAX), 4 * US);
+    /* nor more than its post to now, nor less than the least */
+    cr_assert_eq(rendezvous_handshake_ns(&t, 16, 505 * US, 500 * US, 450 * US, 8 * US, UINT64_MAX), 5 * US);
+    cr_assert_eq(rendezvous_handshake_ns(&t, 16, 620 * US, 600 * US, 550 * US, 1 * US, UINT64_MAX), 3 * US);
+    /* a pre-posted one seen by a polling caller pays none: its arrival is its completion */
+    cr_assert_eq(rendezvous_handshake_ns(&t, 16, 743 * US, 690 * US, 743 * US, 9 * US, UINT64_MAX), 0);
+}
+
+Test(rendezvous_handshake, a_pre_posted_receive_whose_request_came_before_the_next_read_pays_its_copy)
+{
+    transit_min t;
+    transit_min_init(&t, 0);
+    /* posted at 90 us, its request there at 100 us, copied inside the read that saw it at 143 us */
+    cr_assert_eq(rendezvous_handshake_ns(&t, 16, 143 * US, 90 * US, 100 * US, 9 * US, UINT64_MAX), 9 * US);
+    /* no more than since the request came, and no least of late receives: a pre-posted one has none */
+    cr_assert_eq(rendezvous_handshake_ns(&t, 16, 143 * US, 90 * US, 100 * US, 60 * US, UINT64_MAX), 43 * US);
+    cr_assert_eq(rendezvous_handshake_ns(&t, 16, 300 * US, 200 * US, 250 * US, 0, UINT64_MAX), 0);
+    /* nor with its post unknown (posted long ago) */
+    cr_assert_eq(rendezvous_handshake_ns(&t, 16, 143 * US, 0, 100 * US, 9 * US, UINT64_MAX), 9 * US);
 }
 
 Test(rendezvous_handshake, none_when_the_arrival_is_the_completion)
@@ -172,10 +201,10 @@ Test(rendezvous_handshake, none_when_the_arrival_is_the_completion)
     transit_min t;
     transit_min_init(&t, 0);
     /* pre-posted (the arrival is the completion), or its post time unknown */
-    cr_assert_eq(rendezvous_handshake_ns(&t, 16, 143 * US, 90 * US, 143 * US, UINT64_MAX), 0);
-    cr_assert_eq(rendezvous_handshake_ns(&t, 16, 143 * US, 0, 100 * US, UINT64_MAX), 0);
+    cr_assert_eq(rendezvous_handshake_ns(&t, 16, 143 * US, 90 * US, 143 * US, 0, UINT64_MAX), 0);
+    cr_assert_eq(rendezvous_handshake_ns(&t, 16, 143 * US, 0, 100 * US, 0, UINT64_MAX), 0);
     /* and neither adds a sample: a late one afterwards reads only its own */
-    cr_assert_eq(rendezvous_handshake_ns(&t, 16, 205 * US, 200 * US, 100 * US, UINT64_MAX), 5 * US);
+    cr_assert_eq(rendezvous_handshake_ns(&t, 16, 205 * US, 200 * US, 100 * US, 0, UINT64_MAX), 5 * US);
 }
 
 Test(rendezvous_handshake, none_at_the_edges_and_no_zero_sample)
@@ -183,10 +212,10 @@ Test(rendezvous_handshake, none_at_the_edges_and_no_zero_sample)
     transit_min t;
     transit_min_init(&t, 0);
     /* posted at the arrival itself: not after it, so not late */
-    cr_assert_eq(rendezvous_handshake_ns(&t, 16, 143 * US, 100 * US, 100 * US, UINT64_MAX), 0);
+    cr_assert_eq(rendezvous_handshake_ns(&t, 16, 143 * US, 100 * US, 100 * US, 0, UINT64_MAX), 0);
     /* completed at its post (no time taken): no sample, least of all a 0 that would stand for the window */
-    cr_assert_eq(rendezvous_handshake_ns(&t, 16, 140 * US, 140 * US, 100 * US, UINT64_MAX), 0);
-    cr_assert_eq(rendezvous_handshake_ns(&t, 16, 205 * US, 200 * US, 150 * US, UINT64_MAX), 5 * US);
+    cr_assert_eq(rendezvous_handshake_ns(&t, 16, 140 * US, 140 * US, 100 * US, 0, UINT64_MAX), 0);
+    cr_assert_eq(rendezvous_handshake_ns(&t, 16, 205 * US, 200 * US, 150 * US, 0, UINT64_MAX), 5 * US);
 }
 
 Test(transit_min, keeps_the_least_per_size_class)

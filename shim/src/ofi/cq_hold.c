@@ -20,19 +20,20 @@
 
 /* Strips the stamp from a receive entry and returns its due time: its
  * natural arrival plus L + (k-1)G (eager), or the rendezvous handshake's
- * three flights counted from the later of arrival + L and its post. If the receive was posted and the caller
+ * three flights counted from the later of arrival + L and its post, and its
+ * own copy (read_ns: the provider read's time). If the receive was posted and the caller
  * has polled the drained CQ ever since, the natural arrival is now; otherwise
  * it is bounded below by send time + the least transit seen for its size and
  * by the last drained read after the post. With g alone nothing is held and
  * the due time is that arrival, which the next reception's gap counts from. */
 static uint64_t receive_due(cq_state *cs, struct fi_cq_tagged_entry *e, const loggp_delays *d, uint64_t now,
-                            uint64_t drained_at, uint64_t drained_posts, int polling)
+                            uint64_t drained_at, uint64_t drained_posts, int polling, uint64_t read_ns)
 {
     if (!(e->flags & FI_RECV))
         return 0; /* a multi-receive buffer's release: no message, it only keeps its place */
     /* taken even when unused, so the post table holds only receives in flight;
      * unknown (a multi-receive buffer): posted long ago, at 0 */
-    uint64_t posted_at = 0;
+    uint64_t posted_at = 0, post_ns = 0;
     int stamped = cs->has_data && is_stamped(e->flags, e->data);
     loggp_delays of_pair; /* the L and G of the sender's topology class towards us */
     if (stamped && d->topo && stamp_class(e->data)) {
@@ -43,7 +44,7 @@ static uint64_t receive_due(cq_state *cs, struct fi_cq_tagged_entry *e, const lo
     /* this message's own L (jitter.h); the FIFO keeps arrivals in order */
     uint64_t L = loggp_jittered_L(d->L);
     int posted_before =
-        !(e->flags & FI_TAGGED) || receive_posted_before_drain(cs, e->op_context, drained_posts, &posted_at);
+        !(e->flags & FI_TAGGED) || receive_posted_before_drain(cs, e->op_context, drained_posts, &posted_at, &post_ns);
     uint64_t extra = receive_hold_ns(d, e->len) + (L - d->L); /* modulo 2^64: L + (k-1)G */
     if (!stamped)
         return extra ? now + extra : 0;
@@ -63,7 +64,8 @@ static uint64_t receive_due(cq_state *cs, struct fi_cq_tagged_entry *e, const lo
                                        polling);
     if (rendezvous)
         return loggp_rendezvous_due(arrival, posted_at, L, loggp_bytes_delay_ns(d->G_ps_per_byte, e->len),
-                                    rendezvous_handshake_ns(&cs->handshake, bucket, now, posted_at, arrival, window));
+                                    rendezvous_handshake_ns(&cs->handshake, bucket, now, posted_at, arrival,
+                                                            post_ns + read_ns, window));
     /* g alone: no hold, but the arrival the next reception's gap counts from */
     return arrival + extra;
 }
@@ -264,7 +266,7 @@ static uint64_t new_entry_due(held_read *r, const provider_batch *b, struct fi_c
          * again in the receive gap (docs/benchmarks.md) */
         uint64_t seen_i = r->start + (uint64_t)(i + 1) * b->take_ns;
         due = receive_due(cs, e, r->d, seen_i < b->seen ? seen_i : b->seen, b->drained_at, b->drained_posts,
-                          b->polling);
+                          b->polling, b->seen - r->start);
         if (!is_receive(e->flags))
             due = 0; /* a peek reports without waiting, so Iprobe never blocks */
     }

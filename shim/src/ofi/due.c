@@ -36,11 +36,17 @@ uint64_t transit_least(transit_min *t, int bucket, uint64_t observed, int posted
 }
 
 uint64_t rendezvous_handshake_ns(transit_min *t, int bucket, uint64_t now, uint64_t posted, uint64_t arrival,
-                                 uint64_t window_ns)
+                                 uint64_t own_ns, uint64_t window_ns)
 {
-    if (!posted || posted <= arrival || now <= posted)
+    int late = posted > arrival;
+    uint64_t from = late ? posted : arrival;
+    if (now <= from)
         return 0;
-    return transit_min_update(t, bucket, now - posted, now, window_ns);
+    uint64_t own = own_ns < now - from ? own_ns : now - from;
+    if (!late)
+        return own;
+    uint64_t least = transit_min_update(t, bucket, now - posted, now, window_ns);
+    return own > least ? own : least;
 }
 
 uint64_t receive_hold_ns(const loggp_delays *d, uint64_t len)

@@ -276,20 +276,25 @@ static inline uint64_t rendezvous_above(void)
 
 /* Files a tagged receive of a buffer of len bytes on the CQ its completion
  * will reach (only while a hold needs it); its post time only if len is
- * large enough for a rendezvous (cq_hold.c), which a clock read costs. */
-void note_receive_post_on(cq_state *cq, void *context, uint64_t len);
+ * large enough for a rendezvous (cq_hold.c), which a clock read costs.
+ * Returns the slot of such a post (else NULL) for note_receive_posted. */
+post_slot *note_receive_post_on(cq_state *cq, void *context, uint64_t len);
+/* When the provider's post call of that receive returned. */
+void note_receive_posted(post_slot *slot, void *context);
 /* Did the receive of this completion come before the CQ's last drained read
- * (posts.h)? Sets *posted_at to its post time if taken (else leaves it).
- * Forgets it. */
-int receive_posted_before_drain(cq_state *cs, void *context, uint64_t drained_posts, uint64_t *posted_at);
+ * (posts.h)? Sets *posted_at to its post time and *post_ns to how long its
+ * post call took, if taken (else leaves them). Forgets it. */
+int receive_posted_before_drain(cq_state *cs, void *context, uint64_t drained_posts, uint64_t *posted_at,
+                                uint64_t *post_ns);
 
-static inline void note_receive_post(_Atomic(cq_state *) *recv_cq, void *context, uint64_t len)
+static inline post_slot *note_receive_post(_Atomic(cq_state *) *recv_cq, void *context, uint64_t len)
 {
     if (context && loggp_live_active()) {
         cq_state *cq = atomic_load_explicit(recv_cq, memory_order_relaxed);
         if (cq)
-            note_receive_post_on(cq, context, len);
+            return note_receive_post_on(cq, context, len);
     }
+    return NULL;
 }
 
 /* ---- send posts (send_post.c) ---- */

@@ -9,7 +9,7 @@ static inline unsigned home(uint64_t context)
     return (unsigned)((context * UINT64_C(0x9E3779B97F4A7C15)) >> 54); /* top 10 bits: POST_SLOTS */
 }
 
-void post_put(post_slot *slots, const post_slot *post)
+post_slot *post_put(post_slot *slots, const post_slot *post)
 {
     uint64_t context = post->context;
     /* the first free slot or its own stale entry (a receive whose completion
@@ -25,6 +25,7 @@ void post_put(post_slot *slots, const post_slot *post)
     if (!s) /* full: drop one of them */
         s = &slots[(h + (unsigned)((post->seq ^ post->posted_ns) % POST_PROBES)) & (POST_SLOTS - 1)];
     *s = *post;
+    return s;
 }
 
 int post_take(post_slot *slots, uint64_t context, post_slot *post)

@@ -26,14 +26,15 @@ typedef struct {
         uint64_t L_ns; /* a send's: the flight time its completion owes */
     };
     uint64_t posted_ns; /* when, for a post large enough for a rendezvous (0: not taken) */
+    uint64_t done_ns;   /* a receive's: when that post call returned (0: not taken) */
     uint64_t bytes_ns;  /* a send's: (k-1)G */
     unsigned knobs_seq; /* a send's: the knobs' generation it was filed under (live.h) */
 } post_slot;
 
 #pragma GCC visibility push(hidden)
 
-/* Files a post (its context nonzero) in slots[POST_SLOTS]. */
-void post_put(post_slot *slots, const post_slot *post);
+/* Files a post (its context nonzero) in slots[POST_SLOTS]; returns its slot. */
+post_slot *post_put(post_slot *slots, const post_slot *post);
 
 /* Takes the post of context into *post; 0 if unknown. */
 int post_take(post_slot *slots, uint64_t context, post_slot *post);

@@ -100,24 +100,31 @@ static ssize_t h_trecv(struct fid_ep *ep, void *buf, size_t len, void *desc, fi_
                        uint64_t ignore, void *ctx)
 {
     ep_state *s = ep_state_of(ep);
-    note_receive_post(&s->recv_cq, ctx, len);
-    return ORIG(s->tagged, struct fi_ops_tagged)->recv(ep, buf, len, desc, src, tag, ignore, ctx);
+    post_slot *slot = note_receive_post(&s->recv_cq, ctx, len);
+    ssize_t rc = ORIG(s->tagged, struct fi_ops_tagged)->recv(ep, buf, len, desc, src, tag, ignore, ctx);
+    note_receive_posted(slot, ctx);
+    return rc;
 }
 
 static ssize_t h_trecvv(struct fid_ep *ep, const struct iovec *iov, void **desc, size_t count, fi_addr_t src,
                         uint64_t tag, uint64_t ignore, void *ctx)
 {
     ep_state *s = ep_state_of(ep);
-    note_receive_post(&s->recv_cq, ctx, iov_bytes(iov, count));
-    return ORIG(s->tagged, struct fi_ops_tagged)->recvv(ep, iov, desc, count, src, tag, ignore, ctx);
+    post_slot *slot = note_receive_post(&s->recv_cq, ctx, iov_bytes(iov, count));
+    ssize_t rc = ORIG(s->tagged, struct fi_ops_tagged)->recvv(ep, iov, desc, count, src, tag, ignore, ctx);
+    note_receive_posted(slot, ctx);
+    return rc;
 }
 
 static ssize_t h_trecvmsg(struct fid_ep *ep, const struct fi_msg_tagged *msg, uint64_t flags)
 {
     ep_state *s = ep_state_of(ep);
+    post_slot *slot = NULL;
     if (!(flags & FI_PEEK))
-        note_receive_post(&s->recv_cq, msg->context, iov_bytes(msg->msg_iov, msg->iov_count));
-    return ORIG(s->tagged, struct fi_ops_tagged)->recvmsg(ep, msg, flags);
+        slot = note_receive_post(&s->recv_cq, msg->context, iov_bytes(msg->msg_iov, msg->iov_count));
+    ssize_t rc = ORIG(s->tagged, struct fi_ops_tagged)->recvmsg(ep, msg, flags);
+    note_receive_posted(slot, msg->context);
+    return rc;
 }
 
 void *patch_tagged(struct fid_ep *ep, ep_state *s)

@@ -3,7 +3,7 @@
  * windowed ping-pong for live knob changes. Rank 0 prints key=value lines.
  *   timing pingpong SIZE ITERS | stream SIZE COUNT | allreduce ITERS |
  *          rma ITERS | cpu SIZE COUNT | live SECONDS | self SIZE ITERS |
- *          selfpersistent SIZE ITERS | send SIZE ITERS
+ *          selfpersistent SIZE ITERS | send SIZE ITERS | prepost SIZE ITERS WORK_US
  * Self-contained (its own median, not loggp_core's): test_abi.py builds it
  * with Debian's mpicc.mpich and mpicc.openmpi, as a user's program is built. */
 #include <mpi.h>
@@ -292,6 +292,50 @@ static long arg_within(char **argv, int i, const char *what, long lo, long hi)
     return v;
 }
 
+/* Rank 1 posts a receive of SIZE bytes, tells rank 0 to send (an empty
+ * message), works WORK_US outside MPI and waits; rank 0 sends on the word:
+ * rank 1's median time from its word to its wait's end. The message's
+ * request lands while rank 1 works, so above shm's eager size rank 1 copies
+ * the data in the read after its work, a copy an emulated rendezvous's
+ * flights precede rather than overlap. */
+static void prepost(int size, int iters, double work_us)
+{
+    char *data = malloc((size_t)size);
+    double *t = calloc((size_t)iters, sizeof *t);
+    if (!data || !t) {
+        fprintf(stderr, "timing: rank %d: no memory for a %d-byte buffer\n", rank, size);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    memset(data, rank + 1, (size_t)size);
+    double cpu0 = cpu_seconds(), w0 = MPI_Wtime();
+    for (int i = 0; i < iters; i++) {
+        if (rank == 1) {
+            MPI_Request req;
+            MPI_Irecv(data, size, MPI_BYTE, 0, 5, MPI_COMM_WORLD, &req);
+            double s = MPI_Wtime();
+            MPI_Send(NULL, 0, MPI_BYTE, 0, 4, MPI_COMM_WORLD);
+            while ((MPI_Wtime() - s) * 1e6 < work_us)
+                ;
+            MPI_Wait(&req, MPI_STATUS_IGNORE);
+            t[i] = MPI_Wtime() - s;
+        } else if (rank == 0) {
+            MPI_Recv(NULL, 0, MPI_BYTE, 1, 4, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Send(data, size, MPI_BYTE, 1, 5, MPI_COMM_WORLD);
+        }
+    }
+    /* rank 0 prints, as in every mode */
+    double wait_us = rank == 1 ? median(t, iters) * 1e6 : 0;
+    if (rank == 1)
+        MPI_Send(&wait_us, 1, MPI_DOUBLE, 0, 7, MPI_COMM_WORLD);
+    else if (rank == 0) {
+        MPI_Recv(&wait_us, 1, MPI_DOUBLE, 1, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        printf("prepost_us=%.4f\n", wait_us);
+    }
+    print_least_cpu_share(cpu0, w0);
+    free(t);
+    free(data);
+}
+
 static void usage(FILE *out)
 {
     fprintf(out,
@@ -305,6 +349,7 @@ static void usage(FILE *out)
             "  self SIZE ITERS       ITERS SIZE-byte messages rank 0 sends itself\n"
             "  selfpersistent SIZE ITERS   the same by one persistent send (MPI_Send_init, MPI_Start)\n"
             "  send SIZE ITERS       time in a blocking send to a posted receive, ITERS sends\n"
+            "  prepost SIZE ITERS WORK_US   rank 1 posts a receive, asks rank 0 to send, works, waits\n"
             "Rank 0 prints key=value lines.\n"
             "example:\n  mpiexec -n 2 loggp-timing pingpong 8 1000\n");
 }
@@ -337,6 +382,9 @@ int main(int argc, char **argv)
     else if (!strcmp(mode, "send") && argc == 4)
         blocking_send(buf, (int)arg_within(argv, 2, "size", 0, 1 << 22),
                       (int)arg_within(argv, 3, "iterations", 1, 10000000));
+    else if (!strcmp(mode, "prepost") && argc == 5)
+        prepost((int)arg_within(argv, 2, "size", 1, 1 << 26), (int)arg_within(argv, 3, "iterations", 1, 10000000),
+                 (double)arg_within(argv, 4, "work (us)", 0, 10000000));
     else if (!strcmp(mode, "live") && argc == 3)
         live((double)arg(argv, 2, "seconds"));
     else {
