@@ -300,6 +300,10 @@ def test_known_defects_explain_a_bounded_deviation_in_one_direction():
         assert known_defect("G", "L", deviation, 2.0) and known_defect("G", "L", deviation, 0.1)
     assert not known_defect("G", "L", 0.201, 2.0) and not known_defect("G", "L", -0.201, 5.0)
     assert not known_defect("L", "L", -0.1, 1.0) and not known_defect("g", "L", -0.1, 1.0)
+    # L's own reading: the same answer to a hold, up to 0.05 us either way, not nine tenths of L = 1 us
+    for deviation in (0.041, -0.033, 0.05, -0.05):
+        assert known_defect("L", "L", deviation, 1.0)
+    assert not known_defect("L", "L", 0.051, 1.0) and not known_defect("L", "L", -0.051, 10.0)
 
 
 def test_a_reading_beyond_a_known_defect_is_a_different_fault_only_when_its_interval_is_beyond_it_too():
