@@ -246,6 +246,37 @@ def test_a_settled_setting_leaves_the_rounds_and_the_others_go_on(monkeypatch, t
     assert sum(c.endswith(" L") for c in calls) == precision.MIN_SAMPLES
 
 
+def test_the_prediction_is_the_median_over_the_traced_runs_and_the_goal_moves_with_it(monkeypatch, tmp_path):
+    import io
+    fake_apparatus(monkeypatch, {"cg": {"L": 1e-6}}, {"cg": {"L": 0.05}})
+    # each traced run's replay differs: the first (cg-trace) by 1, round r's armed baseline by scale[r]
+    scale = {"trace": 1.0, "r0": 1.4, "r1": 0.7, "r2": 1.2, "r3": 1.1, "r4": 0.9, "r5": 1.3}
+
+    class Traced(_Traced):
+        def __init__(self, folder):
+            super().__init__("cg")
+            self.scale = scale[Path(folder).name.split("-")[1]]
+
+    def runtime(programs, machine, **delta):
+        (knob, ns), = delta.items() if delta else ((None, 0.0),)
+        return 1e9 + (programs.scale * 1e-6 * ns * 1e9 if knob else 0.0)
+    monkeypatch.setattr(ec.predict, "load", Traced)
+    monkeypatch.setattr(ec.predict, "runtime", runtime)
+    check = ec.ProgramCheck(ec.Program("cg", ["x"]), 2, {"L": "50us"}, None, precision.parse_precision("5%"),
+                            tmp_path, io.StringIO())
+    added = (50_000 - 1) * 1e-6   # 50 us over the armed 1 ns, at 1e-6 s a ns
+    assert check.predicted["L"] == pytest.approx(added, rel=1e-9)
+    for _ in range(3):
+        check.measure_round()
+    # four traced runs, 1.0, 1.4, 0.7 and 1.2 of it: the median, 1.1
+    assert check.predicted["L"] == pytest.approx(1.1 * added, rel=1e-9)
+    assert check.readings["L"].goal.expected == pytest.approx(1.1 * added, rel=1e-9)
+    least, most, runs = check.prediction_spread()["L"]
+    assert (least, most, runs) == (pytest.approx(0.7 * added), pytest.approx(1.4 * added), 4)
+    line = ec.prediction_lines([check])
+    assert "cg L +55.00 ms (+35.00 to +70.00, 4 traced runs)" in line
+
+
 def test_the_machine_noise_is_each_programs_baseline_spread_from_round_to_round():
     assert ec.baseline_spread([1.0]) is None
     # consecutive differences 0.02, 0.01, 0.03: their median

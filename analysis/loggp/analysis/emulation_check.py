@@ -1,5 +1,6 @@
-"""Prediction against emulation: trace each program once at zero knobs, predict the time
-each knob setting adds (the replay `loggp predict` runs), then emulate the same settings
+"""Prediction against emulation: trace each program at zero knobs, predict the time
+each knob setting adds (the replay `loggp predict` runs; the prediction then becomes the
+median over that trace and each round's traced armed baseline), then emulate the same settings
 under libloggp.so in paired, interleaved rounds (each round an armed baseline, every knob
 at its smallest step, and each setting with the other knobs armed, in an order rotated
 from round to round) until every added time's 95 % interval settles against the
@@ -207,6 +208,20 @@ def armed_cost_line(checks):
             "it cancels from every added time above): " + ", ".join(parts) + ".\n")
 
 
+def prediction_lines(checks):
+    """One line: each case's prediction, the median over its program's traced runs, with the
+    least and the most of them: how far one traced run's replay moves."""
+    parts = []
+    for c in checks:
+        for knob, (least, most, runs) in c.prediction_spread().items():
+            parts.append(f"{c.program.name} {knob} {_ms(c.predicted[knob])} ms ({_ms(least)} to {_ms(most)}, "
+                         f"{runs} traced run{'s' if runs != 1 else ''})")
+    if not parts:
+        return ""
+    return ("\nPredictions: the median over each program's traced runs (the first, then each round's armed "
+            "baseline), with the least and the most of them: " + ", ".join(parts) + ".\n")
+
+
 def noise_lines(checks):
     """One line: each program's baseline spread, in ms and as a share of its run."""
     parts = []
@@ -231,21 +246,30 @@ class Skipped:
     traced_s: float
 
 
+def predicted_added_s(programs, machine, knob, text):
+    """What the replay of one traced run (replay.Programs) says the setting adds, in seconds."""
+    base_ns = predict.runtime(programs, machine)
+    return (predict.runtime(programs, machine, **{knob: added_delta_ns(knob, text)}) - base_ns) * 1e-9
+
+
 class ProgramCheck:
-    """One program's check: traced once, its settings chosen and predicted, then measured a
-    round at a time (the armed baseline and each setting not yet settled)."""
+    """One program's check: traced, its settings chosen and predicted, then measured a
+    round at a time (the armed baseline and each setting not yet settled). Each round's armed
+    baseline run is traced too, and a setting's prediction is the median over those traces and
+    the first: one traced run's imbalance between ranks moves its replay (FT's L = 5 ms: +120
+    to +153 ms over eight traces)."""
 
     def __init__(self, program, np_, settings, machine, goal, scratch, stream=None):
         stream = stream or sys.stderr
         self.program, self.np, self.scratch, self.stream = program, np_, scratch, stream
+        self.machine, self.goal = machine, goal
         base_dir = scratch / f"{program.name}-trace"
         _run(run_command(np_, program, None, base_dir), f"{program.name}: the traced zero-knob run")
         programs = predict.load(base_dir)
         traced_s = programs.traced_ns * 1e-9
-        base_ns = predict.runtime(programs, machine)
 
         def added_s(knob, text):
-            return (predict.runtime(programs, machine, **{knob: added_delta_ns(knob, text)}) - base_ns) * 1e-9
+            return predicted_added_s(programs, machine, knob, text)
         self.settings, self.predicted, self.skipped = {}, {}, []
         for knob, given in settings.items():
             if given == AUTO:
@@ -256,6 +280,7 @@ class ProgramCheck:
             else:
                 step, added = given, added_s(knob, given)
             self.settings[knob], self.predicted[knob] = step, added
+        self.predictions = {k: [p] for k, p in self.predicted.items()}  # per traced run
         self.readings = {k: precision.Reading(precision.Goal.around(p, goal)) for k, p in self.predicted.items()}
         said = [f"{k} = {self.settings[k]} ({_ms(p)} ms predicted)" for k, p in self.predicted.items()]
         said += [f"{s.knob} not checked ({_ms(s.predicted_s)} ms at {s.setting})" for s in self.skipped]
@@ -284,8 +309,23 @@ class ProgramCheck:
             _run(run_command(self.np, self.program, values, folder),
                  f"{self.program.name} round {r + 1} {knob or 'armed'}")
             lengths[knob], computations[knob] = _run_figures(folder)
+            if knob == "":
+                self._predict_from(folder)
             shutil.rmtree(folder, ignore_errors=True)
         return lengths, computations
+
+    def _predict_from(self, folder):
+        """Each setting's prediction from one more traced armed baseline run: the median over
+        the traced runs becomes the prediction, and its goal moves with it."""
+        programs = predict.load(folder)
+        for knob, text in self.settings.items():
+            self.predictions[knob].append(predicted_added_s(programs, self.machine, knob, text))
+            self.predicted[knob] = statistics.median(self.predictions[knob])
+            self.readings[knob].goal = precision.Goal.around(self.predicted[knob], self.goal)
+
+    def prediction_spread(self):
+        """{knob: (least, most, traced runs)} of the predictions so far."""
+        return {k: (min(v), max(v), len(v)) for k, v in self.predictions.items()}
 
     def measure_round(self):
         """One round of the active settings; a failed run repeats the round (a round is a set of
@@ -470,7 +510,8 @@ def main(argv=None, stream=None):
     watch.end()
     shared = watch.line()
     text = (f"{detours_text(host)}\n" + (f"{shared}\n" if shared else "") + "\n" + table(cases, header)
-            + noise_lines(checks) + armed_cost_line(checks) + skipped_lines(skipped))
+            + prediction_lines(checks) + noise_lines(checks) + armed_cost_line(checks)
+            + skipped_lines(skipped))
     if failed:
         text += f"\nNot measured, a run failed (above): {', '.join(failed)}.\n"
     print(text, end="")
