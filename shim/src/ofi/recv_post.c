@@ -25,14 +25,6 @@ post_slot *note_receive_post_on(cq_state *cq, void *context, uint64_t len)
     return rendezvous_size ? slot : NULL;
 }
 
-void note_receive_posted(post_slot *slot, void *context)
-{
-    /* shm copies a message that was waiting inside the post: the post's
-     * length bounds that copy (rendezvous_handshake_ns) */
-    if (slot && slot->context == (uint64_t)(uintptr_t)context)
-        slot->done_ns = clock_ns();
-}
-
 int receive_posted_before_drain(cq_state *cs, void *context, uint64_t drained_posts, uint64_t *posted_at,
                                 uint64_t *post_ns)
 {
