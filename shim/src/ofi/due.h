@@ -64,8 +64,9 @@ static inline uint64_t arrival_transit(uint64_t least, int rendezvous)
  * Counted from the post alone, a late receive's hold swallowed the copy: L
  * and G read 0.015-0.017 ns/B short of their slope above 4 KiB; with the
  * class's least alone, or with none for a pre-posted receive whose request
- * came before the caller read again, it swallowed what the copy took: IS's L
- * read 14 % short of LogGP. */
+ * came before the caller read again, it swallowed what the copy took: a
+ * 16 MiB receive whose rank worked 2L after asking read -0.2 to +0.9 ms at
+ * L = 2 ms where LogGOPS gives +4 (test_gap_logp.py -k copy_after). */
 uint64_t rendezvous_handshake_ns(transit_min *t, int bucket, uint64_t now, uint64_t posted, uint64_t arrival,
                                  uint64_t own_ns, uint64_t window_ns);
 
