@@ -246,10 +246,14 @@ class Skipped:
     traced_s: float
 
 
-def predicted_added_s(programs, machine, knob, text):
-    """What the replay of one traced run (replay.Programs) says the setting adds, in seconds."""
+def predicted_added(programs, machine):
+    """added_s(knob, text): what the replay of one traced run (replay.Programs) says a setting
+    adds, in seconds; the run is replayed at the baseline once."""
     base_ns = predict.runtime(programs, machine)
-    return (predict.runtime(programs, machine, **{knob: added_delta_ns(knob, text)}) - base_ns) * 1e-9
+
+    def added_s(knob, text):
+        return (predict.runtime(programs, machine, **{knob: added_delta_ns(knob, text)}) - base_ns) * 1e-9
+    return added_s
 
 
 class ProgramCheck:
@@ -267,9 +271,7 @@ class ProgramCheck:
         _run(run_command(np_, program, None, base_dir), f"{program.name}: the traced zero-knob run")
         programs = predict.load(base_dir)
         traced_s = programs.traced_ns * 1e-9
-
-        def added_s(knob, text):
-            return predicted_added_s(programs, machine, knob, text)
+        added_s = predicted_added(programs, machine)
         self.settings, self.predicted, self.skipped = {}, {}, []
         for knob, given in settings.items():
             if given == AUTO:
@@ -317,9 +319,9 @@ class ProgramCheck:
     def _predict_from(self, folder):
         """Each setting's prediction from one more traced armed baseline run: the median over
         the traced runs becomes the prediction, and its goal moves with it."""
-        programs = predict.load(folder)
+        added_s = predicted_added(predict.load(folder), self.machine)
         for knob, text in self.settings.items():
-            self.predictions[knob].append(predicted_added_s(programs, self.machine, knob, text))
+            self.predictions[knob].append(added_s(knob, text))
             self.predicted[knob] = statistics.median(self.predictions[knob])
             self.readings[knob].goal = precision.Goal.around(self.predicted[knob], self.goal)
 
