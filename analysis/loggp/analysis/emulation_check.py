@@ -39,7 +39,7 @@ from loggp.knobs.programs import which
 from loggp.shim import machine_load
 from loggp.shim.patterns_run import detours_text, host_detours
 
-from . import predict, trace
+from . import host_response, predict, trace
 from .emulation_table import Case, _ms, decided_against_worst, goal_deciding, summary, table
 
 KERNELS = ("cg", "mg", "ft", "is", "lu", "ep")
@@ -366,7 +366,8 @@ class ProgramCheck:
                             precision.median_interval(self.computation[k]) if self.computation[k] else None,
                             precision.median_interval([d - c for d, c in zip(reading.differences,
                                                                               self.computation[k])])
-                            if self.computation[k] else None))
+                            if self.computation[k] else None,
+                            host_response.response(self.computation, self.predicted, k)))
         return out
 
 
@@ -378,14 +379,17 @@ def next_check(checks, max_rounds=None):
 
 
 def keep_deciding(checks):
-    """Once every setting has settled by itself, the goal may still be unresolved: the
-    settings whose error's range holds one of its limits then go on (ProgramCheck.deciding),
-    the others stay settled; while any setting is unsettled, none is kept on."""
+    """Once every setting has settled by itself, the goal may still be unresolved, on the
+    replay's predictions or on those with the host's response: the settings whose error's
+    range holds one of its limits then go on (ProgramCheck.deciding), the others stay settled;
+    while any setting is unsettled, none is kept on."""
     settled = not any(c.unsettled() for c in checks)
     cases = [case for c in checks for case in c.cases(False)] if settled else []
+    judged = [cases] + ([[c.with_response() for c in cases]] if any(c.response for c in cases) else [])
     deciding = set()
-    if cases and summary(cases)[3] == precision.UNRESOLVED:
-        deciding = {(c.program, c.knob) for c in goal_deciding(cases)}
+    for each in judged:
+        if each and summary(each)[3] == precision.UNRESOLVED:
+            deciding |= {(c.program, c.knob) for c in goal_deciding(each)}
     for c in checks:
         c.deciding = {k for p, k in deciding if p == c.program.name}
 

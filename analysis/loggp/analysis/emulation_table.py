@@ -2,11 +2,14 @@
 with its predicted and emulated added time, the error over the resolved cases against the
 goal, and the Markdown table docs/predict.md shows (loggp.analysis.emulation_check
 measures them)."""
+import dataclasses
 import math
 import statistics
 from dataclasses import dataclass
 
 from loggp.experiments import precision
+
+from . import host_response
 
 GOAL_MEDIAN, GOAL_WORST = 0.05, 0.15
 
@@ -25,6 +28,12 @@ class Case:
     computation: precision.Interval = None
     # the emulated added time less that change, paired per round: what the replay models
     communication: precision.Interval = None
+    # the host's response: the program's other settings' computation change over their predicted
+    # added time (loggp.analysis.host_response); None when no other setting was paired
+    response: precision.Interval = None
+    # the prediction's own range, when it has one (with the host's response); None: predicted_s
+    predicted_low: float = None
+    predicted_high: float = None
 
     @property
     def resolved(self):
@@ -41,7 +50,14 @@ class Case:
     def error_bounds(self):
         """(low, high) of |predicted - e| / |e| over e in the emulated interval, for a resolved
         case (else None): the error's range that the interval allows."""
-        return error_range(self.predicted_s, self.emulated)
+        return error_range(self.predicted_s, self.emulated, self.predicted_low, self.predicted_high)
+
+    def with_response(self):
+        """This case predicted with the host's response (host_response.with_response): the
+        prediction and its range grown by the resolved share, the rest as measured."""
+        estimate, low, high = host_response.with_response(self.predicted_s, self.response)
+        return dataclasses.replace(self, predicted_s=estimate, predicted_low=low, predicted_high=high,
+                                   computation=None, communication=None)
 
     @property
     def communication_error(self):
@@ -63,13 +79,17 @@ class Case:
         return self.emulated.half_width / abs(self.emulated.estimate)
 
 
-def error_range(predicted, emulated):
-    """(low, high) of |predicted - e| / |e| over e in the emulated interval, or None when the
-    interval holds zero (no effect resolved, so no error to take)."""
+def error_range(predicted, emulated, predicted_low=None, predicted_high=None):
+    """(low, high) of |p - e| / |e| over e in the emulated interval and p in the prediction's
+    range [predicted_low, predicted_high] (one value when not given), or None when the emulated
+    interval holds zero (no effect resolved, so no error to take). Both ends are at corners: the
+    error is monotonic in p and in e on either side of p = e."""
     if precision.sign(emulated) == 0:
         return None
-    ends = [abs(predicted - x) / abs(x) for x in (emulated.low, emulated.high)]
-    low = 0.0 if emulated.low <= predicted <= emulated.high else min(ends)
+    p_low = predicted if predicted_low is None else predicted_low
+    p_high = predicted if predicted_high is None else predicted_high
+    ends = [abs(p - x) / abs(x) for p in (p_low, p_high) for x in (emulated.low, emulated.high)]
+    low = 0.0 if p_low <= emulated.high and emulated.low <= p_high else min(ends)
     return low, max(ends)
 
 
@@ -152,14 +172,47 @@ def communication_line(cases):
             f"({worst_case.program} {worst_case.knob}), over {len(errors)} cases."]
 
 
+def _with_response(case):
+    """The prediction with the host's response and its error, as the table shows them."""
+    if case.response is None:
+        return "-"
+    share = case.response
+    said = (f"{100 * share.estimate:+.1f} % [{100 * share.low:+.1f}, {100 * share.high:+.1f}]" if share.bounded
+            else f"{100 * share.estimate:+.1f} % (no interval)")
+    if not host_response.resolved(share):
+        return f"share {said}, not resolved above zero: as the replay"
+    grown = case.with_response()
+    error = grown.error_bounds
+    text = f"share {said}: {_ms(grown.predicted_s)} [{_ms(grown.predicted_low)}, {_ms(grown.predicted_high)}]"
+    return text if error is None else f"{text}, {100 * grown.error:.1f} % [{100 * error[0]:.1f}, {100 * error[1]:.1f}]"
+
+
+def response_lines(cases):
+    """The goal judged on the predictions with the host's response, or nothing when no case has a
+    response measured."""
+    if not any(c.response is not None for c in cases):
+        return []
+    grown = [c.with_response() for c in cases]
+    median, worst, worst_case, goal = summary(grown)
+    if median is None:
+        return []
+    low, high = median_error_bounds(grown)
+    taken = sum(host_response.resolved(c.response) for c in cases)
+    return [f"With the host's response (each case's computation change predicted as the share of the predicted "
+            f"added time its program's other settings showed, where that share is resolved above zero: "
+            f"{taken} of {len(cases)} cases): median {100 * median:.1f} % [{100 * low:.1f}, {100 * high:.1f}], "
+            f"worst {100 * worst:.1f} % ({worst_case.program} {worst_case.knob}). Goal (median within "
+            f"{100 * GOAL_MEDIAN:g} %, none above {100 * GOAL_WORST:g} %): {goal}."]
+
+
 def table(cases, header):
-    """The Markdown table docs/predict.md shows, with its summary line."""
+    """The Markdown table docs/predict.md shows, with its summary lines."""
     lines = [header, "",
              "| program | setting | predicted added (ms) | emulated added (ms) [95 % CI] "
              "| of which computation (ms) | pairs | precision reached | resolved "
              "| \\|pred - emu\\| / emu [range] | without the computation's change [range] "
-             "| against the prediction +- 5 % |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+             "| against the prediction +- 5 % | with the host's response: share, prediction (ms), error [range] |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for c in cases:
         e = c.emulated
         interval = f"{_ms(e.estimate)} [{_ms(e.low)}, {_ms(e.high)}]" if e.bounded else \
@@ -170,7 +223,8 @@ def table(cases, header):
         verdict = c.outcome + (" (stopped before it settled)" if c.budget_ran_out else "")
         lines.append(f"| {c.program} | {c.knob} = {c.setting} | {_ms(c.predicted_s)} | {interval} | {_computation(c)} "
                      f"| {e.n} | {reached} "
-                     f"| {'yes' if c.resolved else 'no'} | {error} | {_communication_error(c)} | {verdict} |")
+                     f"| {'yes' if c.resolved else 'no'} | {error} | {_communication_error(c)} | {verdict} "
+                     f"| {_with_response(c)} |")
     median, worst, worst_case, goal = summary(cases)
     resolved = sum(c.resolved for c in cases)
     if median is None:
@@ -182,4 +236,5 @@ def table(cases, header):
                       f"allow); worst {100 * worst:.1f} % ({worst_case.program} {worst_case.knob}). "
                       f"Goal (median within {100 * GOAL_MEDIAN:g} %, none above {100 * GOAL_WORST:g} %): {goal}."]
         lines += communication_line(cases)
+        lines += response_lines(cases)
     return "\n".join(lines) + "\n"
