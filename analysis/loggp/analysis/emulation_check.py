@@ -385,7 +385,7 @@ def keep_deciding(checks):
     while any setting is unsettled, none is kept on."""
     settled = not any(c.unsettled() for c in checks)
     cases = [case for c in checks for case in c.cases(False)] if settled else []
-    judged = [cases] + ([[c.with_response() for c in cases]] if any(c.response for c in cases) else [])
+    judged = [cases] + ([[c.with_response() for c in cases]] if any(c.response is not None for c in cases) else [])
     deciding = set()
     for each in judged:
         if each and summary(each)[3] == precision.UNRESOLVED:
