@@ -1,6 +1,6 @@
 """Whether a program's own computation grows when its CPU spins around its calls, under
 the o knobs and at zero knobs with the program spinning the same time itself
-(docs/predict.md):
+(docs/prediction-against-emulation.md):
 
     python analysis/bench/computation_under_spins.py lu --o 100us --rounds 8
 """

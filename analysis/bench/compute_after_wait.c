@@ -1,5 +1,5 @@
 /* How much slower the same computation runs right after a wait than back to back, on
- * this machine, with no MPI and no emulation involved (docs/predict.md, "Computation
+ * this machine, with no MPI and no emulation involved (docs/prediction-against-emulation.md, "Computation
  * that grows with waiting"). The computation is one pass of a CSR matrix-vector
  * product over a working set of KIB KiB, gathering from a 56 KB vector as NPB CG
  * does. Before each pass the program waits WAIT_US one of four ways:

@@ -9,7 +9,7 @@
  *   mpicc -O2 -shared -fPIC -o spun_calls.so spun_calls.c -ldl
  *   SPUN_CALLS_NS=100000 loggp run -n 2 --trace DIR -- ./program   (env LD_PRELOAD=./spun_calls.so)
  *
- * analysis/loggp/analysis/spun_calls.py runs it against the o knobs (docs/predict.md). */
+ * analysis/loggp/analysis/spun_calls.py runs it against the o knobs (docs/prediction-against-emulation.md). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>

@@ -1,5 +1,5 @@
 """analysis/bench/compute_after_wait.c, the program that shows how much slower a computation
-runs right after a wait than back to back, on the machine alone (docs/predict.md)."""
+runs right after a wait than back to back, on the machine alone (docs/prediction-against-emulation.md)."""
 import time
 from pathlib import Path
 

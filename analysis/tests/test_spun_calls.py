@@ -1,6 +1,6 @@
 """analysis/bench/spun_calls.c and loggp.analysis.spun_calls: a program's computation with
 the o knobs against the same spins made by the program itself under plain MPI
-(docs/predict.md)."""
+(docs/prediction-against-emulation.md)."""
 import numpy as np
 import pytest
 

@@ -1,6 +1,6 @@
 """Prediction against emulation, the results: each case (a program and a knob's setting)
 with its predicted and emulated added time, the error over the resolved cases against the
-goal, and the Markdown table docs/predict.md shows (loggp.analysis.emulation_check
+goal, and the Markdown table docs/prediction-against-emulation.md shows (loggp.analysis.emulation_check
 measures them)."""
 import dataclasses
 import math
@@ -206,7 +206,7 @@ def response_lines(cases):
 
 
 def table(cases, header):
-    """The Markdown table docs/predict.md shows, with its summary lines."""
+    """The Markdown table docs/prediction-against-emulation.md shows, with its summary lines."""
     lines = [header, "",
              "| program | setting | predicted added (ms) | emulated added (ms) [95 % CI] "
              "| of which computation (ms) | pairs | precision reached | resolved "

@@ -1,8 +1,8 @@
 """The host's response to waiting, as the prediction check measures it. On a host whose other
 tenants evict a waiting rank's cache and TLB, a program's own computation runs slower after
-longer waits (docs/predict.md, "Computation that grows with waiting"), by a share of the added
-time that depends on the program and on the host at the time, whichever knob made it wait
-(docs/predict.md, "The host's response, measured beside the prediction", has the figures).
+longer waits (docs/prediction-against-emulation.md, "Computation that grows with waiting"), by a
+share of the added time that depends on the program and on the host at the time, whichever knob
+made it wait (the same file's "The host's response, measured beside the prediction" has the figures).
 The replay keeps computation as traced. The check measures the share on a program's other
 settings in the same run, never on the setting it predicts, and adds it where it is resolved
 above zero (a computation that shrinks is something else, such as FT's copies moving)."""

@@ -1,5 +1,5 @@
-"""How much of a prediction hangs on the calls' own time the replay leaves out (docs/predict.md,
-"IS at L = 1 ms: the copies the replay leaves out"). A traced call can take far longer than the
+"""How much of a prediction hangs on the calls' own time the replay leaves out
+(docs/prediction-against-emulation.md, "IS at L = 1 ms: the copies the replay leaves out"). A traced call can take far longer than the
 replay gives it at the machine's parameters: shm copies a large message on the receiving rank's CPU, MPI copies a message to the
 rank itself, a buffer is touched for the first time. LogGOPS has no such per-byte CPU cost (its O),
 so the replay leaves that time out, and with it whatever the added flights would overlap. Put back

@@ -7,7 +7,7 @@ outside MPI calls (both kinds of spin fall inside the calls). The growth of each
 knobs is paired round by round, and so is their difference. Where the growth sits: each
 computation interval (between two calls) is set beside the same interval at zero knobs,
 and those that grew by more than half the spin are counted apart; the intervals ten spins
-long and more show whether the computation itself ran slower (docs/predict.md).
+long and more show whether the computation itself ran slower (docs/prediction-against-emulation.md).
 
     python analysis/bench/computation_under_spins.py lu --o 100us --rounds 8
 """
