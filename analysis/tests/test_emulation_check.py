@@ -456,3 +456,91 @@ def test_cases_that_can_decide_the_goal_with_the_hosts_response_go_on(monkeypatc
     assert et.summary(cases)[3] == "missed"
     assert check.unsettled() == [] and check.deciding == {"L", "o"}
     assert sum(c.endswith(" L") for c in calls) == 10
+
+
+QUIET_HOST = {"per_second": 100.0, "median_us": 2.0, "lost_fraction": 0.001}
+
+
+def test_a_killed_check_goes_on_from_its_state_without_tracing_again(monkeypatch, tmp_path, capsys):
+    import json
+    # 0.03 and 0.07 in turn about the predicted 0.05: never settles, so every round is used
+    calls = fake_apparatus(monkeypatch, {"cg": {"L": 1e-6}}, {"cg": {"L": lambda r: 0.03 + 0.04 * (r % 2)}})
+    monkeypatch.setattr(ec, "host_detours", lambda: QUIET_HOST)
+    run = ec._run
+
+    def killed_in_round_4(cmd, what):
+        if what == "cg round 4 L":
+            raise KeyboardInterrupt
+        run(cmd, what)
+    monkeypatch.setattr(ec, "_run", killed_in_round_4)
+    state = tmp_path / "kept" / "check.json"
+    args = ["cg", "--o", "none", "--G", "none", "--L", "50us", "--max-rounds", "9", "--state", str(state)]
+    assert ec.main(args) == 130
+    assert f"the rounds so far are kept in {state}" in capsys.readouterr().err
+    kept = json.loads(state.read_text())["checks"][0]
+    assert kept["rounds"] == 3 and kept["differences"]["L"] == pytest.approx([0.03, 0.07, 0.03])
+
+    monkeypatch.setattr(ec, "_run", run)
+    calls.clear()
+    assert ec.main(args) == 0
+    out, err = capsys.readouterr()
+    assert not any("traced zero-knob run" in c for c in calls)
+    assert [c for c in calls if c.endswith(" L")] == [f"cg round {r} L" for r in range(4, 10)]
+    assert "going on from" in err and "cg: 3 rounds kept" in err
+    row = next(line for line in out.splitlines() if line.startswith("| cg | L = 50us |"))
+    assert "| 9 |" in row
+    final = json.loads(state.read_text())["checks"][0]
+    assert final["differences"]["L"] == pytest.approx([0.03, 0.07] * 4 + [0.03])
+    assert len(final["computation"]["L"]) == 9 and final["predictions"]["L"][0] == pytest.approx(0.05, rel=1e-3)
+
+
+def test_a_finished_check_run_again_prints_its_table_without_a_run(monkeypatch, tmp_path, capsys):
+    calls = fake_apparatus(monkeypatch, {"cg": {"L": 1e-6}}, {"cg": {"L": 0.05}})
+    monkeypatch.setattr(ec, "host_detours", lambda: QUIET_HOST)
+    out = tmp_path / "predict.md"
+    args = ["cg", "--o", "none", "--G", "none", "--L", "50us", "--max-rounds", "8", "--out", str(out)]
+    assert ec.main(args) == 0
+    assert (tmp_path / "predict.state.json").is_file()     # kept beside --out by default
+    first = [line for line in out.read_text().splitlines() if line.startswith("| cg |")]
+    capsys.readouterr()
+    calls.clear()
+    assert ec.main(args) == 0
+    assert calls == []
+    assert [line for line in out.read_text().splitlines() if line.startswith("| cg |")] == first
+
+
+@pytest.mark.parametrize("kept, named", [("not json", "not a state this check kept"),
+                                          ('{"version": 99, "arguments": {}}', "version 99"),
+                                          (None, 'settings {"L": "50us"} there, {"L": "100us"} here')])
+def test_a_state_of_other_arguments_or_damaged_is_refused_and_left_as_it_is(monkeypatch, tmp_path, capsys,
+                                                                             kept, named):
+    calls = fake_apparatus(monkeypatch, {"cg": {"L": 1e-6}}, {"cg": {"L": 0.05}})
+    monkeypatch.setattr(ec, "host_detours", lambda: QUIET_HOST)
+    state = tmp_path / "check.json"
+    base = ["cg", "--o", "none", "--G", "none", "--max-rounds", "2", "--state", str(state)]
+    if kept is None:
+        assert ec.main(base + ["--L", "50us"]) == 0
+    else:
+        state.write_text(kept)
+    before, ran = state.read_bytes(), len(calls)
+    capsys.readouterr()
+    assert ec.main(base + ["--L", "100us"]) == 2
+    err = capsys.readouterr().err
+    assert named in err and str(state) in err
+    assert state.read_bytes() == before and len(calls) == ran
+
+
+def test_a_damaged_program_entry_is_named_and_refused_before_any_run(monkeypatch, tmp_path, capsys):
+    import json
+    calls = fake_apparatus(monkeypatch, {"cg": {"L": 1e-6}}, {"cg": {"L": 0.05}})
+    monkeypatch.setattr(ec, "host_detours", lambda: QUIET_HOST)
+    state = tmp_path / "check.json"
+    args = ["cg", "--o", "none", "--G", "none", "--L", "50us", "--max-rounds", "3", "--state", str(state)]
+    assert ec.main(args) == 0
+    kept = json.loads(state.read_text())
+    kept["checks"][0]["computation"]["L"].pop()          # a pair without its computation change
+    state.write_text(json.dumps(kept))
+    capsys.readouterr()
+    calls.clear()
+    assert ec.main(args) == 2
+    assert "damaged at cg" in capsys.readouterr().err and calls == []

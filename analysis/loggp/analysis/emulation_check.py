@@ -17,8 +17,13 @@ long program does not starve the others and a settled one stops.
 The table says, per case, the predicted and emulated added time, whether the emulated
 one is resolved (its interval excludes zero), the precision it reached and
 |predicted - emulated| / emulated; the summary takes the median of that over the
-resolved cases against the goal (median within 5 %, no case off by more than 15 %)."""
+resolved cases against the goal (median within 5 %, no case off by more than 15 %).
+
+Its rounds are kept in a state file after each one (--state, by default beside --out), so a
+killed check goes on where it was when the same command runs again."""
 import argparse
+import dataclasses
+import json
 import os
 import shlex
 import shutil
@@ -264,9 +269,8 @@ class ProgramCheck:
     to +153 ms over eight traces)."""
 
     def __init__(self, program, np_, settings, machine, goal, scratch, stream=None):
-        stream = stream or sys.stderr
-        self.program, self.np, self.scratch, self.stream = program, np_, scratch, stream
-        self.machine, self.goal = machine, goal
+        self._start(program, np_, machine, goal, scratch, stream)
+        stream = self.stream
         base_dir = scratch / f"{program.name}-trace"
         _run(run_command(np_, program, None, base_dir), f"{program.name}: the traced zero-knob run")
         programs = predict.load(base_dir)
@@ -289,10 +293,48 @@ class ProgramCheck:
         print(f"{program.name}: traced {traced_s:.2f} s; " + ", ".join(said), file=stream, flush=True)
         self.computation = {k: [] for k in self.predicted}
         self.rounds = 0
-        self.deciding = set()  # settled settings kept on because they can decide the goal
         self.spent_s = 0.0
         self.baseline_s = []   # the armed run's length, per round
         self.armed_cost = []   # armed minus zero knobs, in the first rounds
+
+    def _start(self, program, np_, machine, goal, scratch, stream):
+        self.program, self.np, self.scratch, self.stream = program, np_, scratch, stream or sys.stderr
+        self.machine, self.goal = machine, goal
+        self.deciding = set()  # settled settings kept on because they can decide the goal
+
+    def state(self):
+        """What the check has measured so far, as JSON-ready values (resumed())."""
+        return {"settings": self.settings, "predictions": self.predictions,
+                "skipped": [dataclasses.asdict(s) for s in self.skipped],
+                "differences": {k: r.differences for k, r in self.readings.items()},
+                "computation": self.computation, "rounds": self.rounds, "spent_s": self.spent_s,
+                "baseline_s": self.baseline_s, "armed_cost": self.armed_cost}
+
+    @classmethod
+    def resumed(cls, saved, program, np_, machine, goal, scratch, stream=None):
+        """The check as state() left it, without tracing again; KeyError, TypeError or
+        ValueError when saved is not such a state."""
+        self = cls.__new__(cls)
+        self._start(program, np_, machine, goal, scratch, stream)
+        self.settings = {str(k): str(v) for k, v in saved["settings"].items()}
+        knobs = set(self.settings)
+        parts = ("predictions", "differences", "computation")
+        if not knobs <= set(KNOBS_CHECKED) or any(set(saved[p]) != knobs for p in parts):
+            raise ValueError("its settings and figures name different knobs")
+        self.predictions = {k: [float(x) for x in saved["predictions"][k]] for k in knobs}
+        if not all(self.predictions.values()):
+            raise ValueError("a setting without a prediction")
+        self.predicted = {k: statistics.median(v) for k, v in self.predictions.items()}
+        self.readings = {k: precision.Reading(precision.Goal.around(self.predicted[k], goal),
+                                              [float(x) for x in saved["differences"][k]]) for k in knobs}
+        self.computation = {k: [float(x) for x in saved["computation"][k]] for k in knobs}
+        if any(len(self.computation[k]) != len(self.readings[k].differences) for k in knobs):
+            raise ValueError("a setting's pairs and computation changes differ in number")
+        self.skipped = [Skipped(**s) for s in saved["skipped"]]
+        self.rounds, self.spent_s = int(saved["rounds"]), float(saved["spent_s"])
+        self.baseline_s = [float(x) for x in saved["baseline_s"]]
+        self.armed_cost = [float(x) for x in saved["armed_cost"]]
+        return self
 
     def unsettled(self):
         """The settings not settled yet, or with too few pairs."""
@@ -394,10 +436,11 @@ def keep_deciding(checks):
         c.deciding = {k for p, k in deciding if p == c.program.name}
 
 
-def run_checks(checks, budget_s, max_rounds=None, stream=None, clock=time.monotonic):
+def run_checks(checks, budget_s, max_rounds=None, stream=None, clock=time.monotonic, after_round=None):
     """Rounds to the programs (next_check) until each is settled, and the goal is decided or
     no more pairs can decide it (keep_deciding), or the budget is spent; a program whose round
-    keeps failing stops, named. Returns ([Case], [failed program name])."""
+    keeps failing stops, named. after_round(checks still running) is called after each round,
+    to keep what was measured. Returns ([Case], [failed program name])."""
     stream = stream or sys.stderr
     started = clock()
     failed = []
@@ -413,19 +456,85 @@ def run_checks(checks, budget_s, max_rounds=None, stream=None, clock=time.monoto
             print(f"predict_vs_emulation: {e}", file=stream, flush=True)
             failed.append(check.program.name)
             live.remove(check)
+        if after_round:
+            after_round(live)
     ran_out = clock() - started >= budget_s
     return [case for c in live for case in c.cases(ran_out)], failed
 
 
-def check_out(out):
-    """--out names a file whose folder exists or can be made: said before the minutes of runs,
-    not after them."""
+def check_out(out, option="--out"):
+    """--out (or --state) names a file whose folder exists or can be made: said before the
+    minutes of runs, not after them."""
     if out.is_dir():
-        raise CheckError(f"--out {out}: a folder; name the file to write, e.g. {out / 'predict.md'}")
+        example = out / ("predict.md" if option == "--out" else "predict.state.json")
+        raise CheckError(f"{option} {out}: a folder; name the file to write, e.g. {example}")
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
     except OSError as e:
-        raise CheckError(f"--out {out}: its folder cannot be made ({e.strerror})") from None
+        raise CheckError(f"{option} {out}: its folder cannot be made ({e.strerror})") from None
+
+
+STATE_VERSION = 1
+
+
+def check_arguments(programs, np_, klass, settings, goal, machine):
+    """What a kept state must have been measured with to go on: rounds under other
+    arguments are other figures."""
+    return {"programs": [[p.name, list(p.argv)] for p in programs], "np": np_, "class": klass,
+            "settings": dict(settings), "precision": goal.text(), "machine": machine}
+
+
+def state_path(state, out):
+    """--state, else beside --out (its name with .state.json), else None: not kept."""
+    if state:
+        return Path(state)
+    return Path(out).with_suffix(".state.json") if out else None
+
+
+def load_state(path, arguments):
+    """The state kept at path by a check of the same arguments, or None when there is none yet;
+    CheckError when the file is not such a state or was kept for other arguments."""
+    if path is None or not path.exists():
+        return None
+    try:
+        saved = json.loads(path.read_text())
+        version = saved.get("version") if isinstance(saved, dict) else None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise CheckError(f"--state {path}: not a state this check kept ({e}); delete it or name another "
+                         "file") from None
+    if version != STATE_VERSION or not isinstance(saved.get("arguments"), dict):
+        raise CheckError(f"--state {path}: not a state this check kept (version {version!r}, this check's is "
+                         f"{STATE_VERSION}); delete it or name another file")
+    for key, here in arguments.items():
+        there = saved["arguments"].get(key)
+        if there != here:
+            raise CheckError(f"--state {path}: kept for other arguments ({key} {json.dumps(there)} there, "
+                             f"{json.dumps(here)} here); run those again to go on, or delete it or name "
+                             "another file")
+    checks, elapsed = saved.get("checks"), saved.get("elapsed_s")
+    if (not isinstance(checks, list) or len(checks) != len(arguments["programs"])
+            or not isinstance(elapsed, (int, float)) or not elapsed >= 0):
+        raise CheckError(f"--state {path}: damaged (one entry per program and the time spent expected); "
+                         "delete it or name another file")
+    return saved
+
+
+FAILED = {"failed": True}   # a program's entry in the state once a run of it kept failing
+
+
+def resumed_checks(saved, path, programs, np_, machine, goal, stream):
+    """{program index: ProgramCheck} from a kept state (none without one), its scratch folder
+    still to be given; CheckError naming the program whose entry is damaged, before any run."""
+    out = {}
+    for i, (program, entry) in enumerate(zip(programs, saved["checks"] if saved else [])):
+        if entry is None or entry == FAILED:
+            continue
+        try:
+            out[i] = ProgramCheck.resumed(entry, program, np_, machine, goal, None, stream)
+        except (KeyError, TypeError, ValueError, AttributeError) as e:
+            raise CheckError(f"--state {path}: damaged at {program.name} ({type(e).__name__}: {e}); delete it "
+                             "or name another file") from None
+    return out
 
 
 def _parser():
@@ -454,6 +563,9 @@ def _parser():
                    "(default 20min)")
     p.add_argument("--max-rounds", type=int, help="at most this many rounds per program (default: the budget's)")
     p.add_argument("--out", help="write the Markdown table here too")
+    p.add_argument("--state", help="keep the rounds here after each one, and go on from them when the same "
+                   "command runs again, after a kill (default: beside --out, its name with .state.json; "
+                   "without either, nothing is kept)")
     return p
 
 
@@ -483,25 +595,75 @@ def main(argv=None, stream=None):
                 raise CheckError(f"--{k} {v}: {e}") from None
         if args.out:
             check_out(Path(args.out))
+        kept_at = state_path(args.state, args.out)
+        if kept_at:
+            check_out(kept_at, "--state")
         programs = _programs(args.programs or ([] if args.program else list(KERNELS)), args.program, args.klass)
         machine = predict.machine_from_probe(args.machine) if args.machine else predict.DEFAULT_MACHINE
+        arguments = check_arguments(programs, args.np, args.klass, settings, goal, args.machine)
+        saved = load_state(kept_at, arguments)
+        resumed = resumed_checks(saved, kept_at, programs, args.np, machine, goal, stream)
     except CheckError as e:
         print(f"predict_vs_emulation: {e}", file=sys.stderr)
         return 2
+    try:
+        return _check(args, programs, settings, machine, goal, budget_s, arguments, kept_at, saved, resumed, stream)
+    except KeyboardInterrupt:
+        where = (f"the rounds so far are kept in {kept_at}: run the same command again to go on" if kept_at
+                 else "nothing was kept (give --out or --state to keep the rounds)")
+        print(f"predict_vs_emulation: interrupted; {where}", file=sys.stderr)
+        return 130
+
+
+def _check(args, programs, settings, machine, goal, budget_s, arguments, kept_at, saved, resumed, stream):
+    """The check itself, from main(): traced, measured in rounds (resumed from saved when
+    there is one, and kept at kept_at after each round), then the table."""
     watch = machine_load.LoadWatch().start()
     host = host_detours()
     print(detours_text(host), file=stream, flush=True)
     started = time.monotonic()
-    checks, failed = [], []
+    spent_before = float(saved["elapsed_s"]) if saved else 0.0
+    entries = list(saved["checks"]) if saved else [None] * len(programs)
+    checks, failed, by_index = [], [], {}
+
+    def keep(live=None):
+        """The state after a round: each program's figures, or that it failed."""
+        if kept_at is None:
+            return
+        for i, check in by_index.items():
+            entries[i] = FAILED if live is not None and check not in live else check.state()
+        write_text_atomic(kept_at, json.dumps({"version": STATE_VERSION, "arguments": arguments,
+                                               "elapsed_s": spent_before + time.monotonic() - started,
+                                               "checks": entries}) + "\n")
+    if saved:
+        print(f"predict_vs_emulation: going on from {kept_at} ({spent_before:.0f} s spent before)",
+              file=stream, flush=True)
     with tempfile.TemporaryDirectory(prefix="loggp-predict-check-") as tmp:
-        for program in programs:
+        for i, program in enumerate(programs):
             try:
-                checks.append(ProgramCheck(program, args.np, settings, machine, goal, Path(tmp), stream))
+                if entries[i] == FAILED:
+                    print(f"predict_vs_emulation: {program.name} failed in the earlier part of this check",
+                          file=sys.stderr)
+                    failed.append(program.name)
+                    continue
+                if i in resumed:
+                    check = resumed[i]
+                    check.scratch = Path(tmp)
+                    print(f"{program.name}: {check.rounds} rounds kept; " + ", ".join(
+                        f"{k} = {v} ({_ms(check.predicted[k])} ms predicted)" for k, v in check.settings.items()),
+                        file=stream, flush=True)
+                else:
+                    check = ProgramCheck(program, args.np, settings, machine, goal, Path(tmp), stream)
             except CheckError as e:  # the other programs still run
                 print(f"predict_vs_emulation: {e}", file=sys.stderr)
                 failed.append(program.name)
-        budget_left = budget_s - (time.monotonic() - started)
-        cases, failed_rounds = run_checks(checks, budget_left, args.max_rounds, stream)
+                entries[i] = FAILED
+                continue
+            checks.append(check)
+            by_index[i] = check
+            keep()
+        budget_left = budget_s - spent_before - (time.monotonic() - started)
+        cases, failed_rounds = run_checks(checks, budget_left, args.max_rounds, stream, after_round=keep)
         failed += failed_rounds
     skipped = [s for c in checks for s in c.skipped]
     if not cases and not skipped:
@@ -512,7 +674,8 @@ def main(argv=None, stream=None):
         chosen = ", ".join(filter(None, [chosen, f"{', '.join(auto)} chosen per program (the smallest step adding "
                                                  f"{TARGET_SHARE:.0%} of the run)"]))
     header = (f"np = {args.np}, class {args.klass} for our kernels; settings {chosen}, against an armed "
-              f"baseline; precision {goal.text()}, budget {args.budget}; {time.monotonic() - started:.0f} s")
+              f"baseline; precision {goal.text()}, budget {args.budget}; "
+              f"{spent_before + time.monotonic() - started:.0f} s")
     watch.end()
     shared = watch.line()
     text = (f"{detours_text(host)}\n" + (f"{shared}\n" if shared else "") + "\n" + table(cases, header)
