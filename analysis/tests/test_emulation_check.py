@@ -76,6 +76,7 @@ def test_the_table_says_resolved_or_not_and_the_precision_reached():
 
 
 @pytest.mark.parametrize("args,named", [(["nope"], "'nope'"), (["cg", "--budget", "5"], "'5'"),
+                                        (["cg", "--out", "t.md", "--state", "t.md"], "--state t.md: the file --out"),
                                         (["cg", "--L", "1ns", "--o", "none", "--G", "none"], "--L 1ns"),
                                         (["cg", "--precision", "0%"], "'0%'"),
                                         (["cg", "--o", "none", "--L", "none", "--G", "none"], "nothing to compare")])
@@ -476,7 +477,7 @@ def test_a_killed_check_goes_on_from_its_state_without_tracing_again(monkeypatch
     state = tmp_path / "kept" / "check.json"
     args = ["cg", "--o", "none", "--G", "none", "--L", "50us", "--max-rounds", "9", "--state", str(state)]
     assert ec.main(args) == 130
-    assert f"the rounds so far are kept in {state}" in capsys.readouterr().err
+    assert f"stopped by SIGINT; the rounds so far are kept in {state}" in capsys.readouterr().err
     kept = json.loads(state.read_text())["checks"][0]
     assert kept["rounds"] == 3 and kept["differences"]["L"] == pytest.approx([0.03, 0.07, 0.03])
 
@@ -544,3 +545,35 @@ def test_a_damaged_program_entry_is_named_and_refused_before_any_run(monkeypatch
     calls.clear()
     assert ec.main(args) == 2
     assert "damaged at cg" in capsys.readouterr().err and calls == []
+
+
+def test_a_kill_stops_the_check_as_ctrl_c_does_and_keeps_the_rounds(monkeypatch, tmp_path, capsys):
+    import json
+    import os
+    import signal
+    fake_apparatus(monkeypatch, {"cg": {"L": 1e-6}}, {"cg": {"L": lambda r: 0.03 + 0.04 * (r % 2)}})
+    monkeypatch.setattr(ec, "host_detours", lambda: QUIET_HOST)
+    run = ec._run
+
+    def killed_in_round_3(cmd, what):
+        if what == "cg round 3 L":
+            os.kill(os.getpid(), signal.SIGTERM)
+        run(cmd, what)
+    monkeypatch.setattr(ec, "_run", killed_in_round_3)
+    state, scratch = tmp_path / "check.json", tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setattr(ec.tempfile, "tempdir", str(scratch))
+
+    def unhandled(signum, frame):  # what a check without a handler of its own meets, instead of pytest dying
+        raise RuntimeError("the check left SIGTERM to its caller")
+    previous = signal.signal(signal.SIGTERM, unhandled)
+    try:
+        status = ec.main(["cg", "--o", "none", "--G", "none", "--L", "50us", "--max-rounds", "9",
+                          "--state", str(state)])
+        after = signal.getsignal(signal.SIGTERM)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert status == 128 + signal.SIGTERM and after is unhandled
+    assert "stopped by SIGTERM" in capsys.readouterr().err
+    assert json.loads(state.read_text())["checks"][0]["rounds"] == 2
+    assert list(scratch.iterdir()) == []      # the runs' scratch folder went with the check

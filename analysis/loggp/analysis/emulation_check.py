@@ -27,6 +27,7 @@ import json
 import os
 import shlex
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -598,6 +599,8 @@ def main(argv=None, stream=None):
         kept_at = state_path(args.state, args.out)
         if kept_at:
             check_out(kept_at, "--state")
+            if args.out and kept_at.resolve() == Path(args.out).resolve():
+                raise CheckError(f"--state {args.state}: the file --out writes the table to; name another")
         programs = _programs(args.programs or ([] if args.program else list(KERNELS)), args.program, args.klass)
         machine = predict.machine_from_probe(args.machine) if args.machine else predict.DEFAULT_MACHINE
         arguments = check_arguments(programs, args.np, args.klass, settings, goal, args.machine)
@@ -606,13 +609,21 @@ def main(argv=None, stream=None):
     except CheckError as e:
         print(f"predict_vs_emulation: {e}", file=sys.stderr)
         return 2
+    stopped_by = [signal.SIGINT]
+
+    def stop(signum, frame):  # a kill stops the check as Ctrl-C does: the scratch folder goes, the state stays
+        stopped_by[0] = signum
+        raise KeyboardInterrupt
+    previous = signal.signal(signal.SIGTERM, stop)
     try:
         return _check(args, programs, settings, machine, goal, budget_s, arguments, kept_at, saved, resumed, stream)
     except KeyboardInterrupt:
         where = (f"the rounds so far are kept in {kept_at}: run the same command again to go on" if kept_at
                  else "nothing was kept (give --out or --state to keep the rounds)")
-        print(f"predict_vs_emulation: interrupted; {where}", file=sys.stderr)
-        return 130
+        print(f"predict_vs_emulation: stopped by {signal.Signals(stopped_by[0]).name}; {where}", file=sys.stderr)
+        return 128 + stopped_by[0]
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _check(args, programs, settings, machine, goal, budget_s, arguments, kept_at, saved, resumed, stream):
