@@ -487,7 +487,7 @@ def test_a_killed_check_goes_on_from_its_state_without_tracing_again(monkeypatch
     out, err = capsys.readouterr()
     assert not any("traced zero-knob run" in c for c in calls)
     assert [c for c in calls if c.endswith(" L")] == [f"cg round {r} L" for r in range(4, 10)]
-    assert "going on from" in err and "cg: 3 rounds kept" in err
+    assert "going on from" in err and "cg: 3 rounds kept; L = 50us (+50.00 ms predicted)" in err
     row = next(line for line in out.splitlines() if line.startswith("| cg | L = 50us |"))
     assert "| 9 |" in row
     final = json.loads(state.read_text())["checks"][0]

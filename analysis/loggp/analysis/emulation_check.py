@@ -289,14 +289,17 @@ class ProgramCheck:
             self.settings[knob], self.predicted[knob] = step, added
         self.predictions = {k: [p] for k, p in self.predicted.items()}  # per traced run
         self.readings = {k: precision.Reading(precision.Goal.around(p, goal)) for k, p in self.predicted.items()}
-        said = [f"{k} = {self.settings[k]} ({_ms(p)} ms predicted)" for k, p in self.predicted.items()]
-        said += [f"{s.knob} not checked ({_ms(s.predicted_s)} ms at {s.setting})" for s in self.skipped]
-        print(f"{program.name}: traced {traced_s:.2f} s; " + ", ".join(said), file=stream, flush=True)
+        print(f"{program.name}: traced {traced_s:.2f} s; " + ", ".join(self.settings_said()), file=stream, flush=True)
         self.computation = {k: [] for k in self.predicted}
         self.rounds = 0
         self.spent_s = 0.0
         self.baseline_s = []   # the armed run's length, per round
         self.armed_cost = []   # armed minus zero knobs, in the first rounds
+
+    def settings_said(self):
+        """Each setting with its prediction, then each knob not checked with its effect."""
+        said = [f"{k} = {self.settings[k]} ({_ms(p)} ms predicted)" for k, p in self.predicted.items()]
+        return said + [f"{s.knob} not checked ({_ms(s.predicted_s)} ms at {s.setting})" for s in self.skipped]
 
     def _start(self, program, np_, machine, goal, scratch, stream):
         self.program, self.np, self.scratch, self.stream = program, np_, scratch, stream or sys.stderr
@@ -660,9 +663,8 @@ def _check(args, programs, settings, machine, goal, budget_s, arguments, kept_at
                 if i in resumed:
                     check = resumed[i]
                     check.scratch = Path(tmp)
-                    print(f"{program.name}: {check.rounds} rounds kept; " + ", ".join(
-                        f"{k} = {v} ({_ms(check.predicted[k])} ms predicted)" for k, v in check.settings.items()),
-                        file=stream, flush=True)
+                    print(f"{program.name}: {check.rounds} rounds kept; " + ", ".join(check.settings_said()),
+                          file=stream, flush=True)
                 else:
                     check = ProgramCheck(program, args.np, settings, machine, goal, Path(tmp), stream)
             except CheckError as e:  # the other programs still run
