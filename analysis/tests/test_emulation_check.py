@@ -462,11 +462,18 @@ def test_cases_that_can_decide_the_goal_with_the_hosts_response_go_on(monkeypatc
 QUIET_HOST = {"per_second": 100.0, "median_us": 2.0, "lost_fraction": 0.001}
 
 
+def cg_at_L(monkeypatch, emulated_s):
+    """CG alone, L = 50us predicted to add 0.05 s and emulated to add emulated_s (a number, or a
+    function of the round), on a quiet host; the runs made, by name."""
+    calls = fake_apparatus(monkeypatch, {"cg": {"L": 1e-6}}, {"cg": {"L": emulated_s}})
+    monkeypatch.setattr(ec, "host_detours", lambda: QUIET_HOST)
+    return calls
+
+
 def test_a_killed_check_goes_on_from_its_state_without_tracing_again(monkeypatch, tmp_path, capsys):
     import json
     # 0.03 and 0.07 in turn about the predicted 0.05: never settles, so every round is used
-    calls = fake_apparatus(monkeypatch, {"cg": {"L": 1e-6}}, {"cg": {"L": lambda r: 0.03 + 0.04 * (r % 2)}})
-    monkeypatch.setattr(ec, "host_detours", lambda: QUIET_HOST)
+    calls = cg_at_L(monkeypatch, lambda r: 0.03 + 0.04 * (r % 2))
     run = ec._run
 
     def killed_in_round_4(cmd, what):
@@ -496,8 +503,7 @@ def test_a_killed_check_goes_on_from_its_state_without_tracing_again(monkeypatch
 
 
 def test_a_finished_check_run_again_prints_its_table_without_a_run(monkeypatch, tmp_path, capsys):
-    calls = fake_apparatus(monkeypatch, {"cg": {"L": 1e-6}}, {"cg": {"L": 0.05}})
-    monkeypatch.setattr(ec, "host_detours", lambda: QUIET_HOST)
+    calls = cg_at_L(monkeypatch, 0.05)
     out = tmp_path / "predict.md"
     args = ["cg", "--o", "none", "--G", "none", "--L", "50us", "--max-rounds", "8", "--out", str(out)]
     assert ec.main(args) == 0
@@ -515,8 +521,7 @@ def test_a_finished_check_run_again_prints_its_table_without_a_run(monkeypatch, 
                                           (None, 'settings {"L": "50us"} there, {"L": "100us"} here')])
 def test_a_state_of_other_arguments_or_damaged_is_refused_and_left_as_it_is(monkeypatch, tmp_path, capsys,
                                                                              kept, named):
-    calls = fake_apparatus(monkeypatch, {"cg": {"L": 1e-6}}, {"cg": {"L": 0.05}})
-    monkeypatch.setattr(ec, "host_detours", lambda: QUIET_HOST)
+    calls = cg_at_L(monkeypatch, 0.05)
     state = tmp_path / "check.json"
     base = ["cg", "--o", "none", "--G", "none", "--max-rounds", "2", "--state", str(state)]
     if kept is None:
@@ -533,8 +538,7 @@ def test_a_state_of_other_arguments_or_damaged_is_refused_and_left_as_it_is(monk
 
 def test_a_damaged_program_entry_is_named_and_refused_before_any_run(monkeypatch, tmp_path, capsys):
     import json
-    calls = fake_apparatus(monkeypatch, {"cg": {"L": 1e-6}}, {"cg": {"L": 0.05}})
-    monkeypatch.setattr(ec, "host_detours", lambda: QUIET_HOST)
+    calls = cg_at_L(monkeypatch, 0.05)
     state = tmp_path / "check.json"
     args = ["cg", "--o", "none", "--G", "none", "--L", "50us", "--max-rounds", "3", "--state", str(state)]
     assert ec.main(args) == 0
@@ -551,8 +555,7 @@ def test_a_kill_stops_the_check_as_ctrl_c_does_and_keeps_the_rounds(monkeypatch,
     import json
     import os
     import signal
-    fake_apparatus(monkeypatch, {"cg": {"L": 1e-6}}, {"cg": {"L": lambda r: 0.03 + 0.04 * (r % 2)}})
-    monkeypatch.setattr(ec, "host_detours", lambda: QUIET_HOST)
+    cg_at_L(monkeypatch, lambda r: 0.03 + 0.04 * (r % 2))
     run = ec._run
 
     def killed_in_round_3(cmd, what):
