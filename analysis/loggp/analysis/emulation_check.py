@@ -23,7 +23,6 @@ Its rounds are kept in a state file after each one (--state, by default beside -
 killed check goes on where it was when the same command runs again."""
 import argparse
 import dataclasses
-import json
 import os
 import shlex
 import shutil
@@ -46,6 +45,7 @@ from loggp.shim import machine_load
 from loggp.shim.patterns_run import detours_text, host_detours
 
 from . import host_response, predict, trace
+from .emulation_state import FAILED, StateError, check_arguments, load_state, state_path, write_state
 from .emulation_table import Case, _ms, decided_against_worst, goal_deciding, summary, table
 
 KERNELS = ("cg", "mg", "ft", "is", "lu", "ep")
@@ -478,53 +478,6 @@ def check_out(out, option="--out"):
         raise CheckError(f"{option} {out}: its folder cannot be made ({e.strerror})") from None
 
 
-STATE_VERSION = 1
-
-
-def check_arguments(programs, np_, klass, settings, goal, machine):
-    """What a kept state must have been measured with to go on: rounds under other
-    arguments are other figures."""
-    return {"programs": [[p.name, list(p.argv)] for p in programs], "np": np_, "class": klass,
-            "settings": dict(settings), "precision": goal.text(), "machine": machine}
-
-
-def state_path(state, out):
-    """--state, else beside --out (its name with .state.json), else None: not kept."""
-    if state:
-        return Path(state)
-    return Path(out).with_suffix(".state.json") if out else None
-
-
-def load_state(path, arguments):
-    """The state kept at path by a check of the same arguments, or None when there is none yet;
-    CheckError when the file is not such a state or was kept for other arguments."""
-    if path is None or not path.exists():
-        return None
-    try:
-        saved = json.loads(path.read_text())
-        version = saved.get("version") if isinstance(saved, dict) else None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise CheckError(f"--state {path}: not a state this check kept ({e}); delete it or name another "
-                         "file") from None
-    if version != STATE_VERSION or not isinstance(saved.get("arguments"), dict):
-        raise CheckError(f"--state {path}: not a state this check kept (version {version!r}, this check's is "
-                         f"{STATE_VERSION}); delete it or name another file")
-    for key, here in arguments.items():
-        there = saved["arguments"].get(key)
-        if there != here:
-            raise CheckError(f"--state {path}: kept for other arguments ({key} {json.dumps(there)} there, "
-                             f"{json.dumps(here)} here); run those again to go on, or delete it or name "
-                             "another file")
-    checks, elapsed = saved.get("checks"), saved.get("elapsed_s")
-    if (not isinstance(checks, list) or len(checks) != len(arguments["programs"])
-            or not isinstance(elapsed, (int, float)) or not elapsed >= 0):
-        raise CheckError(f"--state {path}: damaged (one entry per program and the time spent expected); "
-                         "delete it or name another file")
-    return saved
-
-
-FAILED = {"failed": True}   # a program's entry in the state once a run of it kept failing
-
 
 def resumed_checks(saved, path, programs, np_, machine, goal, stream):
     """{program index: ProgramCheck} from a kept state (none without one), its scratch folder
@@ -607,7 +560,10 @@ def main(argv=None, stream=None):
         programs = _programs(args.programs or ([] if args.program else list(KERNELS)), args.program, args.klass)
         machine = predict.machine_from_probe(args.machine) if args.machine else predict.DEFAULT_MACHINE
         arguments = check_arguments(programs, args.np, args.klass, settings, goal, args.machine)
-        saved = load_state(kept_at, arguments)
+        try:
+            saved = load_state(kept_at, arguments)
+        except StateError as e:
+            raise CheckError(str(e)) from None
         resumed = resumed_checks(saved, kept_at, programs, args.np, machine, goal, stream)
     except CheckError as e:
         print(f"predict_vs_emulation: {e}", file=sys.stderr)
@@ -646,9 +602,7 @@ def _check(args, programs, settings, machine, goal, budget_s, arguments, kept_at
             return
         for i, check in by_index.items():
             entries[i] = FAILED if live is not None and check not in live else check.state()
-        write_text_atomic(kept_at, json.dumps({"version": STATE_VERSION, "arguments": arguments,
-                                               "elapsed_s": spent_before + time.monotonic() - started,
-                                               "checks": entries}) + "\n")
+        write_state(kept_at, arguments, spent_before + time.monotonic() - started, entries)
     if saved:
         print(f"predict_vs_emulation: going on from {kept_at} ({spent_before:.0f} s spent before)",
               file=stream, flush=True)
