@@ -274,20 +274,20 @@ def test_the_prediction_is_the_median_over_the_traced_runs_and_the_goal_moves_wi
     assert check.readings["L"].goal.expected == pytest.approx(1.1 * added, rel=1e-9)
     least, most, runs = check.prediction_spread()["L"]
     assert (least, most, runs) == (pytest.approx(0.7 * added), pytest.approx(1.4 * added), 4)
-    line = ec.prediction_lines([check])
+    line = et.prediction_lines([check])
     assert "cg L +55.00 ms (+35.00 to +70.00, 4 traced runs)" in line
 
 
 def test_the_machine_noise_is_each_programs_baseline_spread_from_round_to_round():
-    assert ec.baseline_spread([1.0]) is None
+    assert et.baseline_spread([1.0]) is None
     # consecutive differences 0.02, 0.01, 0.03: their median
-    assert ec.baseline_spread([1.00, 1.02, 1.01, 1.04]) == pytest.approx(0.02)
+    assert et.baseline_spread([1.00, 1.02, 1.01, 1.04]) == pytest.approx(0.02)
 
     class C:
         program, baseline_s = ec.Program("cg", ["x"]), [1.00, 1.02, 1.01, 1.04]
-    assert "cg 20.0 ms (2.0 %)" in ec.noise_lines([C()]) and ec.noise_lines([]) == ""
+    assert "cg 20.0 ms (2.0 %)" in et.noise_lines([C()]) and et.noise_lines([]) == ""
     # a slow drift is not round-to-round noise: each round differs from the last by 0.1
-    assert ec.baseline_spread([1.0, 1.1, 1.2, 1.3, 1.4]) == pytest.approx(0.1)
+    assert et.baseline_spread([1.0, 1.1, 1.2, 1.3, 1.4]) == pytest.approx(0.1)
 
 
 def test_the_host_detours_and_the_noise_are_said_before_and_beside_the_table(monkeypatch, capsys):

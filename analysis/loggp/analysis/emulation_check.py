@@ -46,7 +46,8 @@ from loggp.shim.patterns_run import detours_text, host_detours
 
 from . import host_response, predict, trace
 from .emulation_state import FAILED, StateError, check_arguments, load_state, state_path, write_state
-from .emulation_table import Case, _ms, decided_against_worst, goal_deciding, summary, table
+from .emulation_table import (Case, _ms, armed_cost_line, decided_against_worst, goal_deciding, noise_lines,
+                               prediction_lines, summary, table)
 
 KERNELS = ("cg", "mg", "ft", "is", "lu", "ep")
 # knob -> the steps a setting is chosen from (smallest first); o moves o_s and o_r together
@@ -186,60 +187,7 @@ def choose_setting(steps, added_s, traced_s):
     return (last if added_s[last] >= CHECKABLE_SHARE * traced_s else None), added_s[last]
 
 
-def baseline_spread(lengths):
-    """The machine's run-to-run noise on one program: the median |difference| between the
-    armed baseline runs of consecutive rounds (seconds), or None before two rounds."""
-    if len(lengths) < 2:
-        return None
-    return statistics.median(abs(b - a) for a, b in zip(lengths, lengths[1:]))
-
-
 ZERO = "zero"   # a run at zero knobs, beside the armed baseline, for the layer's own cost
-
-
-def armed_cost_line(checks):
-    """One line: each program's armed layer cost (armed baseline minus zero knobs, paired in
-    its first rounds) with its interval and share of the run: what the armed baseline
-    cancels from every setting's added time."""
-    parts = []
-    for c in checks:
-        if c.armed_cost:
-            cost = precision.median_interval(c.armed_cost)
-            run = statistics.median(c.baseline_s)
-            ci = f" [{_ms(cost.low)}, {_ms(cost.high)}]" if cost.bounded else " (too few pairs for an interval)"
-            parts.append(f"{c.program.name} {_ms(cost.estimate)} ms{ci} ({100 * cost.estimate / run:+.1f} %)")
-    if not parts:
-        return ""
-    return ("\nThe armed layer's own cost (the armed baseline minus zero knobs, paired in the first rounds; "
-            "it cancels from every added time above): " + ", ".join(parts) + ".\n")
-
-
-def prediction_lines(checks):
-    """One line: each case's prediction, the median over its program's traced runs, with the
-    least and the most of them: how far one traced run's replay moves."""
-    parts = []
-    for c in checks:
-        for knob, (least, most, runs) in c.prediction_spread().items():
-            parts.append(f"{c.program.name} {knob} {_ms(c.predicted[knob])} ms ({_ms(least)} to {_ms(most)}, "
-                         f"{runs} traced run{'s' if runs != 1 else ''})")
-    if not parts:
-        return ""
-    return ("\nPredictions: the median over each program's traced runs (the first, then each round's armed "
-            "baseline), with the least and the most of them: " + ", ".join(parts) + ".\n")
-
-
-def noise_lines(checks):
-    """One line: each program's baseline spread, in ms and as a share of its run."""
-    parts = []
-    for c in checks:
-        spread = baseline_spread(c.baseline_s)
-        if spread is not None:
-            run = statistics.median(c.baseline_s)
-            parts.append(f"{c.program.name} {spread * 1e3:.1f} ms ({100 * spread / run:.1f} %)")
-    if not parts:
-        return ""
-    return ("\nMachine noise: the armed baseline runs of consecutive rounds differ by a median of "
-            + ", ".join(parts) + ".\n")
 
 
 @dataclass
