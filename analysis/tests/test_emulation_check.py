@@ -161,14 +161,14 @@ def test_the_table_shows_what_the_setting_changed_in_the_computation(monkeypatch
     assert bare.communication_error is None and "Without the change" not in et.table([bare], "h")
 
 
-def test_a_setting_is_the_first_step_adding_a_quarter_of_the_run_else_the_largest_if_resolvable():
+def test_a_setting_is_the_first_step_adding_the_run_once_over_else_the_largest_if_resolvable():
     steps = ("a", "b", "c")
-    assert ec.choose_setting(steps, {"a": 0.249, "b": 0.25, "c": 0.9}, 1.0) == ("b", 0.25)
-    assert ec.choose_setting(steps, {"a": 0.3, "b": 0.6, "c": 0.9}, 1.0) == ("a", 0.3)
-    assert ec.choose_setting(steps, {"a": 0.001, "b": 0.01, "c": 0.10}, 1.0) == ("c", 0.10)
-    assert ec.choose_setting(steps, {"a": 0.001, "b": 0.01, "c": 0.0999}, 1.0) == (None, 0.0999)
+    assert ec.choose_setting(steps, {"a": 0.999, "b": 1.0, "c": 2.5}, 1.0) == ("b", 1.0)
+    assert ec.choose_setting(steps, {"a": 1.2, "b": 2.4, "c": 6.0}, 1.0) == ("a", 1.2)
+    assert ec.choose_setting(steps, {"a": 0.01, "b": 0.1, "c": 0.25}, 1.0) == ("c", 0.25)
+    assert ec.choose_setting(steps, {"a": 0.01, "b": 0.1, "c": 0.2499}, 1.0) == (None, 0.2499)
     # shares of the traced run, not seconds
-    assert ec.choose_setting(steps, {"a": 0.3, "b": 0.6, "c": 0.9}, 2.0) == ("b", 0.6)
+    assert ec.choose_setting(steps, {"a": 1.2, "b": 2.4, "c": 6.0}, 2.0) == ("b", 2.4)
 
 
 def test_a_missed_case_goes_on_until_its_error_is_decided_against_the_worst_case_limit():
@@ -224,13 +224,13 @@ def test_auto_settings_are_chosen_per_program_and_a_knob_too_small_anywhere_is_n
     goal = precision.parse_precision("5%")
     checks = [ec.ProgramCheck(ec.Program(n, ["x"]), 2, {"o": ec.AUTO, "L": ec.AUTO, "G": "1ns/B"}, None, goal,
                               tmp_path, said) for n in ("cg", "ep")]
-    # cg: o adds 10 ms a us (0.1 s at 10us, 0.2 at 20us: the first to reach 0.25 s is 50us);
-    # L 2 ms a us: 100us adds 0.2, 200us 0.4 s
-    assert checks[0].settings == {"o": "50us", "L": "200us", "G": "1ns/B"}
-    assert [(s.knob, s.setting) for s in checks[1].skipped] == [("o", "500us"), ("L", "5ms")]
+    # cg: o adds 10 ms a us over the armed baseline's step, so 100us adds just under the 1 s run
+    # and 200us is the first to reach it; L 2 ms a us: 500us just under 1 s, 1ms 2 s
+    assert checks[0].settings == {"o": "200us", "L": "1ms", "G": "1ns/B"}
+    assert [(s.knob, s.setting) for s in checks[1].skipped] == [("o", "5ms"), ("L", "20ms")]
     assert checks[1].settings == {"G": "1ns/B"}          # given: kept, however small
     text = ec.skipped_lines([s for c in checks for s in c.skipped])
-    assert "Not checked, adding under 10% of the run" in text and "ep o (+0.50 ms at 500us" in text
+    assert "Not checked, adding under 25% of the run" in text and "ep o (+5.00 ms at 5ms" in text
 
 
 def test_a_settled_setting_leaves_the_rounds_and_the_others_go_on(monkeypatch, tmp_path):

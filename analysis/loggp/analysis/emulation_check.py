@@ -8,10 +8,12 @@ prediction (loggp.experiments.precision) or the budget is spent. Added times are
 init-to-finalize lengths, the same span the replay covers.
 
 Settings are chosen per program unless given: the smallest step of a 1-2-5 series whose
-predicted added time is a quarter of the traced run, so that it stands well above the
-runs' own spread (a few per cent of a run, more for a short one); a knob that adds under
-10 % of the run even at its largest step is not checked on that program (its effect is
-below what paired runs resolve in minutes). Rounds go to the program with the least time spent so far, so a
+predicted added time is as long as the traced run. A pair's spread is a share of the
+baseline run whatever the setting, so a setting that doubles the run resolves in a few
+pairs what a quarter of it needs dozens for, and the host's slower computation after each
+wait is a smaller share of longer waits. A knob that adds under a quarter of the run even at
+its largest step is not checked on that program (its effect is below what paired runs
+resolve in minutes). Rounds go to the program with the least time spent so far, so a
 long program does not starve the others and a settled one stops.
 
 The table says, per case, the predicted and emulated added time, whether the emulated
@@ -51,14 +53,14 @@ from .emulation_table import (Case, _ms, armed_cost_line, decided_against_worst,
 
 KERNELS = ("cg", "mg", "ft", "is", "lu", "ep")
 # knob -> the steps a setting is chosen from (smallest first); o moves o_s and o_r together
-STEPS = {"o": ("10us", "20us", "50us", "100us", "200us", "500us"),
-         "L": ("50us", "100us", "200us", "500us", "1ms", "2ms", "5ms"),
-         "G": ("1ns/B", "2ns/B", "5ns/B", "10ns/B")}
+STEPS = {"o": ("10us", "20us", "50us", "100us", "200us", "500us", "1ms", "2ms", "5ms"),
+         "L": ("50us", "100us", "200us", "500us", "1ms", "2ms", "5ms", "10ms", "20ms"),
+         "G": ("1ns/B", "2ns/B", "5ns/B", "10ns/B", "20ns/B", "50ns/B", "100ns/B")}
 KNOBS_CHECKED = tuple(STEPS)
 AUTO = "auto"
 MOVES = {"o": ("o_s", "o_r"), "L": ("L",), "G": ("G",)}
-TARGET_SHARE = 0.25     # a chosen setting's predicted added time, as a share of the traced run
-CHECKABLE_SHARE = 0.10  # below this share at the largest step, a knob is not checked on a program
+TARGET_SHARE = 1.0      # a chosen setting's predicted added time, as a share of the traced run
+CHECKABLE_SHARE = 0.25  # below this share at the largest step, a knob is not checked on a program
 
 
 # A round whose runs keep failing stops its program; one failure only repeats the round.
@@ -458,7 +460,7 @@ def _parser():
     p.add_argument("--class", dest="klass", default="A", help="our kernels' class (default A)")
     for knob, steps in STEPS.items():
         p.add_argument(f"--{knob}", default=AUTO, help=f"the {knob} setting for every program, or 'auto' (the "
-                       f"default: per program, the smallest of {', '.join(steps)} that adds a quarter of the run), "
+                       f"default: per program, the smallest of {', '.join(steps)} that adds as much as the run), "
                        f"or 'none' to leave it out")
     p.add_argument("--machine", help="probe JSON for the replay's machine parameters (default: loggp predict's)")
     p.add_argument("--precision", default="5%",
