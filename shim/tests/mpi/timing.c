@@ -2,7 +2,7 @@
  * message stream, allreduce and RMA epoch times, CPU time spent, and a
  * windowed ping-pong for live knob changes. Rank 0 prints key=value lines.
  *   timing pingpong SIZE ITERS | stream SIZE COUNT | allreduce ITERS |
- *          rma ITERS | cpu SIZE COUNT | live SECONDS | self SIZE ITERS |
+ *          rma ITERS | cpu SIZE COUNT | live SECONDS [STOP_FILE] | self SIZE ITERS |
  *          selfpersistent SIZE ITERS | send SIZE ITERS | prepost SIZE ITERS WORK_US
  * Self-contained (its own median, not loggp_core's): test_abi.py builds it
  * with Debian's mpicc.mpich and mpicc.openmpi, as a user's program is built. */
@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 static int rank;
 
@@ -239,8 +240,9 @@ static void cpu(char *buf, int size, int count)
 }
 
 /* Ping-pongs in windows of 100 round trips (both ranks run the same count);
- * rank 0 reports each window's half round trip and decides when to stop. */
-static void live(double seconds)
+ * rank 0 reports each window's half round trip and decides when to stop:
+ * after SECONDS, or sooner once STOP_FILE (if given) exists. */
+static void live(double seconds, const char *stop_file)
 {
     enum { WINDOW = 100 };
     char buf[8] = {0};
@@ -253,7 +255,7 @@ static void live(double seconds)
         if (rank == 0) {
             printf("t=%.4f halfrtt_us=%.3f\n", MPI_Wtime() - start, per * 1e6);
             fflush(stdout);
-            stop = MPI_Wtime() - start > seconds;
+            stop = MPI_Wtime() - start > seconds || (stop_file && access(stop_file, F_OK) == 0);
         }
         MPI_Bcast(&stop, 1, MPI_INT, 0, MPI_COMM_WORLD);
     }
@@ -345,7 +347,8 @@ static void usage(FILE *out)
             "  allreduce ITERS       ITERS allreduces of one int\n"
             "  rma ITERS             ITERS passive-target RMA epochs (lock, put, unlock)\n"
             "  cpu SIZE COUNT        CPU time spent sending COUNT SIZE-byte messages\n"
-            "  live SECONDS          windowed ping-pong for SECONDS, for live knob changes\n"
+            "  live SECONDS [STOP]   windowed ping-pong for SECONDS, or until the file STOP exists,\n"
+            "                        for live knob changes\n"
             "  self SIZE ITERS       ITERS SIZE-byte messages rank 0 sends itself\n"
             "  selfpersistent SIZE ITERS   the same by one persistent send (MPI_Send_init, MPI_Start)\n"
             "  send SIZE ITERS       time in a blocking send to a posted receive, ITERS sends\n"
@@ -385,8 +388,8 @@ int main(int argc, char **argv)
     else if (!strcmp(mode, "prepost") && argc == 5)
         prepost((int)arg_within(argv, 2, "size", 1, 1 << 26), (int)arg_within(argv, 3, "iterations", 1, 10000000),
                  (double)arg_within(argv, 4, "work (us)", 0, 10000000));
-    else if (!strcmp(mode, "live") && argc == 3)
-        live((double)arg(argv, 2, "seconds"));
+    else if (!strcmp(mode, "live") && (argc == 3 || argc == 4))
+        live((double)arg(argv, 2, "seconds"), argc == 4 ? argv[3] : NULL);
     else {
         if (rank == 0)
             usage(stderr);
