@@ -19,9 +19,20 @@ def test_the_shares_come_from_the_other_knobs_each_over_its_own_prediction():
     assert hr.response({"L": [0.03]}, {"L": 0.1}, "L") is None
 
 
+def test_a_share_needs_two_other_settings_with_pairs():
+    predicted = {"o": 0.2, "L": 0.1, "G": 1.0}
+    # one other setting would carry its own cause: no share
+    assert hr.response({"o": [0.02, 0.04], "G": [0.5]}, predicted, "G") is None
+    # two others, but one of them without a pair, or without a prediction: still one
+    assert hr.response({"o": [0.02], "L": [], "G": [0.5]}, predicted, "G") is None
+    assert hr.response({"o": [0.02], "L": [0.03], "G": [0.5]}, {"o": 0.2, "G": 1.0}, "G") is None
+    share = hr.response({"o": [0.02], "L": [0.03], "G": [0.5]}, predicted, "G")
+    assert share.n == 2 and share.estimate == pytest.approx(0.2)
+
+
 def test_the_share_is_the_median_with_its_order_statistics_interval():
-    computation = {"o": [0.01 * i for i in range(1, 10)], "L": [9.0] * 9}
-    share = hr.response(computation, {"o": 0.1, "L": 1.0}, "L")
+    computation = {"o": [0.01 * i for i in range(1, 6)], "G": [0.01 * i for i in range(6, 10)], "L": [9.0] * 9}
+    share = hr.response(computation, {"o": 0.1, "G": 0.1, "L": 1.0}, "L")
     assert share.estimate == pytest.approx(0.5) and share.n == 9
     assert share.low == pytest.approx(0.2) and share.high == pytest.approx(0.8)
 

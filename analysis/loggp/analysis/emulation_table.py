@@ -29,7 +29,7 @@ class Case:
     # the emulated added time less that change, paired per round: what the replay models
     communication: precision.Interval = None
     # the host's response: the program's other settings' computation change over their predicted
-    # added time (loggp.analysis.host_response); None when no other setting was paired
+    # added time (loggp.analysis.host_response); None when fewer than two other settings were paired
     response: precision.Interval = None
     # the prediction's own range, when it has one (with the host's response); None: predicted_s
     predicted_low: float = None

@@ -5,8 +5,14 @@ share of the added time that depends on the program and on the host at the time,
 made it wait (the same file's "The host's response, measured beside the prediction" has the figures).
 The replay keeps computation as traced. The check measures the share on a program's other
 settings in the same run, never on the setting it predicts, and adds it where it is resolved
-above zero (a computation that shrinks is something else, such as FT's copies moving)."""
+above zero (a computation that shrinks is something else, such as FT's copies moving). It needs
+two other settings at least: a share from one carries that setting's own cause with it (NPB's FT,
+checked under L and G only, gave G the share its L showed, and its computation did not change
+under G)."""
 from loggp.experiments import precision
+
+# the fewest other settings a share is taken from
+MIN_OTHER_SETTINGS = 2
 
 
 def shares(computation, predicted, knob):
@@ -18,9 +24,12 @@ def shares(computation, predicted, knob):
 
 def response(computation, predicted, knob):
     """The share's median and 95 % interval (precision.median_interval) over the other knobs'
-    pairs, or None when no other knob has a pair."""
-    values = shares(computation, predicted, knob)
-    return precision.median_interval(values) if values else None
+    pairs, or None when fewer than MIN_OTHER_SETTINGS other knobs have a pair."""
+    others = [other for other, changes in computation.items()
+              if other != knob and changes and predicted.get(other, 0.0) > 0]
+    if len(others) < MIN_OTHER_SETTINGS:
+        return None
+    return precision.median_interval(shares(computation, predicted, knob))
 
 
 def resolved(share):
