@@ -103,10 +103,12 @@ def test_the_exit_codes_are_the_documented_ones():
 def test_ctrl_c_during_loggp_run_exits_130():
     # as from a terminal: a suite started in the background (`cmd &`) runs with SIGINT ignored,
     # which its children would inherit
-    proc = subprocess.Popen([installed("loggp"), "run", "-n", "1", "--quiet", "--", "sleep", "30"],
+    proc = subprocess.Popen([installed("loggp"), "run", "-n", "1", "--quiet", "--", "sh", "-c",
+                             "echo started; exec sleep 30"],
                             start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    time.sleep(2)
+    # once the program runs, however slowly this machine starts it
+    assert proc.stdout.readline() == "started\n"
     os.killpg(proc.pid, signal.SIGINT)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == EXIT_INTERRUPTED, err
