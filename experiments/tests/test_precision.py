@@ -155,6 +155,35 @@ def test_sen_interval_at_two_settings_has_the_rank_sum_ranks_symmetric_about_the
     assert abs((below + 1) - (len(slopes) / 2 - half_ranks)) <= 1, (below, half_ranks)
 
 
+
+def _two_setting_slopes(n1, n2):
+    """Differences at settings 0 (n1 of them) and 1 (n2): every slope between the groups is
+    distinct and known, so the ranks of the interval's ends can be read off."""
+    xs = [0.0] * n1 + [1.0] * n2
+    ds = [0.0] * n1 + [float(10 * j) for j in range(n2)]
+    ds[:n1] = [float(i) for i in range(n1)]
+    return xs, ds, sorted(d1 - d0 for d0 in ds[:n1] for d1 in ds[n1:])
+
+
+def test_sen_interval_is_bounded_exactly_where_its_ranks_reach_the_first_and_last_slope():
+    # Two settings of n1 and n2: Var(S) = n1 n2 (n1 + n2 + 1) / 3 (4 Var(U), Mann-Whitney); the
+    # interval runs from rank floor((N - 1.96 sd) / 2) to ceil((N + 1.96 sd) / 2) + 1 of N = n1 n2.
+    # 4 + 4: Var 48, sd 6.93, ranks 1 and 16 of 16: [min, max], bounded at both ends at once
+    xs, ds, slopes = _two_setting_slopes(4, 4)
+    interval = pr.slope_interval(xs, ds)
+    assert interval.bounded and (interval.low, interval.high) == (slopes[0], slopes[15])
+    # 3 + 6: Var 60, sd 7.75, ranks 1 and 18 of 18: again [min, max]
+    xs, ds, slopes = _two_setting_slopes(3, 6)
+    interval = pr.slope_interval(xs, ds)
+    assert interval.bounded and (interval.low, interval.high) == (slopes[0], slopes[17])
+    # 3 + 4: Var 32, sd 5.66, rank 0 of 12 below the first: no interval
+    xs, ds, _ = _two_setting_slopes(3, 4)
+    assert not pr.slope_interval(xs, ds).bounded
+    # 4 + 6: Var 88, sd 9.38, ranks 2 and 23 of 24: one slope in from each end
+    xs, ds, slopes = _two_setting_slopes(4, 6)
+    interval = pr.slope_interval(xs, ds)
+    assert (interval.low, interval.high) == (slopes[1], slopes[22])
+
 def test_theil_sen_is_robust_to_a_few_outlier_runs_a_least_squares_fit_is_not():
     xs = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10] * 2
     ds = [2.0 * x for x in xs]
@@ -194,6 +223,10 @@ def test_parse_precision_and_budget():
     assert pr.parse_budget("90s") == 90
     assert pr.parse_budget("5min") == 300
     assert pr.parse_budget("1.5h") == 5400
+    # the limits: at most 7 days, so 7 days itself and not a second more
+    assert pr.parse_budget("168h") == 7 * 86400 and pr.parse_budget("604799s") == 604799
+    with pytest.raises(ValueError, match="budget"):
+        pr.parse_budget("604801s")
     for bad in ("5", "5 min", "0s", "-1s", "5m", None):
         with pytest.raises(ValueError, match="budget"):
             pr.parse_budget(bad)
