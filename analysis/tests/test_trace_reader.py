@@ -54,6 +54,19 @@ def test_not_a_trace(tmp_path, good):
     assert err.offset == 0 and "not a loggp trace" in str(err)
 
 
+
+def test_a_rank_must_be_below_the_jobs_size(tmp_path, good):
+    # the rank (offset 24) of a 2-rank job: 2 is outside it, 1 (the last rank) is not
+    size = int.from_bytes(good[28:32], "little")
+    assert size == 2
+    err = error_of(damaged(tmp_path, good[:24] + size.to_bytes(4, "little") + good[28:]))
+    assert err.offset == 24 and "outside a job of size 2" in str(err)
+    last = good[:24] + (size - 1).to_bytes(4, "little") + good[28:]
+    try:
+        tr.read(damaged(tmp_path, last))
+    except tr.TraceError as other:   # rank 0's memberships may not hold rank 1; its rank itself is fine
+        assert other.offset != 24, other
+
 def test_a_corrupt_record_is_named_by_its_offset(tmp_path, good):
     t = tr.read(damaged(tmp_path, good))
     k = 3
