@@ -75,6 +75,12 @@ def test_a_corrupt_record_is_named_by_its_offset(tmp_path, good):
     data[at] = 9
     err = error_of(damaged(tmp_path, bytes(data)))
     assert err.offset == t.records_offset + k * tr.RECORD.itemsize and f"record {k}" in str(err)
+    # read a chunk at a time, the record keeps its number in the file, not in its chunk
+    for chunk in (1, 2, 3):
+        with pytest.raises(tr.TraceError) as streamed:
+            for _ in tr.iter_records(tr.open_trace(damaged(tmp_path, bytes(data))), chunk=chunk):
+                pass
+        assert streamed.value.offset == err.offset and f"record {k}" in str(streamed.value), chunk
 
 
 def test_a_completion_without_its_post(tmp_path, good):

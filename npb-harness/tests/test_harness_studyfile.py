@@ -187,3 +187,19 @@ def test_knob_units():
                       ("L", "1ns/B"), ("L", "11s"), ("g", 5), ("o_s", "nanus")):
         with pytest.raises(units.UnitError):
             units.parse(knob, bad)
+
+
+def test_timeout_and_np_are_taken_up_to_their_largest_and_not_one_past(write_study):
+    def with_top(line):
+        return GOOD.replace('seed = 7', f'seed = 7\n{line}')
+    assert studyfile.load(write_study(with_top('timeout = "168h"'))).benchmarks[0].timeout_s == 7 * 86400
+    e = _error(write_study, with_top('timeout = "604801s"'))
+    assert "'timeout'" in e.message and "7 days" in e.message
+    assert studyfile.load(write_study(GOOD.replace('np = [2]', 'np = [1000000]'))).benchmarks[0].nps == (1000000,)
+    e = _error(write_study, GOOD.replace('np = [2]', 'np = [1000001]'))
+    assert "'np' value 1000001" in e.message
+
+
+def test_a_knobs_sweep_runs_in_increasing_order_whatever_the_files(write_study):
+    study = studyfile.load(write_study(GOOD.replace('L = ["0us", "10us"]', 'L = ["10us", "0us", "2us", "500ns"]')))
+    assert [ns for _, ns in study.sweep["L"]] == [500.0, 2000.0, 10000.0]
