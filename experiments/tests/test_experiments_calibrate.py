@@ -1,6 +1,7 @@
 """Calibration on synthetic probe results: a faithful apparatus meets its goals, broken ones
 miss them, a noisy machine leaves them unresolved; the command writes its outputs and
 verdicts; plus a smoke test through the real `loggp run`."""
+import argparse
 import csv
 import json
 import os
@@ -610,3 +611,33 @@ def test_a_noisy_host_is_not_blamed_when_nothing_missed_or_other_work_ran():
     assert "other work shared the cores" in sentence and "detours" not in sentence
     missed["detours"], missed["load"] = None, {}
     assert "detours" not in cal.closing_sentence(missed)
+
+
+def test_a_budget_spent_exactly_starts_no_repeat():
+    # noise 0-10 s, L 10-20 s, g 20-30 s, L again 30-40 s: at 40 s a budget of 40 s is spent
+    calls, clock = [], Clock(per_run=10.0)
+    summary, _, _ = cal.calibrate({"L": [0, 1, 10], "g": [0, 1, 10]}, fake_runner(noise_us=3.0, calls=calls, clock=clock),
+                                  [], None, pr.KNOB_PRECISION, 40, clock=clock, log=lambda *_: None)
+    assert len(calls) == 4 and summary["knobs"]["g"]["runs"] == 1
+
+
+def _sweeps(*items, knobs="o"):
+    return cal.parse_sweeps(argparse.Namespace(knobs=knobs, quick=False, sweep=list(items)))
+
+
+def test_a_sweep_takes_fifteen_values_with_its_zero_and_fourteen_without():
+    assert len(_sweeps("o=0," + ",".join(f"{v}us" for v in range(1, 15)))["o"]) == 15
+    assert len(_sweeps(",".join(f"o={v}us" if v == 1 else f"{v}us" for v in range(1, 15)))["o"]) == 14
+    with pytest.raises(cal.CalibrationError, match="at most 15 values"):
+        _sweeps(",".join(f"o={v}us" if v == 1 else f"{v}us" for v in range(1, 16)))
+
+
+def test_g_is_read_at_the_largest_size_asked_whatever_their_order():
+    assert cal._bulk_bytes(["--sizes", "65536,1024,131072,4096"]) == 131072
+
+
+def test_the_noise_line_is_the_median_difference_not_the_mean():
+    # |differences| 1, 2 and 100 ns: the median 2 ns; one far round must not make it 34 ns
+    noise = {"o_s": [], "o_r": [], "g": [], "G": [], "L": [-0.001, 0.002, 0.1]}
+    assert cal.noise_line(noise) == ("machine noise: two zero-knob sets of one round differ by a median of "
+                                     "L 2 ns (3 rounds)")
