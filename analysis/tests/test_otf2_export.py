@@ -101,6 +101,17 @@ def test_otf2_print_reads_the_mpi_events(archive):
     assert stamps[1] == 10 * US and stamps[-1] == 100 * US  # nanoseconds, as traced
 
 
+
+def test_a_send_is_stamped_at_its_calls_start_and_a_receive_at_its_completion(archive):
+    # as Score-P writes them: a message leaves when its send is called and has arrived when the
+    # receive (or the wait that completes it) returns
+    got = events(otf2_print(archive / "traces.otf2"))
+    at = {(e, loc): ts for e, loc, ts, _ in reversed(got)}   # each event's first stamp on its rank
+    assert at[("MPI_SEND", 0)] == 10 * US and at[("MPI_ISEND", 0)] == 20 * US
+    assert at[("MPI_RECV", 1)] == 12 * US                     # MPI_Recv of 10..12 us
+    assert at[("MPI_IRECV_REQUEST", 1)] == 20 * US and at[("MPI_IRECV", 1)] == 32 * US
+    assert at[("MPI_ISEND_COMPLETE", 0)] == 32 * US
+
 def test_the_definitions_say_the_clock_and_the_ranks(archive):
     text = otf2_print("-G", archive / "traces.otf2")
     assert "Ticks per Seconds: 1000000000," in text  # our clock's nanoseconds
