@@ -616,8 +616,9 @@ def test_a_noisy_host_is_not_blamed_when_nothing_missed_or_other_work_ran():
 def test_a_budget_spent_exactly_starts_no_repeat():
     # noise 0-10 s, L 10-20 s, g 20-30 s, L again 30-40 s: at 40 s a budget of 40 s is spent
     calls, clock = [], Clock(per_run=10.0)
-    summary, _, _ = cal.calibrate({"L": [0, 1, 10], "g": [0, 1, 10]}, fake_runner(noise_us=3.0, calls=calls, clock=clock),
-                                  [], None, pr.KNOB_PRECISION, 40, clock=clock, log=lambda *_: None)
+    runner = fake_runner(noise_us=3.0, calls=calls, clock=clock)
+    summary, _, _ = cal.calibrate({"L": [0, 1, 10], "g": [0, 1, 10]}, runner, [], None, pr.KNOB_PRECISION, 40,
+                                  clock=clock, log=lambda *_: None)
     assert len(calls) == 4 and summary["knobs"]["g"]["runs"] == 1
 
 
