@@ -141,3 +141,87 @@ Test(live_suspend, resume_outside_the_kernel_puts_the_armed_steps_back, .init = 
     expect_in_force(30 * US, 0, 0, "inside");
     cr_expect_eq(loggp_jitter_is_held(), 0);
 }
+
+/* The message path keeps whole ns: a knob's ps round to the nearest ns, half up, on both sides of each half. */
+Test(live_ns, ps_round_to_the_nearest_ns_half_up)
+{
+    static const struct {
+        int64_t ps;
+        uint64_t ns;
+    } cases[] = {{1, 0}, {499, 0}, {500, 1}, {1499, 1}, {1500, 2}, {2499, 2}, {2500, 3}, {999999, 1000}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        loggp_knobs k = {0};
+        k.ps[LOGGP_KNOB_LATENCY] = k.ps[LOGGP_KNOB_O_S] = k.ps[LOGGP_KNOB_O_R] = k.ps[LOGGP_KNOB_GAP] = cases[i].ps;
+        loggp_live_publish(&k);
+        loggp_delays d;
+        loggp_live_get(&d);
+        cr_expect_eq(d.L, cases[i].ns, "L of %lld ps is %llu ns", (long long)cases[i].ps, (unsigned long long)d.L);
+        cr_expect_eq(d.o_s, cases[i].ns, "o_s of %lld ps", (long long)cases[i].ps);
+        cr_expect_eq(d.o_r, cases[i].ns, "o_r of %lld ps", (long long)cases[i].ps);
+        cr_expect_eq(d.g, cases[i].ns, "g of %lld ps", (long long)cases[i].ps);
+    }
+}
+
+/* A send skips o_s and the pacer (stamp only) when L, or per-pair L, is all the knobs ask of it:
+ * each knob that asks more of a send, alone beside L, takes that path away. */
+Test(live_ns, a_send_is_stamp_only_under_L_alone)
+{
+    static const struct {
+        int knob;
+        int64_t ps;
+        int stamp_only;
+    } beside_L[] = {{-1, 0, 1},
+                    {LOGGP_KNOB_O_R, 1000, 1}, /* o_r is the receiver's: the send still only stamps */
+                    {LOGGP_KNOB_O_S, 1000, 0},
+                    {LOGGP_KNOB_GAP, 1000, 0},
+                    {LOGGP_KNOB_GAP_PER_BYTE, 1, 0}};
+    for (size_t i = 0; i < sizeof beside_L / sizeof beside_L[0]; i++) {
+        loggp_knobs k = knobs(10 * US, 0, LOGGP_SCOPE_ALL);
+        if (beside_L[i].knob >= 0)
+            k.ps[beside_L[i].knob] = beside_L[i].ps;
+        loggp_live_publish(&k);
+        cr_expect_eq(atomic_load(&loggp_live_stamp_only), beside_L[i].stamp_only, "L with knob %d set",
+                     beside_L[i].knob);
+    }
+    loggp_knobs none = {0};
+    loggp_live_publish(&none);
+    cr_expect_eq(atomic_load(&loggp_live_stamp_only), 0, "no knob: nothing to stamp");
+    loggp_knobs o_s = {0};
+    o_s.ps[LOGGP_KNOB_O_S] = 1000;
+    loggp_live_publish(&o_s);
+    cr_expect_eq(atomic_load(&loggp_live_stamp_only), 0, "o_s alone is no L");
+}
+
+Test(live_ns, per_pair_G_takes_a_send_off_the_stamp_only_path)
+{
+    loggp_knobs none = {0};
+    loggp_live_publish(&none);
+    loggp_live_set_topology(1, 0);
+    cr_expect_eq(atomic_load(&loggp_live_stamp_only), 1, "per-pair L alone: stamp only");
+    loggp_live_set_topology(1, 1);
+    cr_expect_eq(atomic_load(&loggp_live_stamp_only), 0, "per-pair G owes the pacer its bytes");
+}
+
+/* Outside the kernel, armed: a topology's per-pair L (and G) count as knob sets of their own,
+ * so they take their smallest step there though the knob itself is not set. */
+Test(live_suspend, a_topology_takes_its_armed_steps_outside_the_kernel, .init = start_outside_armed)
+{
+    loggp_region_enter(LOGGP_REGION_OUTSIDE);
+    loggp_knobs k = knobs(0, 0, LOGGP_SCOPE_KERNEL);
+    k.ps[LOGGP_KNOB_O_S] = 5 * US;
+    loggp_live_publish(&k);
+    loggp_live_set_topology(1, 0);
+    loggp_knobs now;
+    loggp_live_knobs(&now);
+    cr_expect_eq(now.ps[LOGGP_KNOB_LATENCY], LOGGP_ARMED_STEP_PS, "per-pair L outside: L's step");
+    cr_expect_eq(now.ps[LOGGP_KNOB_GAP_PER_BYTE], 0, "no per-pair G: no G step");
+    cr_expect_eq(now.ps[LOGGP_KNOB_O_S], LOGGP_ARMED_STEP_PS);
+    loggp_live_set_topology(1, 1);
+    loggp_live_knobs(&now);
+    cr_expect_eq(now.ps[LOGGP_KNOB_LATENCY], LOGGP_ARMED_STEP_PS);
+    cr_expect_eq(now.ps[LOGGP_KNOB_GAP_PER_BYTE], LOGGP_ARMED_STEP_PS_PER_BYTE, "per-pair G outside: G's step");
+    loggp_region_enter(LOGGP_REGION_KERNEL);
+    loggp_live_knobs(&now);
+    cr_expect_eq(now.ps[LOGGP_KNOB_LATENCY], 0, "inside, the pairs' own values apply, not the knob");
+    cr_expect_eq(now.ps[LOGGP_KNOB_O_S], 5 * US);
+}
