@@ -558,3 +558,85 @@ Test(ofi_cq, o_r_adds_itself_over_the_layers_own_work)
                    "not 127,936", (unsigned long long)armed, (unsigned long long)spun,
                    (long long)spun - (long long)armed);
 }
+
+/* ---- the receive side of the switch: which hold a held receive gets, read from its due time ---- */
+
+/* The due time of a stamped receive of `len` bytes sent at `sent`, as the hold files it
+ * (nothing waited for: the time is read, not spent); *seen_by: the clock after the read. */
+static uint64_t held_receive_due(size_t len, uint64_t sent, uint64_t *seen_by)
+{
+    cq_state *cs = cq_state_of(&fake_cq);
+    size_t before = cs->count;
+    queue_entry(FI_RECV | FI_TAGGED | FI_REMOTE_CQ_DATA, len, stamp_encode(0, 0, sent, 0));
+    struct fi_cq_tagged_entry out[1];
+    cr_assert_eq(fi_cq_read(&fake_cq, out, 1), -FI_EAGAIN, "a %zu B receive under L came out at once", len);
+    *seen_by = clock_ns();
+    cr_assert_eq(cs->count, before + 1);
+    return cs->ring[ring_index(cs->head, before, cs->cap)].due;
+}
+
+Test(ofi_cq_send, a_receive_is_held_as_rendezvous_from_one_byte_past_4_KiB)
+{
+    const uint64_t L = 100 * MS;
+    set_knob(LOGGP_KNOB_LATENCY, L);
+    uint64_t sent = clock_ns() & ~(uint64_t)15, seen_by; /* a stamp keeps 16 ns units */
+    /* at shm's inject size: eager, L after its arrival (which is no later than it was seen) */
+    uint64_t at_limit = held_receive_due(4096, sent, &seen_by);
+    cr_assert_geq(at_limit, sent + L);
+    cr_assert_leq(at_limit, seen_by + L, "4096 B held %llu ns past its send: not eager's L",
+                  (unsigned long long)(at_limit - sent));
+    /* one byte more: the request, the pull and the data, three flights after the send */
+    uint64_t past = held_receive_due(4097, sent, &seen_by);
+    cr_assert_geq(past, sent + 3 * L, "4097 B held %llu ns past its send, not 3L", (unsigned long long)(past - sent));
+}
+
+Test(ofi_cq, a_provider_other_than_shm_holds_a_large_receive_as_eager)
+{
+    struct fi_fabric_attr fabric = {.prov_name = "tcp"};
+    struct fi_info info = {.fabric_attr = &fabric};
+    ofi_note_provider(&info);
+    const uint64_t L = 100 * MS;
+    set_knob(LOGGP_KNOB_LATENCY, L);
+    uint64_t sent = clock_ns() & ~(uint64_t)15, seen_by; /* a stamp keeps 16 ns units */
+    uint64_t due = held_receive_due(1u << 20, sent, &seen_by);
+    cr_assert_geq(due, sent + L);
+    cr_assert_leq(due, seen_by + L, "1 MiB over tcp held %llu ns past its send: not eager's L",
+                  (unsigned long long)(due - sent));
+}
+
+/* ---- RMA: the origin's completion, filed on the right counter ---- */
+
+static cntr_state *tracked_on(cntr_state *cs)
+{
+    cr_assert_gt(cs->count, 0, "nothing tracked on this counter");
+    return cs;
+}
+
+Test(ofi_rma, an_operation_completes_a_round_trip_and_its_bytes_after_its_post)
+{
+    ep_state s;
+    cntr_state reads, writes;
+    memset(&s, 0, sizeof s);
+    memset(&reads, 0, sizeof reads);
+    memset(&writes, 0, sizeof writes);
+    atomic_store(&s.read_cntr, &reads);
+    atomic_store(&s.write_cntr, &writes);
+    loggp_delays d = {.L = 7000, .G_ps_per_byte = 3000}; /* 7 us, 3 ns per byte */
+    rma_track(&s, 1, &d, 0, 1000000, 101);
+    cr_assert_eq(writes.count, 0, "a read completes on the read counter only");
+    cr_assert_eq(tracked_on(&reads)->due[reads.head], 1000000 + 2 * 7000 + 100 * 3,
+                 "post + 2L + (k-1)G, got %llu", (unsigned long long)reads.due[reads.head]);
+    rma_track(&s, 0, &d, 0, 2000000, 1);
+    cr_assert_eq(reads.count, 1, "a write completes on the write counter only");
+    cr_assert_eq(tracked_on(&writes)->due[writes.head], 2000000 + 2 * 7000, "one byte owes no G");
+    /* a refused post owes nothing; no knobs: done already (counted, not held) */
+    rma_track(&s, 0, &d, -FI_EAGAIN, 3000000, 8);
+    cr_assert_eq(writes.count, 1);
+    cr_assert_eq(writes.due_count, 0);
+    loggp_delays none = {0};
+    rma_track(&s, 0, &none, 0, 3000000, 8);
+    cr_assert_eq(writes.count, 1);
+    cr_assert_eq(writes.due_count, 1);
+    free(reads.due);
+    free(writes.due);
+}
