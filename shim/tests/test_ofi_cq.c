@@ -640,3 +640,27 @@ Test(ofi_rma, an_operation_completes_a_round_trip_and_its_bytes_after_its_post)
     free(reads.due);
     free(writes.due);
 }
+
+/* ---- the profile's share of a receive gap: g's and (k-1)G's, in their ratio ---- */
+
+Test(ofi_cq, a_reception_gap_is_counted_to_g_and_G_in_their_ratio)
+{
+    loggp_knobs k = {0};
+    k.ps[LOGGP_KNOB_LATENCY] = 1000;                   /* 1 ns: the hold is L's, not G's */
+    k.ps[LOGGP_KNOB_GAP] = (int64_t)10 * MS * 1000;     /* g = 10 ms */
+    k.ps[LOGGP_KNOB_GAP_PER_BYTE] = (int64_t)30 * 1000000; /* 1001 B owe (k-1)G = 30 ms: g : G = 1 : 3 */
+    loggp_live_publish(&k);
+    loggp_counters *c = loggp_my_counters();
+    uint64_t g0 = c->injected_ns[LOGGP_INJ_GAP], G0 = c->injected_ns[LOGGP_INJ_GAP_PER_BYTE];
+    for (int i = 0; i < 3; i++)
+        queue_entry(FI_RECV | FI_TAGGED, 1001, 0);
+    struct fi_cq_tagged_entry out[3];
+    read_all(3, out);
+    uint64_t g = c->injected_ns[LOGGP_INJ_GAP] - g0, G = c->injected_ns[LOGGP_INJ_GAP_PER_BYTE] - G0;
+    cr_assert_gt(g + G, 0, "the second and third receptions waited for the gap");
+    /* each wait is split as waited * g / (g + (k-1)G), rounded down: within a ns per wait */
+    cr_assert_leq(g * 4, g + G, "g counted %llu ns of %llu, over a quarter", (unsigned long long)g,
+                  (unsigned long long)(g + G));
+    cr_assert_geq(g * 4 + 8, g + G, "g counted %llu ns of %llu, under a quarter", (unsigned long long)g,
+                  (unsigned long long)(g + G));
+}
