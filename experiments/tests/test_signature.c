@@ -319,3 +319,42 @@ Test(physical, which_columns_lose_their_meaning)
     cr_expect_eq(columns_past_switch(1), COLUMN_O_S | COLUMN_O_R | COLUMN_L);
     cr_expect_eq(columns_past_switch(0), COLUMN_O_R | COLUMN_L);
 }
+
+/* Each edge of a bend, on both sides (the values are exact in binary) */
+
+Test(signature, departure_at_the_floor_itself_is_none)
+{
+    /* on y = x, 4 B at 4.25: 0.25 off, exactly the floor (at most the floor: none) */
+    cr_expect_float_eq(bend_departure(1, 1, 2, 2, 4, 4.25, 0.25), 0.0, 1e-12);
+    /* 4.5: past it */
+    cr_expect_float_eq(bend_departure(1, 1, 2, 2, 4, 4.5, 0.25), 0.5 / 4.5, 1e-12);
+}
+
+Test(signature, a_bend_departs_by_more_than_ten_percent)
+{
+    /* T on y = x up to 2 B; g flat. At 9 B, T = 10: 1 us off, exactly 10 % of 10 */
+    size_result r[3] = {point(1, 1.0, 0.1, 0.1, 1.0), point(2, 2.0, 0.1, 0.1, 1.0), point(9, 10.0, 0.1, 0.1, 1.0)};
+    int at[3];
+    cr_expect_eq(find_bends(r, 3, at, 3), 0, "a departure of exactly 10 %% is no bend");
+    r[2] = point(9, 10.5, 0.1, 0.1, 1.0); /* 1.5 us off: 14 % */
+    cr_assert_eq(find_bends(r, 3, at, 3), 1);
+    cr_expect_eq(at[0], 2);
+    /* the same through g, T on its line */
+    size_result g[3] = {point(1, 1.0, 0.1, 0.1, 1.0), point(2, 2.0, 0.1, 0.1, 2.0), point(9, 9.0, 0.1, 0.1, 10.0)};
+    cr_expect_eq(find_bends(g, 3, at, 3), 0, "g exactly 10 %% off is no bend either");
+    g[2] = point(9, 9.0, 0.1, 0.1, 10.5);
+    cr_expect_eq(find_bends(g, 3, at, 3), 1);
+}
+
+Test(signature, a_bend_is_kept_wherever_a_size_fits_between)
+{
+    /* 16 B to 18 B: 17 B fits between, so the jump can be bisected */
+    int at[3];
+    size_result two[3] = {point(8, 1.0, 0.1, 0.1, 1.0), point(16, 1.0, 0.1, 0.1, 1.0), point(18, 6.0, 0.1, 0.1, 1.0)};
+    cr_expect_eq(bisection_midpoint(16, 18), 17);
+    cr_expect_eq(find_bends(two, 3, at, 3), 1, "a jump with one size between is a bend");
+    /* 16 B to 17 B: nothing between to measure */
+    size_result one[3] = {point(8, 1.0, 0.1, 0.1, 1.0), point(16, 1.0, 0.1, 0.1, 1.0), point(17, 6.0, 0.1, 0.1, 1.0)};
+    cr_expect_eq(bisection_midpoint(16, 17), -1);
+    cr_expect_eq(find_bends(one, 3, at, 3), 0, "a jump between neighbours cannot be bisected");
+}
