@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define KNOB_FILE_MAX 16384
+#define KNOB_FILE_MAX 16384 /* with the NUL: the text is at most 16383 bytes */
 
 int loggp_knob_file_path(char *buf, size_t len, char *err, size_t errlen)
 {
@@ -110,7 +110,7 @@ int loggp_knobs_parse_text(const char *text, loggp_knobs *knobs, char *err, size
     unsigned seen = 0;
     size_t textlen = strlen(text);
     if (textlen >= KNOB_FILE_MAX) {
-        loggp_set_err(err, errlen, "larger than %d bytes", KNOB_FILE_MAX);
+        loggp_set_err(err, errlen, "larger than %d bytes", KNOB_FILE_MAX - 1);
         return -1;
     }
     char copy[KNOB_FILE_MAX];
@@ -184,7 +184,7 @@ int loggp_knobs_load(const char *path, loggp_knobs *knobs, int *exists, char *er
         return -1;
     }
     if (st.st_size >= KNOB_FILE_MAX) {
-        loggp_set_err(err, errlen, "knob file %s is corrupt: larger than %d bytes", path, KNOB_FILE_MAX);
+        loggp_set_err(err, errlen, "knob file %s is corrupt: larger than %d bytes", path, KNOB_FILE_MAX - 1);
         close(fd);
         return -1;
     }

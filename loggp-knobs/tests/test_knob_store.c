@@ -271,3 +271,79 @@ Test(knob_store, scope_is_a_file_item_written_only_when_kernel)
     cr_assert_eq(loggp_knobs_parse_text("scope = all\nscope = kernel\n", &k, err, sizeof err), -1);
     cr_assert(strstr(err, "given twice"), "%s", err);
 }
+
+/* "o" (the probe's knob sets) is o_s and o_r at once: either beside it is a knob given twice, in either order. */
+Test(knob_store, o_beside_o_s_or_o_r_is_given_twice_in_either_order)
+{
+    static const char *const pairs[][2] = {{"o=1us", "o_r=2us"}, {"o_r=2us", "o=1us"},
+                                           {"o=1us", "o_s=2us"}, {"o_s=2us", "o=1us"}};
+    for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++) {
+        loggp_knobs k = {0};
+        unsigned seen = 0;
+        char first[32], second[32], err[256] = "";
+        strcpy(first, pairs[i][0]);
+        strcpy(second, pairs[i][1]);
+        cr_assert_eq(loggp_knobs_parse_item(first, 1, &k, &seen, err, sizeof err), 0, "%s", err);
+        cr_expect_eq(loggp_knobs_parse_item(second, 1, &k, &seen, err, sizeof err), -1, "%s then %s accepted",
+                     pairs[i][0], pairs[i][1]);
+        cr_expect(strstr(err, "given twice"), "%s", err);
+    }
+    loggp_knobs k = {0};
+    unsigned seen = 0;
+    char o[] = "o = 3us", err[256] = "";
+    cr_assert_eq(loggp_knobs_parse_item(o, 1, &k, &seen, err, sizeof err), 0, "%s", err);
+    cr_expect_eq(k.ps[LOGGP_KNOB_O_S], 3000000);
+    cr_expect_eq(k.ps[LOGGP_KNOB_O_R], 3000000);
+    /* without the alias (the knob file) "o" is no knob */
+    char file_o[] = "o = 3us";
+    seen = 0;
+    cr_expect_eq(loggp_knobs_parse_item(file_o, 0, &k, &seen, err, sizeof err), -1);
+}
+
+/* The knob file's text keeps its NUL in a 16384-byte buffer: 16383 bytes are the most it takes. */
+static char *comment_text(size_t bytes)
+{
+    char *text = malloc(bytes + 1);
+    cr_assert_not_null(text);
+    memset(text, '#', bytes);
+    for (size_t i = 79; i < bytes; i += 80)
+        text[i] = '\n';
+    text[bytes] = '\0';
+    return text;
+}
+
+Test(knob_store, the_largest_text_taken_and_one_byte_more)
+{
+    loggp_knobs k = {0};
+    char err[256] = "";
+    char *text = comment_text(16383);
+    cr_expect_eq(loggp_knobs_parse_text(text, &k, err, sizeof err), 0, "16383 bytes: %s", err);
+    free(text);
+    text = comment_text(16384);
+    cr_expect_eq(loggp_knobs_parse_text(text, &k, err, sizeof err), -1, "16384 bytes taken");
+    cr_expect(strstr(err, "larger than 16383 bytes"), "the limit it names is the largest it takes: %s", err);
+    free(text);
+}
+
+Test(knob_store, the_largest_file_loaded_and_one_byte_more, .init = make_dir, .fini = remove_dir)
+{
+    loggp_knobs k = {0};
+    char err[512] = "";
+    int exists = 0;
+    cr_assert_eq(loggp_knobs_save(path, &k, err, sizeof err), 0, "%s", err);
+    for (size_t bytes = 16383; bytes <= 16384; bytes++) {
+        char *text = comment_text(bytes);
+        FILE *f = fopen(path, "w");
+        cr_assert_not_null(f);
+        fputs(text, f);
+        fclose(f);
+        free(text);
+        int rc = loggp_knobs_load(path, &k, &exists, err, sizeof err);
+        if (bytes == 16383) {
+            cr_expect_eq(rc, 0, "a file of 16383 bytes: %s", err);
+        } else {
+            cr_expect_eq(rc, -1, "a file of 16384 bytes loaded");
+            cr_expect(strstr(err, "larger than 16383 bytes"), "%s", err);
+        }
+    }
+}
