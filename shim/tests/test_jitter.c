@@ -433,3 +433,107 @@ Test(jitter_live, held_jitter_gives_the_set_value_exactly)
         moved += loggp_jittered_L(10000) != 10000;
     cr_assert_gt(moved, 90, "released, L is drawn again");
 }
+
+/* Each knob draws from its own setting: o's exp:1us offsets never go below -1 us, while L's
+ * normal:1us ones go past -1 us about one time in six. */
+Test(jitter_live, o_and_L_each_draw_from_their_own_distribution)
+{
+    start_jitter();
+    int L_low = 0, o_low = 0;
+    for (int i = 0; i < 2000; i++) {
+        L_low += loggp_jittered_L(10000) < 9000;
+        o_low += loggp_jittered_o(10000) < 9000;
+    }
+    cr_expect_eq(o_low, 0, "o (exp:1us) drew %d values more than its spread below the set value", o_low);
+    cr_expect_gt(L_low, 200, "L (normal:1us) drew only %d of 2000 more than 1 sd below", L_low);
+    cr_expect_lt(L_low, 450, "L (normal:1us) drew %d of 2000 more than 1 sd below", L_low);
+}
+
+#include <pthread.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define FIRST_DRAWS 6
+
+static void *draw_first(void *out)
+{
+    for (int i = 0; i < FIRST_DRAWS; i++)
+        ((uint64_t *)out)[i] = loggp_jittered_L(1000000);
+    return NULL;
+}
+
+/* The first draws of a fresh process whose launcher set `var` to `rank` (NULL: none), from
+ * its first thread, or from its second (after the first drew) if `second_thread`. */
+static void first_draws(const char *var, const char *rank, int second_thread, uint64_t *out)
+{
+    int fds[2];
+    cr_assert_eq(pipe(fds), 0);
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        static const char *const vars[] = {"PMI_RANK", "PMIX_RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID"};
+        for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
+            unsetenv(vars[i]);
+        if (var)
+            setenv(var, rank, 1);
+        char err[256];
+        setenv("LOGGP_L_JITTER", "normal:10us", 1);
+        setenv("LOGGP_SEED", "42", 1);
+        if (loggp_jitter_start(err, sizeof err) != 0)
+            _exit(2);
+        uint64_t draws[FIRST_DRAWS];
+        draw_first(draws);
+        if (second_thread) {
+            pthread_t t;
+            if (pthread_create(&t, NULL, draw_first, draws) != 0 || pthread_join(t, NULL) != 0)
+                _exit(3);
+        }
+        _exit(write(fds[1], draws, sizeof draws) == (ssize_t)sizeof draws ? 0 : 4);
+    }
+    close(fds[1]);
+    cr_assert_eq(read(fds[0], out, FIRST_DRAWS * sizeof *out), (ssize_t)(FIRST_DRAWS * sizeof *out));
+    close(fds[0]);
+    int status;
+    cr_assert_eq(waitpid(pid, &status, 0), pid);
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the drawing process failed");
+}
+
+static int same_draws(const uint64_t *a, const uint64_t *b)
+{
+    return !memcmp(a, b, FIRST_DRAWS * sizeof *a);
+}
+
+Test(jitter_streams, a_rank_repeats_its_draws_and_other_ranks_draw_others)
+{
+    uint64_t r1[FIRST_DRAWS], again[FIRST_DRAWS], r0[FIRST_DRAWS], r2[FIRST_DRAWS];
+    first_draws("PMI_RANK", "1", 0, r1);
+    first_draws("PMI_RANK", "1", 0, again);
+    cr_expect(same_draws(r1, again), "rank 1 drew differently run to run");
+    first_draws("PMI_RANK", "0", 0, r0);
+    first_draws("PMI_RANK", "2", 0, r2);
+    cr_expect_not(same_draws(r0, r1), "ranks 0 and 1 drew the same sequence");
+    cr_expect_not(same_draws(r2, r1), "ranks 2 and 1 drew the same sequence");
+    cr_expect_not(same_draws(r0, r2), "ranks 0 and 2 drew the same sequence");
+}
+
+Test(jitter_streams, every_launchers_rank_variable_names_the_rank)
+{
+    uint64_t by_pmi[FIRST_DRAWS], none[FIRST_DRAWS];
+    first_draws("PMI_RANK", "3", 0, by_pmi);
+    first_draws(NULL, NULL, 0, none);
+    cr_expect_not(same_draws(by_pmi, none), "rank 3 drew as a process without a rank");
+    static const char *const others[] = {"PMIX_RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID"};
+    for (size_t i = 0; i < sizeof others / sizeof others[0]; i++) {
+        uint64_t draws[FIRST_DRAWS];
+        first_draws(others[i], "3", 0, draws);
+        cr_expect(same_draws(draws, by_pmi), "%s=3 drew other than PMI_RANK=3", others[i]);
+    }
+}
+
+Test(jitter_streams, a_second_thread_draws_its_own_sequence)
+{
+    uint64_t first[FIRST_DRAWS], second[FIRST_DRAWS];
+    first_draws("PMI_RANK", "1", 0, first);
+    first_draws("PMI_RANK", "1", 1, second);
+    cr_expect_not(same_draws(first, second), "the second thread repeated the first one's draws");
+}
