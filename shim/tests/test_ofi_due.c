@@ -241,3 +241,18 @@ Test(transit_min, forgets_a_minimum_two_windows_old)
     cr_assert_eq(transit_min_update(&t, 2, 600, 3000, w), 500);
     cr_assert_eq(transit_min_update(&t, 2, 650, 4500, w), 600);
 }
+
+Test(transit_min, a_window_lasts_its_whole_length_and_not_a_ns_more)
+{
+    uint64_t w = 1000;
+    transit_min t;
+    transit_min_init(&t, 0);
+    transit_min_update(&t, 2, 100, 10, w);
+    /* exactly a window after its start: still the first window */
+    cr_assert_eq(transit_min_update(&t, 2, 500, w, w), 100);
+    /* so at 2w the first window is the last one and its 100 still counts */
+    cr_assert_eq(transit_min_update(&t, 2, 600, 2 * w, w), 100);
+    /* 2w was past the first window's end, so a second began there: at 4w + 2 that one (600)
+     * is the last, and the first one's 100 is gone */
+    cr_assert_eq(transit_min_update(&t, 2, 700, 4 * w + 2, w), 600);
+}
