@@ -664,3 +664,71 @@ Test(ofi_cq, a_reception_gap_is_counted_to_g_and_G_in_their_ratio)
     cr_assert_geq(g * 4 + 8, g + G, "g counted %llu ns of %llu, under a quarter", (unsigned long long)g,
                   (unsigned long long)(g + G));
 }
+
+/* ---- atomics: their bytes from the datatype's own size, for (k-1)G ---- */
+
+#include <complex.h>
+
+static ssize_t fake_atomic_write(struct fid_ep *ep, const void *buf, size_t count, void *desc, fi_addr_t dest,
+                                 uint64_t addr, uint64_t key, enum fi_datatype type, enum fi_op op, void *ctx)
+{
+    (void)ep, (void)buf, (void)count, (void)desc, (void)dest, (void)addr, (void)key, (void)type, (void)op, (void)ctx;
+    return 0;
+}
+
+static ssize_t fake_atomic_readwrite(struct fid_ep *ep, const void *buf, size_t count, void *desc, void *result,
+                                     void *result_desc, fi_addr_t dest, uint64_t addr, uint64_t key,
+                                     enum fi_datatype type, enum fi_op op, void *ctx)
+{
+    (void)ep, (void)buf, (void)count, (void)desc, (void)result, (void)result_desc, (void)dest, (void)addr;
+    (void)key, (void)type, (void)op, (void)ctx;
+    return 0;
+}
+
+/* ns from just before an atomic of `count` elements of `type` (a write, else a fetch) to its
+ * tracked origin completion, on a fresh endpoint (nothing owed to its pacer); *took: the call's length. */
+static uint64_t atomic_due_after(enum fi_datatype type, size_t count, int write, uint64_t *took)
+{
+    static struct fi_ops fid_ops = {.size = sizeof(struct fi_ops), .close = fake_close};
+    static struct fi_ops_atomic atomic_ops = {.size = sizeof(struct fi_ops_atomic), .write = fake_atomic_write,
+                                             .readwrite = fake_atomic_readwrite};
+    struct fid_ep *ep = calloc(1, sizeof *ep);
+    cntr_state *cs = calloc(1, sizeof *cs);
+    cr_assert(ep && cs);
+    ep->fid.fclass = FI_CLASS_EP;
+    ep->fid.ops = &fid_ops;
+    ep->atomic = &atomic_ops;
+    patch_ep(ep, 0);
+    ep_state *s = ep_state_of(ep);
+    atomic_store(write ? &s->write_cntr : &s->read_cntr, cs);
+    char buf[1];
+    uint64_t before = loggp_now_ns();
+    ssize_t rc = write ? fi_atomic(ep, buf, count, NULL, 0, 0, 0, type, FI_SUM, NULL)
+                       : fi_fetch_atomic(ep, buf, count, NULL, buf, NULL, 0, 0, 0, type, FI_SUM, NULL);
+    *took = loggp_now_ns() - before;
+    cr_assert_eq(rc, 0);
+    cr_assert_eq(cs->count, 1, "the atomic was not tracked on its counter");
+    return cs->due[cs->head] - before;
+}
+
+Test(ofi_rma, an_atomic_owes_G_for_its_datatypes_own_size)
+{
+    static const struct {
+        enum fi_datatype type;
+        size_t size;
+    } types[] = {{FI_INT8, sizeof(int8_t)},   {FI_UINT16, sizeof(uint16_t)},
+                 {FI_INT32, sizeof(int32_t)}, {FI_FLOAT, sizeof(float)},
+                 {FI_UINT64, sizeof(uint64_t)}, {FI_DOUBLE, sizeof(double)},
+                 {FI_FLOAT_COMPLEX, sizeof(float complex)}, {FI_DOUBLE_COMPLEX, sizeof(double complex)},
+                 {FI_LONG_DOUBLE, sizeof(long double)}, {FI_LONG_DOUBLE_COMPLEX, sizeof(long double complex)}};
+    set_knob(LOGGP_KNOB_GAP_PER_BYTE, 1); /* 1 ns per byte (set_knob takes ns): bytes - 1 ns owed */
+    const size_t count = 10000;           /* each byte of an element's size: 10 us */
+    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
+        for (int write = 0; write < 2; write++) {
+            uint64_t took, owed = count * types[i].size - 1;
+            uint64_t due = atomic_due_after(types[i].type, count, write, &took);
+            cr_expect(due >= owed && due <= owed + took, "%s of %zu x type %d: due %llu ns on, not (k-1)G = %llu",
+                      write ? "write" : "fetch", count, (int)types[i].type, (unsigned long long)due,
+                      (unsigned long long)owed);
+        }
+}
