@@ -732,3 +732,60 @@ Test(ofi_rma, an_atomic_owes_G_for_its_datatypes_own_size)
                       (unsigned long long)owed);
         }
 }
+
+/* ---- the counter as the emulated network has it: the provider's value, held back by due times ---- */
+
+static uint64_t provider_count;
+
+static uint64_t fake_cntr_read(struct fid_cntr *cntr)
+{
+    (void)cntr;
+    return provider_count;
+}
+
+static int fake_cntr_add(struct fid_cntr *cntr, uint64_t value)
+{
+    (void)cntr;
+    provider_count += value;
+    return 0;
+}
+
+static int fake_cntr_set(struct fid_cntr *cntr, uint64_t value)
+{
+    (void)cntr;
+    provider_count = value;
+    return 0;
+}
+
+Test(ofi_rma, a_counter_counts_an_operation_once_both_the_provider_and_its_due_time_say_so)
+{
+    static struct fi_ops fid_ops = {.size = sizeof(struct fi_ops), .close = fake_close};
+    static struct fi_ops_cntr ops = {.size = sizeof(struct fi_ops_cntr), .read = fake_cntr_read,
+                                     .add = fake_cntr_add, .set = fake_cntr_set};
+    static struct fid_cntr cntr;
+    cntr.fid.fclass = FI_CLASS_CNTR;
+    cntr.fid.ops = &fid_ops;
+    cntr.ops = &ops;
+    provider_count = 5; /* counted before the layer saw the counter */
+    patch_cntr(&cntr);
+    cntr_state *cs = cntr_state_of(&cntr);
+    cr_assert_not_null(cs);
+    set_knob(LOGGP_KNOB_LATENCY, 1000 * MS);
+    cr_assert_eq(fi_cntr_read(&cntr), 5, "what the provider counted before stays counted");
+    uint64_t now = loggp_now_ns();
+    cntr_track(cs, now - 1);            /* due already */
+    cntr_track(cs, now + 1000 * MS);    /* due in a second */
+    cr_assert_eq(fi_cntr_read(&cntr), 5, "due, but the provider has not done it: not counted");
+    provider_count = 7;
+    cr_assert_eq(fi_cntr_read(&cntr), 6, "both done by the provider, one due: one counted");
+    /* the caller's own additions count at once, on both sides */
+    cr_assert_eq(fi_cntr_add(&cntr, 3), 0);
+    cr_assert_eq(fi_cntr_read(&cntr), 9);
+    /* a set counts from its value, everything tracked before done */
+    cr_assert_eq(fi_cntr_set(&cntr, 100), 0);
+    cr_assert_eq(fi_cntr_read(&cntr), 100);
+    cr_assert_eq(atomic_load(&cs->pending), 0, "the operation tracked before the set still pends");
+    cntr_track(cs, loggp_now_ns() + 1000 * MS);
+    provider_count = 101;
+    cr_assert_eq(fi_cntr_read(&cntr), 100, "an operation after the set, not due yet, is not counted");
+}
