@@ -789,3 +789,108 @@ Test(ofi_rma, a_counter_counts_an_operation_once_both_the_provider_and_its_due_t
     provider_count = 101;
     cr_assert_eq(fi_cntr_read(&cntr), 100, "an operation after the set, not due yet, is not counted");
 }
+
+/* ---- tagged sends through the layer to a fake provider: stamps, o_s and the pacer ---- */
+
+static ssize_t provider_rc;
+static uint64_t provider_data;
+static int provider_calls, provider_stamped;
+
+static ssize_t fake_tsend(struct fid_ep *ep, const void *buf, size_t len, void *desc, fi_addr_t dest, uint64_t tag,
+                          void *ctx)
+{
+    (void)ep, (void)buf, (void)len, (void)desc, (void)dest, (void)tag, (void)ctx;
+    provider_calls++;
+    return provider_rc;
+}
+
+static ssize_t fake_tsenddata(struct fid_ep *ep, const void *buf, size_t len, void *desc, uint64_t data,
+                              fi_addr_t dest, uint64_t tag, void *ctx)
+{
+    (void)ep, (void)buf, (void)len, (void)desc, (void)dest, (void)tag, (void)ctx;
+    provider_calls++;
+    provider_stamped++;
+    provider_data = data;
+    return provider_rc;
+}
+
+static ssize_t fake_tinjectdata(struct fid_ep *ep, const void *buf, size_t len, uint64_t data, fi_addr_t dest,
+                                uint64_t tag)
+{
+    (void)ep, (void)buf, (void)len, (void)data, (void)dest, (void)tag;
+    return 0;
+}
+
+/* A fresh endpoint whose sends carry stamps. */
+static struct fid_ep *stamping_endpoint(void)
+{
+    static struct fi_ops fid_ops = {.size = sizeof(struct fi_ops), .close = fake_close};
+    static struct fi_ops_tagged tagged_ops = {.size = sizeof(struct fi_ops_tagged), .send = fake_tsend,
+                                              .senddata = fake_tsenddata, .injectdata = fake_tinjectdata};
+    struct fid_ep *ep = calloc(1, sizeof *ep);
+    cr_assert_not_null(ep);
+    ep->fid.fclass = FI_CLASS_EP;
+    ep->fid.ops = &fid_ops;
+    ep->tagged = &tagged_ops;
+    patch_ep(ep, 1);
+    provider_rc = 0;
+    provider_calls = provider_stamped = 0;
+    return ep;
+}
+
+Test(ofi_send, each_knob_a_receiver_holds_or_spaces_by_makes_sends_carry_their_stamp)
+{
+    /* L and G hold a receive from its send; g spaces receptions from their arrivals: all read the stamp */
+    static const int knobs_read_stamps[] = {LOGGP_KNOB_LATENCY, LOGGP_KNOB_GAP, LOGGP_KNOB_GAP_PER_BYTE};
+    for (size_t i = 0; i < sizeof knobs_read_stamps / sizeof knobs_read_stamps[0]; i++) {
+        struct fid_ep *ep = stamping_endpoint();
+        set_knob(knobs_read_stamps[i], 1);
+        char buf[8];
+        cr_assert_eq(fi_tsend(ep, buf, sizeof buf, NULL, 0, 0, NULL), 0);
+        cr_expect_eq(provider_stamped, 1, "knob %d: the send went unstamped", knobs_read_stamps[i]);
+        cr_expect(provider_data & STAMP_MARK, "knob %d: no stamp in the CQ data", knobs_read_stamps[i]);
+    }
+    /* o_s alone: nothing reads a stamp, the provider's own send */
+    struct fid_ep *ep = stamping_endpoint();
+    set_knob(LOGGP_KNOB_O_S, 1);
+    char buf[8];
+    cr_assert_eq(fi_tsend(ep, buf, sizeof buf, NULL, 0, 0, NULL), 0);
+    cr_expect_eq(provider_calls, 1);
+    cr_expect_eq(provider_stamped, 0, "o_s alone stamped the send");
+}
+
+Test(ofi_send, a_post_the_provider_refuses_for_now_pays_o_s_once_over_its_retry)
+{
+    struct fid_ep *ep = stamping_endpoint();
+    set_knob(LOGGP_KNOB_O_S, 2 * MS);
+    loggp_counters *c = loggp_my_counters();
+    uint64_t before = c->injected_ns[LOGGP_INJ_O_S];
+    char buf[8];
+    provider_rc = -FI_EAGAIN;
+    cr_assert_eq(fi_tsend(ep, buf, sizeof buf, NULL, 0, 0, NULL), -FI_EAGAIN);
+    provider_rc = 0;
+    cr_assert_eq(fi_tsend(ep, buf, sizeof buf, NULL, 0, 0, NULL), 0);
+    cr_expect_eq(c->injected_ns[LOGGP_INJ_O_S] - before, 2 * MS, "one message, its retry included, paid %llu ns of o_s",
+                 (unsigned long long)(c->injected_ns[LOGGP_INJ_O_S] - before));
+    /* the next message pays its own */
+    cr_assert_eq(fi_tsend(ep, buf, sizeof buf, NULL, 0, 0, NULL), 0);
+    cr_expect_eq(c->injected_ns[LOGGP_INJ_O_S] - before, 4 * MS);
+}
+
+Test(ofi_send, a_failed_post_leaves_no_gap_owed)
+{
+    struct fid_ep *ep = stamping_endpoint();
+    set_knob(LOGGP_KNOB_GAP, 200 * MS);
+    loggp_counters *c = loggp_my_counters();
+    char buf[8];
+    provider_rc = -FI_EINVAL; /* nothing was injected */
+    cr_assert_eq(fi_tsend(ep, buf, sizeof buf, NULL, 0, 0, NULL), -FI_EINVAL);
+    provider_rc = 0;
+    uint64_t before = c->injected_ns[LOGGP_INJ_GAP];
+    cr_assert_eq(fi_tsend(ep, buf, sizeof buf, NULL, 0, 0, NULL), 0);
+    cr_expect_eq(c->injected_ns[LOGGP_INJ_GAP] - before, 0, "the send after a failed post waited %llu ns for a gap",
+                 (unsigned long long)(c->injected_ns[LOGGP_INJ_GAP] - before));
+    /* an injection does leave one: the next send waits (most of) g */
+    cr_assert_eq(fi_tsend(ep, buf, sizeof buf, NULL, 0, 0, NULL), 0);
+    cr_expect_gt(c->injected_ns[LOGGP_INJ_GAP] - before, 100 * MS);
+}
