@@ -821,12 +821,24 @@ static ssize_t fake_tinjectdata(struct fid_ep *ep, const void *buf, size_t len, 
     return 0;
 }
 
+static uint64_t provider_flags;
+
+static ssize_t fake_tsendmsg(struct fid_ep *ep, const struct fi_msg_tagged *msg, uint64_t flags)
+{
+    (void)ep;
+    provider_calls++;
+    provider_flags = flags;
+    provider_data = msg->data;
+    return provider_rc;
+}
+
 /* A fresh endpoint whose sends carry stamps. */
 static struct fid_ep *stamping_endpoint(void)
 {
     static struct fi_ops fid_ops = {.size = sizeof(struct fi_ops), .close = fake_close};
     static struct fi_ops_tagged tagged_ops = {.size = sizeof(struct fi_ops_tagged), .send = fake_tsend,
-                                              .senddata = fake_tsenddata, .injectdata = fake_tinjectdata};
+                                              .senddata = fake_tsenddata, .injectdata = fake_tinjectdata,
+                                              .sendmsg = fake_tsendmsg};
     struct fid_ep *ep = calloc(1, sizeof *ep);
     cr_assert_not_null(ep);
     ep->fid.fclass = FI_CLASS_EP;
@@ -893,4 +905,34 @@ Test(ofi_send, a_failed_post_leaves_no_gap_owed)
     /* an injection does leave one: the next send waits (most of) g */
     cr_assert_eq(fi_tsend(ep, buf, sizeof buf, NULL, 0, 0, NULL), 0);
     cr_expect_gt(c->injected_ns[LOGGP_INJ_GAP] - before, 100 * MS);
+}
+
+/* The caller's own CQ data: bits 0-31 ride with the stamp; a caller using bits 32-63 keeps them, unstamped. */
+Test(ofi_send, a_stamp_keeps_the_callers_cq_data_or_stands_aside)
+{
+    struct fid_ep *ep = stamping_endpoint();
+    set_knob(LOGGP_KNOB_LATENCY, 1);
+    char buf[8];
+    cr_assert_eq(fi_tsenddata(ep, buf, sizeof buf, NULL, 0x1234, 0, 0, NULL), 0);
+    cr_expect(provider_data & STAMP_MARK, "low CQ data: stamped");
+    cr_expect_eq(provider_data & 0xffffffffu, 0x1234, "the caller's bits 0-31 kept");
+    cr_expect_not(provider_data & STAMP_NO_DATA, "the caller gave data: not marked as none");
+    uint64_t upper = UINT64_C(0x100000005);
+    cr_assert_eq(fi_tsenddata(ep, buf, sizeof buf, NULL, upper, 0, 0, NULL), 0);
+    cr_expect_eq(provider_data, upper, "a caller's upper bits were overwritten by a stamp");
+
+    struct iovec iov = {buf, sizeof buf};
+    struct fi_msg_tagged msg = {.msg_iov = &iov, .iov_count = 1, .data = 0x77};
+    cr_assert_eq(fi_tsendmsg(ep, &msg, 0), 0);
+    cr_expect(provider_flags & FI_REMOTE_CQ_DATA, "a sendmsg without CQ data gets the stamp's");
+    cr_expect(provider_data & STAMP_MARK);
+    cr_expect(provider_data & STAMP_NO_DATA, "the receiver must learn the caller gave no data");
+    cr_expect_eq(provider_data & 0xffffffffu, 0, "data the caller did not send (flag unset) went out");
+    cr_assert_eq(fi_tsendmsg(ep, &msg, FI_REMOTE_CQ_DATA), 0);
+    cr_expect_eq(provider_data & 0xffffffffu, 0x77);
+    cr_expect_not(provider_data & STAMP_NO_DATA);
+    msg.data = upper;
+    cr_assert_eq(fi_tsendmsg(ep, &msg, FI_REMOTE_CQ_DATA), 0);
+    cr_expect_eq(provider_data, upper, "a sendmsg's upper bits were overwritten by a stamp");
+    cr_expect_eq(provider_flags, FI_REMOTE_CQ_DATA);
 }
