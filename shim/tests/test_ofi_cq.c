@@ -936,3 +936,52 @@ Test(ofi_send, a_stamp_keeps_the_callers_cq_data_or_stands_aside)
     cr_expect_eq(provider_data, upper, "a sendmsg's upper bits were overwritten by a stamp");
     cr_expect_eq(provider_flags, FI_REMOTE_CQ_DATA);
 }
+
+/* The same for untagged messages (MPICH's active messages), which have hooks of their own. */
+static ssize_t fake_senddata(struct fid_ep *ep, const void *buf, size_t len, void *desc, uint64_t data,
+                             fi_addr_t dest, void *ctx)
+{
+    (void)ep, (void)buf, (void)len, (void)desc, (void)dest, (void)ctx;
+    provider_calls++;
+    provider_data = data;
+    return provider_rc;
+}
+
+static ssize_t fake_sendmsg(struct fid_ep *ep, const struct fi_msg *msg, uint64_t flags)
+{
+    (void)ep;
+    provider_calls++;
+    provider_flags = flags;
+    provider_data = msg->data;
+    return provider_rc;
+}
+
+Test(ofi_send, an_untagged_stamp_keeps_the_callers_cq_data_or_stands_aside)
+{
+    static struct fi_ops fid_ops = {.size = sizeof(struct fi_ops), .close = fake_close};
+    static struct fi_ops_msg msg_ops = {.size = sizeof(struct fi_ops_msg), .senddata = fake_senddata,
+                                        .sendmsg = fake_sendmsg};
+    struct fid_ep *ep = calloc(1, sizeof *ep);
+    cr_assert_not_null(ep);
+    ep->fid.fclass = FI_CLASS_EP;
+    ep->fid.ops = &fid_ops;
+    ep->msg = &msg_ops;
+    patch_ep(ep, 1);
+    set_knob(LOGGP_KNOB_LATENCY, 1);
+    char buf[8];
+    uint64_t upper = UINT64_C(0x100000005);
+    cr_assert_eq(fi_senddata(ep, buf, sizeof buf, NULL, 0x1234, 0, NULL), 0);
+    cr_expect(provider_data & STAMP_MARK);
+    cr_expect_eq(provider_data & 0xffffffffu, 0x1234);
+    cr_assert_eq(fi_senddata(ep, buf, sizeof buf, NULL, upper, 0, NULL), 0);
+    cr_expect_eq(provider_data, upper, "a caller's upper bits were overwritten by a stamp");
+    struct iovec iov = {buf, sizeof buf};
+    struct fi_msg msg = {.msg_iov = &iov, .iov_count = 1, .data = 0x77};
+    cr_assert_eq(fi_sendmsg(ep, &msg, 0), 0);
+    cr_expect(provider_flags & FI_REMOTE_CQ_DATA);
+    cr_expect(provider_data & STAMP_NO_DATA, "the receiver must learn the caller gave no data");
+    cr_expect_eq(provider_data & 0xffffffffu, 0, "data the caller did not send (flag unset) went out");
+    msg.data = upper;
+    cr_assert_eq(fi_sendmsg(ep, &msg, FI_REMOTE_CQ_DATA), 0);
+    cr_expect_eq(provider_data, upper);
+}
