@@ -418,7 +418,10 @@ def test_layer_cost_arms_o_at_the_length_asked():
     assert "o_s = o_r = 20000 ns" in proc.stdout
     armed_o = next(line for line in proc.stdout.splitlines() if line.startswith("armed o "))
     send = float(armed_o[24:].split()[1])
-    assert send >= 20000, armed_o   # a spin never ends early
+    # a spin ends early only to give back what a preemption took from an earlier one (delay.h's
+    # credit), so on a host that preempts, the median call may be a little under the o asked;
+    # an o at half or twice the length asked is far outside
+    assert 0.9 * 20000 <= send <= 1.5 * 20000, armed_o
 
 
 # ---- loggp-detours: the CPU's detours (selfish-detour method) ----------------------------------
