@@ -117,6 +117,18 @@ def rows(results):
         conn.close()
 
 
+def rows_so_far(results):
+    """The runs recorded yet, while the job may still be creating its store: none until the
+    file and its tables are there."""
+    import sqlite3
+    try:
+        return rows(results) if (results / "results.sqlite").exists() else []
+    except sqlite3.OperationalError as e:
+        if "no such table" in str(e):
+            return []
+        raise
+
+
 def test_status_shows_every_node_idle(cluster):
     proc = loggp("testbed", "status", "--name", NAME, env=cluster["env"])
     assert proc.returncode == 0, proc.stderr
@@ -204,7 +216,7 @@ def test_submit_keeps_its_script_and_status_follows_the_job(cluster, tmp_path):
     assert job.isdigit() and (results / "submit.sbatch").is_file()
     # as long as the job may run (its --time 5, in minutes, which Slurm enforces), however slow the machine
     deadline = time.monotonic() + 5 * 60 + 60
-    while time.monotonic() < deadline and len(rows(results) if (results / "results.sqlite").exists() else []) < 2:
+    while time.monotonic() < deadline and len(rows_so_far(results)) < 2:
         time.sleep(0.5)
     status = on_host0(cluster, "loggp", "study", "status", str(results))
     assert f"Slurm job {job}" in status.stdout and "2/2 runs done" in status.stdout, status.stdout
